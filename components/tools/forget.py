@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider.session import Session
+
+from components.hostglue import lang_of, tool_scope
+from ltm.domain.errors import MemoryError_, ValidationError
+from ltm.i18n import error_text
+
+log = logging.getLogger(__name__)
+
+
+class Forget(Tool):
+    async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
+        log.info("tool forget called (query %s)", query_id)
+        p = dict(params or {})
+        try:
+            eid = p.get("episode_id")
+            if not isinstance(eid, str) or not eid.strip():
+                raise ValidationError("episode_id: required text", key="error.field_type", field="episode_id")
+            reason = p.get("reason") if isinstance(p.get("reason"), str) else ""
+            scope, actor = await tool_scope(self.plugin, session, query_id)
+            episode = await self.plugin.service.forget(scope, eid.strip(), actor, reason=reason)
+        except MemoryError_ as exc:
+            return {"ok": False, "deleted": 0, "error": error_text(exc, lang_of(self.plugin))}
+        return {"ok": True, "deleted": 1, "id": episode.id, "content": episode.content}

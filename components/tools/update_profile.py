@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider.session import Session
+
+from components.hostglue import lang_of, tool_scope
+from ltm.domain.errors import MemoryError_
+from ltm.i18n import error_text
+
+log = logging.getLogger(__name__)
+
+
+class UpdateProfile(Tool):
+    async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
+        log.info("tool update_profile called (query %s)", query_id)
+        try:
+            scope, actor = await tool_scope(self.plugin, session, query_id)
+            profile = await self.plugin.service.update_profile(scope, dict(params or {}), actor)
+        except MemoryError_ as exc:
+            return {"ok": False, "error": error_text(exc, lang_of(self.plugin))}
+        return {"ok": True, "profile": profile.to_dict()}

@@ -1,0 +1,1 @@
+"""Pure domain rules: records, scope keys and the one filter builder, time rules, ranking."""

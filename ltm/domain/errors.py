@@ -1,0 +1,54 @@
+"""The errors the memory service raises. Each carries a locale message key and its arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemoryError_(Exception):
+    """Base class: a request the service refused. Nothing was written."""
+
+    key = "error.generic"
+
+    def __init__(self, detail: str = "", key: str | None = None, **args: Any) -> None:
+        super().__init__(detail or (key or self.key))
+        self.detail = detail
+        if key:
+            self.key = key
+        self.args_ = {"detail": detail, **args}
+
+
+class ValidationError(MemoryError_):
+    """An input field is malformed; rejected before any write."""
+
+    key = "error.validation"
+
+
+class NotFoundError(MemoryError_):
+    """The addressed record does not exist in this scope."""
+
+    key = "error.not_found"
+
+
+class ScopeError(MemoryError_):
+    """The request has no usable scope (no session identity, no memory knowledge base)."""
+
+    key = "error.scope"
+
+
+class ConflictError(MemoryError_):
+    """The request conflicts with the state of a record (e.g. superseding a non-active record)."""
+
+    key = "error.conflict"
+
+
+class PermissionDenied(MemoryError_):
+    """The caller lacks the privilege for this verb."""
+
+    key = "error.permission"
+
+
+class BackendError(MemoryError_):
+    """A storage or model call failed with an authoritative error; nothing was written."""
+
+    key = "error.backend"

@@ -1,0 +1,60 @@
+"""Message catalogs: ``locales/<lang>/LC_MESSAGES/*.po`` read with babel, merged per language.
+
+Every user-facing string goes through :func:`t`. Each surface owns its own catalog file (domain),
+so parallel work never edits the same file; keys must be unique across domains.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from babel.messages.pofile import read_po
+
+log = logging.getLogger(__name__)
+
+LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+LANGUAGES = ("en_US", "zh_Hans")
+DEFAULT = "en_US"
+
+
+@lru_cache(maxsize=8)
+def catalog(lang: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    folder = LOCALES_DIR / lang / "LC_MESSAGES"
+    for po in sorted(folder.glob("*.po")):
+        with po.open("rb") as fh:
+            cat = read_po(fh)
+        for msg in cat:
+            if msg.id and msg.string:
+                if msg.id in out:
+                    log.warning("duplicate message key %s in %s", msg.id, po.name)
+                out[str(msg.id)] = str(msg.string)
+    return out
+
+
+def normalize_lang(lang: str | None) -> str:
+    if not lang:
+        return DEFAULT
+    v = lang.replace("-", "_")
+    if v.lower().startswith("zh"):
+        return "zh_Hans"
+    return v if v in LANGUAGES else DEFAULT
+
+
+def t(key: str, lang: str | None = None, /, **args: Any) -> str:
+    """Translate ``key``; fall back to English, then to the key itself. Never raises."""
+    lang = normalize_lang(lang)
+    text = catalog(lang).get(key) or catalog(DEFAULT).get(key) or key
+    try:
+        return text.format(**args) if args else text
+    except (KeyError, IndexError, ValueError):
+        return text
+
+
+def error_text(exc: Any, lang: str | None = None) -> str:
+    """Render a service error (``MemoryError_``) in the caller's language."""
+    args = dict(getattr(exc, "args_", {}) or {})
+    return t(getattr(exc, "key", "error.generic"), lang, **args)

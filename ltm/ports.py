@@ -1,0 +1,91 @@
+"""Storage and model ports: the small protocols the service depends on. Adapters implement them.
+
+Filters passed to :class:`VectorIndex` are always built by :func:`ltm.domain.scope.scope_filter`
+(Chroma-style dicts); adapters translate them with :func:`ltm.domain.scope.filter_conditions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass
+class VectorRecord:
+    id: str
+    vector: list[float]
+    metadata: dict[str, Any]
+    document: str = ""
+
+
+@dataclass
+class VectorHit:
+    """A search hit. ``similarity`` is cosine-like (higher is closer); ``distance`` is raw."""
+
+    id: str
+    metadata: dict[str, Any]
+    similarity: float
+    distance: float = 0.0
+
+
+@dataclass
+class VectorItem:
+    id: str
+    metadata: dict[str, Any]
+    document: str = ""
+
+
+@dataclass
+class ListPage:
+    items: list[VectorItem] = field(default_factory=list)
+    total: int = -1  # -1 = unknown (the host's Chroma returns -1 for filtered lists)
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """A metadata-filtered vector store addressed by collection id."""
+
+    name: str
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records (by id), vector, metadata and document together."""
+
+    async def search(
+        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
+    ) -> list[VectorHit]:
+        """Nearest records among those matching ``where``, best first."""
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
+        """A page of records matching ``where`` in a stable order."""
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        """Delete every record matching ``where``. Backends' returned counts are not trusted:
+        callers verify by reading back."""
+
+    async def drop_collection(self, collection: str) -> None:
+        """Remove a whole collection (knowledge base deleted)."""
+
+
+@runtime_checkable
+class KeyValueStore(Protocol):
+    async def get(self, key: str) -> bytes | None: ...
+
+    async def set(self, key: str, value: bytes) -> None: ...
+
+    async def delete(self, key: str) -> None: ...
+
+    async def keys(self, prefix: str = "") -> list[str]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors of a fixed dimension."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class EmbedderResolver(Protocol):
+    """Returns the embedder a collection was created with (the KB's embedding model)."""
+
+    def __call__(self, collection: str, settings: dict[str, Any]) -> Embedder: ...

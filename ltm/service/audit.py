@@ -1,0 +1,99 @@
+"""The scoped audit log: append is O(chunk), paging reads only the chunks it shows.
+
+Layout in the key-value store, per L2 scope (``user_key``):
+``audit/<user_key>/head`` -> ``{"seq": n}``; ``audit/<user_key>/c/<k>`` -> up to ``CHUNK`` entries
+with ``seq`` in ``[k*CHUNK + 1, (k+1)*CHUNK]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..ports import KeyValueStore
+
+CHUNK = 50
+MAX_SUMMARY = 300
+MAX_REASON = 500
+
+
+@dataclass
+class AuditEntry:
+    seq: int
+    at: str
+    operation: str
+    targets: list[str]
+    scope_key: str
+    user_key: str
+    sender: str
+    surface: str
+    query_id: int | None = None
+    summary: str = ""
+    reason: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _key(user_key: str, part: str) -> str:
+    return f"audit/{user_key}/{part}"
+
+
+class AuditLog:
+    def __init__(self, kv: KeyValueStore) -> None:
+        self._kv = kv
+        self._heads: dict[str, int] = {}
+
+    async def _head(self, user_key: str) -> int:
+        if user_key in self._heads:
+            return self._heads[user_key]
+        raw = await self._kv.get(_key(user_key, "head"))
+        seq = int(json.loads(raw)["seq"]) if raw else 0
+        self._heads[user_key] = seq
+        return seq
+
+    async def append(self, entry: AuditEntry) -> AuditEntry:
+        """Assign the next ``seq`` and store the entry. Callers hold the scope's write lock."""
+        seq = await self._head(entry.user_key) + 1
+        entry.seq = seq
+        entry.summary = entry.summary[:MAX_SUMMARY]
+        entry.reason = (entry.reason or "")[:MAX_REASON]
+        chunk_no = (seq - 1) // CHUNK
+        ckey = _key(entry.user_key, f"c/{chunk_no}")
+        items: list[dict[str, Any]] = []
+        if (seq - 1) % CHUNK:
+            raw = await self._kv.get(ckey)
+            items = json.loads(raw) if raw else []
+        items.append(entry.to_dict())
+        await self._kv.set(ckey, json.dumps(items, ensure_ascii=False).encode("utf-8"))
+        await self._kv.set(_key(entry.user_key, "head"), json.dumps({"seq": seq}).encode())
+        self._heads[entry.user_key] = seq
+        return entry
+
+    async def count(self, user_key: str) -> int:
+        return await self._head(user_key)
+
+    async def page(self, user_key: str, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
+        """Newest first. Returns (entries, total)."""
+        total = await self._head(user_key)
+        page = max(1, page)
+        hi = total - (page - 1) * page_size  # highest seq on this page
+        lo = max(1, hi - page_size + 1)
+        if hi < 1:
+            return [], total
+        out: list[dict[str, Any]] = []
+        for chunk_no in range((hi - 1) // CHUNK, (lo - 1) // CHUNK - 1, -1):
+            raw = await self._kv.get(_key(user_key, f"c/{chunk_no}"))
+            items = json.loads(raw) if raw else []
+            out.extend(e for e in reversed(items) if lo <= e["seq"] <= hi)
+        return out, total
+
+    async def export(self, user_key: str) -> list[dict[str, Any]]:
+        total = await self._head(user_key)
+        out: list[dict[str, Any]] = []
+        for chunk_no in range(0, (total - 1) // CHUNK + 1 if total else 0):
+            raw = await self._kv.get(_key(user_key, f"c/{chunk_no}"))
+            out.extend(json.loads(raw) if raw else [])
+        return out

@@ -1,0 +1,72 @@
+"""The memory block injected into the system prompt: delimited, escaped, budgeted data.
+
+Memory text is untrusted. It is serialised as JSON (quotes and backslashes escaped) with ``<``,
+``>`` and ``&`` written as ``\\u003c``/``\\u003e``/``\\u0026``, between fixed markers, after a header
+that tells the model the content is data. A memory cannot close the block or pose as an instruction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..domain.models import Profile
+from ..i18n import t
+from .memory_service import RecallResult
+
+BEGIN = "<ltm-memory-data>"
+END = "</ltm-memory-data>"
+
+
+def _profile_view(p: Profile | None) -> dict[str, Any] | None:
+    if p is None or p.is_empty():
+        return None
+    out: dict[str, Any] = {}
+    if p.name:
+        out["name"] = p.name
+    if p.traits:
+        out["traits"] = p.traits
+    if p.preferences:
+        out["preferences"] = p.preferences
+    if p.notes:
+        out["notes"] = p.notes
+    return out
+
+
+def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, Any]:
+    """The ``_ltm_context`` query variable and the body of the injected block."""
+    return {
+        "speaker": speaker,
+        "session_profile": _profile_view(result.session_profile),
+        "speaker_profile": _profile_view(result.speaker_profile),
+        "episodes": [
+            {
+                "id": r.episode.id,
+                "content": r.episode.content,
+                "speaker": r.episode.sender_id,
+                "when": r.episode.event_at or r.episode.timestamp,
+                "claim": r.episode.claim_type,
+                "confidence": r.episode.confidence,
+                **({"valid_until": r.episode.valid_until} if r.episode.valid_until else {}),
+            }
+            for r in result.episodes
+        ],
+    }
+
+
+def escape_json(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def render_block(payload: dict[str, Any], lang: str) -> str:
+    body = {k: v for k, v in payload.items() if v}
+    speaker = payload.get("speaker") or {}
+    who = escape_json(speaker)
+    return "\n".join(
+        [t("inject.header", lang), t("inject.speaker", lang, speaker=who), BEGIN, escape_json(body), END]
+    )
+
+
+def has_content(payload: dict[str, Any]) -> bool:
+    return bool(payload.get("session_profile") or payload.get("speaker_profile") or payload.get("episodes"))

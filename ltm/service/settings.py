@@ -1,0 +1,108 @@
+"""Plugin configuration, read per call (the host may change it live), with defaults and bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _int(raw: Any, default: int, lo: int, hi: int) -> int:
+    try:
+        val = int(raw)
+    except (TypeError, ValueError):
+        return default
+    return max(lo, min(hi, val))
+
+
+def _float(raw: Any, default: float, lo: float, hi: float) -> float:
+    try:
+        val = float(raw)
+    except (TypeError, ValueError):
+        return default
+    if val != val:
+        return default
+    return max(lo, min(hi, val))
+
+
+def _bool(raw: Any, default: bool) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Plugin-wide settings (``spec.config`` in manifest.yaml)."""
+
+    language: str = "en_US"
+    max_profile_traits: int = 20
+    max_profile_preferences: int = 10
+    auto_recall: bool = True
+    auto_recall_top_k: int = 5
+    recall_token_budget: int = 1500
+    recency_half_life_days: float = 30.0
+    inject_profiles: bool = True
+    admin_sender_ids: tuple[str, ...] = ()
+    memory_kb: str = ""
+    lexical_max_docs: int = 5000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None) -> Settings:
+        c = dict(config or {})
+        admins_raw = c.get("admin_sender_ids") or []
+        if isinstance(admins_raw, str):
+            admins_raw = [a for a in (x.strip() for x in admins_raw.split(",")) if a]
+        lang = str(c.get("language") or "en_US")
+        return cls(
+            language=lang if lang in ("en_US", "zh_Hans") else "en_US",
+            max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
+            max_profile_preferences=_int(c.get("max_profile_preferences"), 10, 1, 100),
+            auto_recall=_bool(c.get("auto_recall"), True),
+            auto_recall_top_k=_int(c.get("auto_recall_top_k"), 5, 0, 50),
+            recall_token_budget=_int(c.get("recall_token_budget"), 1500, 100, 20000),
+            recency_half_life_days=_float(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
+            inject_profiles=_bool(c.get("inject_profiles"), True),
+            admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
+            memory_kb=str(c.get("memory_kb") or ""),
+            lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
+        )
+
+
+@dataclass(frozen=True)
+class KbSettings:
+    """Creation settings of one memory knowledge base (``creation_schema`` of the engine)."""
+
+    kb_id: str
+    embedding_model: str = ""
+    isolation: str = "session"
+    recency_half_life_days: float | None = None
+    auto_recall_top_k: int | None = None
+    retrieval_strategy: str = "hybrid"
+
+    @classmethod
+    def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
+        c = dict(creation or {})
+        iso = str(c.get("isolation") or "session")
+        strategy = str(c.get("retrieval_strategy") or "hybrid")
+        hl = c.get("recency_half_life_days")
+        tk = c.get("auto_recall_top_k")
+        return cls(
+            kb_id=kb_id,
+            embedding_model=str(c.get("embedding_model") or ""),
+            isolation=iso if iso in ("session", "bot") else "session",
+            recency_half_life_days=None if hl in (None, "") else _float(hl, 30.0, 0.0, 3650.0),
+            auto_recall_top_k=None if tk in (None, "") else _int(tk, 5, 0, 50),
+            retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "embedding_model": self.embedding_model,
+            "isolation": self.isolation,
+            "recency_half_life_days": self.recency_half_life_days,
+            "auto_recall_top_k": self.auto_recall_top_k,
+            "retrieval_strategy": self.retrieval_strategy,
+        }

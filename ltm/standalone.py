@@ -1,0 +1,151 @@
+"""Standalone mode: the memory service outside LangBot, on the embedded default.
+
+Chroma on disk + the local all-MiniLM-L6-v2 (int8 ONNX) embedder + a SQLite key-value store, so a
+person can try remember / recall / forget from a terminal and benchmarks can run without a host.
+
+    python -m ltm.standalone remember "I moved to Berlin in May" --event-at 2024-05-01T00:00:00Z
+    python -m ltm.standalone recall "where do I live?"
+    python -m ltm.standalone list
+    python -m ltm.standalone forget ep_...
+    python -m ltm.standalone profile --set-preference language=Python
+    python -m ltm.standalone demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .adapters.chroma_index import ChromaIndex
+from .adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
+from .adapters.sqlite_kv import SqliteKeyValueStore
+from .domain.errors import MemoryError_
+from .i18n import error_text
+from .service import Actor, MemoryService, Settings
+
+log = logging.getLogger("ltm.standalone")
+KB = "standalone-memory"
+
+
+def build_service(data_dir: Path, *, embedder: str = "minilm") -> MemoryService:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    emb = LocalMiniLMEmbedder() if embedder == "minilm" else HashingEmbedder()
+    return MemoryService(
+        kv=SqliteKeyValueStore(str(data_dir / "kv.sqlite3")),
+        vectors=ChromaIndex(str(data_dir / "chroma")),
+        embedder_for=lambda collection, kb: emb,
+        settings=Settings,
+    )
+
+
+def _out(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+async def run(args: argparse.Namespace) -> int:
+    service = build_service(Path(args.data), embedder=args.embedder)
+    if await service.kb_settings(KB) is None:
+        await service.register_kb(KB, {"embedding_model": "local-minilm", "isolation": "session"})
+    scope = await service.scope_for(kb_id=KB, session_name=args.session, bot_uuid="standalone", sender_id=args.speaker)
+    actor = Actor(surface="command", sender_id=args.speaker, privilege=2)
+    try:
+        if args.cmd == "remember":
+            raw: dict[str, Any] = {"content": args.content, "importance": args.importance, "tags": args.tag or []}
+            for name in ("event_at", "valid_from", "valid_until"):
+                if getattr(args, name):
+                    raw[name] = getattr(args, name)
+            if args.supersedes:
+                raw["supersedes"] = args.supersedes
+            ep, retired = await service.remember(scope, raw, actor, origin="command")
+            _out({"remembered": ep.to_public(), "superseded": [r.id for r in retired]})
+        elif args.cmd == "recall":
+            res = await service.recall(scope, args.query, limit=args.limit)
+            _out({
+                "session_profile": res.session_profile.to_dict() if res.session_profile else None,
+                "speaker_profile": res.speaker_profile.to_dict() if res.speaker_profile else None,
+                "episodes": [r.to_public() for r in res.episodes],
+                "tokens": res.tokens,
+            })
+        elif args.cmd == "list":
+            page = await service.list_episodes(scope, statuses=None if args.all else ("active",), page=args.page)
+            _out({"page": page.page, "has_more": page.has_more,
+                  "items": [{"id": e.id, "status": e.status, "content": e.content} for e in page.items]})
+        elif args.cmd == "forget":
+            ep = await service.forget(scope, args.id, actor)
+            _out({"deleted": 1, "id": ep.id})
+        elif args.cmd == "profile":
+            patch: dict[str, Any] = {"target": args.target}
+            if args.name:
+                patch["name"] = args.name
+            if args.add_trait:
+                patch["add_traits"] = args.add_trait
+            if args.set_preference:
+                patch["set_preferences"] = dict(p.split("=", 1) for p in args.set_preference if "=" in p)
+            if len(patch) > 1:
+                await service.update_profile(scope, patch, actor)
+            prof = await service.get_profile(scope, args.target, args.speaker)
+            _out(prof.to_dict())
+        elif args.cmd == "demo":
+            await _demo(service, scope, actor)
+    except MemoryError_ as exc:
+        sys.stderr.write(error_text(exc) + "\n")
+        return 2
+    return 0
+
+
+async def _demo(service: MemoryService, scope: Any, actor: Actor) -> None:
+    first, _ = await service.remember(scope, {"content": "I live in Paris and work as a nurse."}, actor)
+    await service.remember(scope, {"content": "My favourite programming language is Go."}, actor)
+    await service.remember(
+        scope, {"content": "I moved to Berlin last month.", "supersedes": [first.id]}, actor, origin="command"
+    )
+    res = await service.recall(scope, "Where does the user live?", limit=3)
+    _out({"query": "Where does the user live?", "episodes": [r.to_public() for r in res.episodes]})
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ltm.standalone", description="LongTermMemory outside LangBot")
+    p.add_argument("--data", default=os.environ.get("LTM_DATA", "data/standalone"), help="data folder")
+    p.add_argument("--session", default="person_cli", help="session name <launcher_type>_<launcher_id>")
+    p.add_argument("--speaker", default="cli-user", help="sender id")
+    p.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("remember")
+    r.add_argument("content")
+    r.add_argument("--importance", type=float, default=0.5)
+    r.add_argument("--tag", action="append")
+    r.add_argument("--event-at", dest="event_at")
+    r.add_argument("--valid-from", dest="valid_from")
+    r.add_argument("--valid-until", dest="valid_until")
+    r.add_argument("--supersedes", action="append")
+    q = sub.add_parser("recall")
+    q.add_argument("query")
+    q.add_argument("--limit", type=int, default=5)
+    ls = sub.add_parser("list")
+    ls.add_argument("--page", type=int, default=1)
+    ls.add_argument("--all", action="store_true", help="include superseded and archived")
+    f = sub.add_parser("forget")
+    f.add_argument("id")
+    pr = sub.add_parser("profile")
+    pr.add_argument("--target", choices=("speaker", "session"), default="speaker")
+    pr.add_argument("--name")
+    pr.add_argument("--add-trait", action="append")
+    pr.add_argument("--set-preference", action="append", help="key=value")
+    sub.add_parser("demo", help="store three memories (one a correction) and recall")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return asyncio.run(run(parser().parse_args(argv)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""Test support: a MemoryService over real engines (numpy, Chroma, Qdrant local) with a
+deterministic embedder, and scope helpers."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
+from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
+from ltm.domain.scope import Scope  # noqa: E402
+from ltm.service import Actor, MemoryService, Settings  # noqa: E402
+
+KB = "kb-test"
+ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
+
+
+def make_index(kind: str, tmp: Path) -> Any:
+    if kind == "numpy":
+        return NumpyIndex()
+    if kind == "chroma":
+        from ltm.adapters.chroma_index import ChromaIndex
+
+        return ChromaIndex(str(tmp / f"chroma-{uuid.uuid4().hex[:6]}"))
+    if kind == "qdrant":
+        from ltm.adapters.qdrant_index import QdrantIndex
+
+        return QdrantIndex(str(tmp / f"qdrant-{uuid.uuid4().hex[:6]}"))
+    raise ValueError(kind)
+
+
+async def build_service(
+    kind: str, tmp: Path, settings: Callable[[], Settings] = Settings, isolation: str = "session"
+) -> MemoryService:
+    emb = HashingEmbedder()
+    svc = MemoryService(
+        kv=MemoryKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
+    )
+    await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
+    return svc
+
+
+
+
+async def scope_of(svc: MemoryService, session: str = "person_alice", sender: str = "alice", bot: str = "bot1") -> Scope:
+    return await svc.scope_for(kb_id=KB, session_name=session, bot_uuid=bot, sender_id=sender)
