@@ -36,8 +36,9 @@ async def query_vars(plugin: Any, query_id: int | None) -> dict[str, Any]:
         return {}
 
 
-async def scope_from_vars(service: MemoryService, variables: dict[str, Any], *, session: Any = None,
-                          bot_uuid: str | None = None) -> Scope:
+async def scope_from_vars(
+    service: MemoryService, variables: dict[str, Any], *, session: Any = None, bot_uuid: str | None = None
+) -> Scope:
     """One resolution path for tools and commands: the listener's stamped scope first, then the
     query variables, then the Session."""
     stamped = variables.get(SCOPE_VAR) if isinstance(variables.get(SCOPE_VAR), dict) else None

@@ -66,16 +66,23 @@ async def run(args: argparse.Namespace) -> int:
             _out({"remembered": ep.to_public(), "superseded": [r.id for r in retired]})
         elif args.cmd == "recall":
             res = await service.recall(scope, args.query, limit=args.limit)
-            _out({
-                "session_profile": res.session_profile.to_dict() if res.session_profile else None,
-                "speaker_profile": res.speaker_profile.to_dict() if res.speaker_profile else None,
-                "episodes": [r.to_public() for r in res.episodes],
-                "tokens": res.tokens,
-            })
+            _out(
+                {
+                    "session_profile": res.session_profile.to_dict() if res.session_profile else None,
+                    "speaker_profile": res.speaker_profile.to_dict() if res.speaker_profile else None,
+                    "episodes": [r.to_public() for r in res.episodes],
+                    "tokens": res.tokens,
+                }
+            )
         elif args.cmd == "list":
             page = await service.list_episodes(scope, statuses=None if args.all else ("active",), page=args.page)
-            _out({"page": page.page, "has_more": page.has_more,
-                  "items": [{"id": e.id, "status": e.status, "content": e.content} for e in page.items]})
+            _out(
+                {
+                    "page": page.page,
+                    "has_more": page.has_more,
+                    "items": [{"id": e.id, "status": e.status, "content": e.content} for e in page.items],
+                }
+            )
         elif args.cmd == "forget":
             ep = await service.forget(scope, args.id, actor)
             _out({"deleted": 1, "id": ep.id})

@@ -23,5 +23,3 @@ async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 @pytest.fixture
 async def fast_service(tmp_path: Path) -> MemoryService:
     return await build_service("numpy", tmp_path)
-
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ async def build_service(
     return svc
 
 
-
-
-async def scope_of(svc: MemoryService, session: str = "person_alice", sender: str = "alice", bot: str = "bot1") -> Scope:
+async def scope_of(
+    svc: MemoryService, session: str = "person_alice", sender: str = "alice", bot: str = "bot1"
+) -> Scope:
     return await svc.scope_for(kb_id=KB, session_name=session, bot_uuid=bot, sender_id=sender)

@@ -26,7 +26,9 @@ class TestTimeFields:
     def test_offset_is_normalised_to_utc(self) -> None:
         assert to_iso(parse_instant("2024-05-01T12:00:00+02:00", "t")) == "2024-05-01T10:00:00Z"
 
-    @pytest.mark.parametrize("bad", ["tomorrow", "2024-05-01", "2024-05-01T10:00:00", "next week", "", "2024-13-01T00:00Z"])
+    @pytest.mark.parametrize(
+        "bad", ["tomorrow", "2024-05-01", "2024-05-01T10:00:00", "next week", "", "2024-13-01T00:00Z"]
+    )
     def test_refuses_words_dates_and_naive_times(self, bad: str) -> None:
         with pytest.raises(ValidationError):
             parse_instant(bad, "event_at")
@@ -63,7 +65,12 @@ class TestEpisodeInput:
 
     def test_metadata_roundtrip(self) -> None:
         data = validate_episode_input(
-            {"content": "我住在柏林", "tags": ["place"], "event_at": "2024-05-01T10:00:00+08:00", "supersedes": ["ep_1"]}
+            {
+                "content": "我住在柏林",
+                "tags": ["place"],
+                "event_at": "2024-05-01T10:00:00+08:00",
+                "supersedes": ["ep_1"],
+            }
         )
         ep = build_episode(data, SCOPE, origin="tool", timestamp="2024-06-01T00:00:00Z")
         md = ep.to_metadata()
@@ -84,8 +91,12 @@ class TestEpisodeInput:
     def test_hash_survives_width_case_space(self) -> None:
         assert content_hash("Ｉ like  TEA") == content_hash("i like tea")
 
-    @given(st.dictionaries(st.sampled_from(["content", "importance", "tags", "event_at", "claim_type", "status"]),
-                           st.one_of(st.none(), st.text(), st.integers(), st.floats(), st.lists(st.text()))))
+    @given(
+        st.dictionaries(
+            st.sampled_from(["content", "importance", "tags", "event_at", "claim_type", "status"]),
+            st.one_of(st.none(), st.text(), st.integers(), st.floats(), st.lists(st.text())),
+        )
+    )
     def test_fuzz_never_crashes_unexpectedly(self, raw: dict) -> None:
         try:
             validate_episode_input(raw)

@@ -7,7 +7,6 @@ import pytest
 from ltm.domain.errors import ConflictError, NotFoundError, ScopeError, ValidationError
 from ltm.domain.scope import Criteria
 from ltm.service import Actor, MemoryService
-
 from tests.support import ADMIN, scope_of
 
 pytestmark = pytest.mark.asyncio
@@ -153,7 +152,9 @@ class TestAuditAndProfiles:
     async def test_profiles_are_scoped(self, fast_service: MemoryService) -> None:
         a = await scope_of(fast_service)
         b = await scope_of(fast_service, "person_bob", "alice")
-        await fast_service.update_profile(a, {"name": "Alice", "set_preferences": {"drink": "tea"}}, Actor("tool", "alice"))
+        await fast_service.update_profile(
+            a, {"name": "Alice", "set_preferences": {"drink": "tea"}}, Actor("tool", "alice")
+        )
         assert (await fast_service.get_profile(a, "speaker", "alice")).name == "Alice"
         assert (await fast_service.get_profile(b, "speaker", "alice")).name == ""
         res = await fast_service.recall(a, "anything")

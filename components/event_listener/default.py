@@ -60,7 +60,8 @@ async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | No
         "tokens": result.tokens,
         "speaker": speaker,
         "profiles_used": [
-            kind for kind, p in (("session", result.session_profile), ("speaker", result.speaker_profile))
+            kind
+            for kind, p in (("session", result.session_profile), ("speaker", result.speaker_profile))
             if p is not None and not p.is_empty()
         ],
         "episodes": [r.episode.id for r in result.episodes],
@@ -68,7 +69,9 @@ async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | No
     }
     writes.append(service.save_injection(scope, snapshot))
     await asyncio.gather(*writes)
-    log.info("injection ready: %d block(s), %d chars, %d episodes", snapshot["blocks"], len(block), len(result.episodes))
+    log.info(
+        "injection ready: %d block(s), %d chars, %d episodes", snapshot["blocks"], len(block), len(result.episodes)
+    )
     return snapshot
 
 

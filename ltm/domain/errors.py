@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class MemoryError_(Exception):
+class MemoryError_(Exception):  # noqa: N801 - avoids shadowing the builtin MemoryError
     """Base class: a request the service refused. Nothing was written."""
 
     key = "error.generic"

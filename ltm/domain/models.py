@@ -259,7 +259,9 @@ def validate_episode_input(raw: dict[str, Any], *, default_claim: str = "user_st
     tags = _str_list(raw.get("tags"), "tags", MAX_TAGS, MAX_TAG_CHARS)
     claim = raw.get("claim_type") or default_claim
     if claim not in CLAIM_TYPES:
-        raise ValidationError(f"claim_type: one of {', '.join(CLAIM_TYPES)}", key="error.claim_type", field="claim_type")
+        raise ValidationError(
+            f"claim_type: one of {', '.join(CLAIM_TYPES)}", key="error.claim_type", field="claim_type"
+        )
     source_ref = raw.get("source_ref") or ""
     if not isinstance(source_ref, str) or len(source_ref) > MAX_SOURCE_REF_CHARS:
         raise ValidationError("source_ref: text up to 256 characters", key="error.field_type", field="source_ref")
@@ -406,7 +408,9 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
         raise ValidationError("expected an object", key="error.field_type", field="profile")
     unknown = sorted(set(raw) - set(PATCH_FIELDS))
     if unknown:
-        raise ValidationError(f"unknown fields: {', '.join(unknown)}", key="error.unknown_fields", fields=", ".join(unknown))
+        raise ValidationError(
+            f"unknown fields: {', '.join(unknown)}", key="error.unknown_fields", fields=", ".join(unknown)
+        )
     name = raw.get("name")
     if name is not None:
         if not isinstance(name, str) or len(name.strip()) > MAX_NAME_CHARS:
@@ -419,7 +423,9 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
     for k, v in prefs_raw.items():
         if not isinstance(k, str) or not isinstance(v, str) or not k.strip() or not v.strip():
             raise ValidationError(
-                "set_preferences: keys and values must be non-empty text", key="error.field_type", field="set_preferences"
+                "set_preferences: keys and values must be non-empty text",
+                key="error.field_type",
+                field="set_preferences",
             )
         if len(k) > MAX_ITEM_CHARS or len(v) > MAX_ITEM_CHARS:
             raise ValidationError("set_preferences: item too long", key="error.field_long", field="set_preferences")
@@ -429,7 +435,9 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
         add_traits=_str_list(raw.get("add_traits"), "add_traits", 50, MAX_ITEM_CHARS),
         remove_traits=_str_list(raw.get("remove_traits"), "remove_traits", 50, MAX_ITEM_CHARS),
         set_preferences=prefs,
-        remove_preferences=[p.lower() for p in _str_list(raw.get("remove_preferences"), "remove_preferences", 50, MAX_ITEM_CHARS)],
+        remove_preferences=[
+            p.lower() for p in _str_list(raw.get("remove_preferences"), "remove_preferences", 50, MAX_ITEM_CHARS)
+        ],
         add_notes=_str_list(raw.get("add_notes"), "add_notes", 50, MAX_ITEM_CHARS),
         remove_notes=_str_list(raw.get("remove_notes"), "remove_notes", 50, MAX_ITEM_CHARS),
     )

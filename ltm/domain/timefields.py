@@ -11,9 +11,7 @@ from .errors import ValidationError
 OPEN_START_TS = 0.0
 OPEN_END_TS = 32503680000.0  # 3000-01-01T00:00:00Z
 
-_ISO_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$"
-)
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$")
 
 
 def now_utc() -> datetime:
@@ -66,8 +64,10 @@ def normalize_optional(value: object, field: str) -> str | None:
 
 def check_validity(valid_from: str | None, valid_until: str | None) -> None:
     """``valid_from`` must be strictly before ``valid_until`` when both are given."""
-    if valid_from and valid_until and parse_instant(valid_from, "valid_from") >= parse_instant(
-        valid_until, "valid_until"
+    if (
+        valid_from
+        and valid_until
+        and parse_instant(valid_from, "valid_from") >= parse_instant(valid_until, "valid_until")
     ):
         raise ValidationError("valid_from must be before valid_until", key="error.validity_order")
 

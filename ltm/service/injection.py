@@ -63,9 +63,7 @@ def render_block(payload: dict[str, Any], lang: str) -> str:
     body = {k: v for k, v in payload.items() if v}
     speaker = payload.get("speaker") or {}
     who = escape_json(speaker)
-    return "\n".join(
-        [t("inject.header", lang), t("inject.speaker", lang, speaker=who), BEGIN, escape_json(body), END]
-    )
+    return "\n".join([t("inject.header", lang), t("inject.speaker", lang, speaker=who), BEGIN, escape_json(body), END])
 
 
 def has_content(payload: dict[str, Any]) -> bool:

@@ -15,8 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..domain import budget as budget_rules
-from ..domain import ranking
-from ..domain import timewindow
+from ..domain import ranking, timewindow
 from ..domain.errors import BackendError, ConflictError, MemoryError_, NotFoundError, ScopeError, ValidationError
 from ..domain.models import (
     Episode,
@@ -319,7 +318,9 @@ class MemoryService:
             episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             await self._upsert(scope, [episode, *retired])
-            summary = f"remembered {episode.id}" + (f", superseding {', '.join(t.id for t in targets)}" if targets else "")
+            summary = f"remembered {episode.id}" + (
+                f", superseding {', '.join(t.id for t in targets)}" if targets else ""
+            )
             await self._audit(scope, actor, "episode.remember", [episode.id, *[t.id for t in targets]], summary)
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
         return episode, retired
@@ -406,9 +407,13 @@ class MemoryService:
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if status == "archived" and episode.status != "active":
-                raise ConflictError(f"{episode.id} is {episode.status}", key="error.archive_status", status=episode.status)
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="error.archive_status", status=episode.status
+                )
             if status == "active" and episode.status != "archived":
-                raise ConflictError(f"{episode.id} is {episode.status}", key="error.restore_status", status=episode.status)
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="error.restore_status", status=episode.status
+                )
             updated = episode.retagged(status=status)
             await self._upsert(scope, [updated])
             op = "episode.archive" if status == "archived" else "episode.restore"
@@ -440,16 +445,14 @@ class MemoryService:
         return deleted
 
     # ------------------------------------------------------------------ documents (engine ingest)
-    async def ingest_document(
-        self, kb_id: str, document_id: str, payload: Any, actor: Actor
-    ) -> int:
+    async def ingest_document(self, kb_id: str, document_id: str, payload: Any, actor: Actor) -> int:
         """Import a JSON document of episodes: ``{"session_name", "bot_uuid", "episodes": [...]}``
         or a list; each episode may name its own ``session_name``/``bot_uuid``/``sender_id``.
         The whole document is validated before anything is written."""
         if isinstance(payload, list):
             payload = {"episodes": payload}
         if not isinstance(payload, dict) or not isinstance(payload.get("episodes"), list):
-            raise ValidationError("expected {\"episodes\": [...]} or a list", key="error.document_shape")
+            raise ValidationError('expected {"episodes": [...]} or a list', key="error.document_shape")
         items = payload["episodes"]
         if not items:
             raise ValidationError("no episodes in the document", key="error.document_empty")
@@ -483,8 +486,13 @@ class MemoryService:
             scope = scopes[ukey]
             async with self.locks.hold(self._l2_lock(scope)):
                 await self._upsert(scope, eps)
-                await self._audit(scope, actor, "document.ingest", [e.id for e in eps][:50],
-                                  f"document {document_id}: {len(eps)} memories")
+                await self._audit(
+                    scope,
+                    actor,
+                    "document.ingest",
+                    [e.id for e in eps][:50],
+                    f"document {document_id}: {len(eps)} memories",
+                )
         log.info("ingested document %s into %s: %d episodes, %d scopes", document_id, kb_id, len(plan), len(touched))
         return len(plan)
 
@@ -494,10 +502,18 @@ class MemoryService:
             return 0
         total = 0
         for ukey in json.loads(raw).get("user_keys", []):
-            scope = Scope(session_name="", bot_uuid="", isolation="", session_key=ukey, scope_key=ukey,
-                          user_key=ukey, collection=kb_id)
-            total += await self.bulk_delete(scope, Criteria(statuses=None, document_id=document_id), actor,
-                                            reason=f"document {document_id} deleted")
+            scope = Scope(
+                session_name="",
+                bot_uuid="",
+                isolation="",
+                session_key=ukey,
+                scope_key=ukey,
+                user_key=ukey,
+                collection=kb_id,
+            )
+            total += await self.bulk_delete(
+                scope, Criteria(statuses=None, document_id=document_id), actor, reason=f"document {document_id} deleted"
+            )
         await self.kv.delete(DOC_PREFIX + f"{kb_id}/{document_id}")
         return total
 
@@ -521,17 +537,25 @@ class MemoryService:
         s = self.settings
         now = self.clock()
         speaker = speaker_id if speaker_id is not None else scope.sender_id
-        prof_task = asyncio.gather(
-            self.get_profile(scope, "session"),
-            self.get_profile(scope, "speaker", speaker) if speaker else _none(),
-        ) if with_profiles else None
+        prof_task = (
+            asyncio.gather(
+                self.get_profile(scope, "session"),
+                self.get_profile(scope, "speaker", speaker) if speaker else _none(),
+            )
+            if with_profiles
+            else None
+        )
         episodes: list[RecalledEpisode] = []
         tokens = 0
         window: tuple[float, float] | None = None
         n_candidates = 0
         if scope.collection and query.strip():
             kb = await self.kb_settings(scope.collection)
-            k = limit if limit is not None else (kb.auto_recall_top_k if kb and kb.auto_recall_top_k else s.auto_recall_top_k)
+            k = (
+                limit
+                if limit is not None
+                else (kb.auto_recall_top_k if kb and kb.auto_recall_top_k else s.auto_recall_top_k)
+            )
             k = max(0, min(50, int(k)))
             if t0 := (parse_instant(time_from, "time_from").timestamp() if time_from else None):
                 window = (t0, float("inf"))
@@ -558,7 +582,9 @@ class MemoryService:
         session_profile = speaker_profile = None
         if prof_task is not None:
             session_profile, speaker_profile = await prof_task
-        log.info("recall in %s: %d episodes (%d candidates)", scope.user_key or scope.scope_key, len(episodes), n_candidates)
+        log.info(
+            "recall in %s: %d episodes (%d candidates)", scope.user_key or scope.scope_key, len(episodes), n_candidates
+        )
         return RecallResult(session_profile, speaker_profile, episodes, tokens, window, n_candidates)
 
     async def _ranked(
@@ -575,8 +601,11 @@ class MemoryService:
             hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
             for h in hits:
                 cands[h.id] = ranking.Candidate(
-                    id=h.id, text=str(h.metadata.get("text") or ""), metadata=h.metadata,
-                    vector_sim=h.similarity, lexical=None,
+                    id=h.id,
+                    text=str(h.metadata.get("text") or ""),
+                    metadata=h.metadata,
+                    vector_sim=h.similarity,
+                    lexical=None,
                 )
 
         async def lexical_leg() -> list[tuple[str, float, dict[str, Any]]]:
@@ -603,9 +632,14 @@ class MemoryService:
             if rid in cands:
                 cands[rid].lexical = score
             else:
-                cands[rid] = ranking.Candidate(id=rid, text=str(md.get("text") or ""), metadata=md,
-                                               vector_sim=None, lexical=score)
-        hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else self.settings.recency_half_life_days
+                cands[rid] = ranking.Candidate(
+                    id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=None, lexical=score
+                )
+        hl = (
+            kb.recency_half_life_days
+            if kb and kb.recency_half_life_days is not None
+            else self.settings.recency_half_life_days
+        )
         ranked = ranking.rank(
             list(cands.values()),
             query=query,

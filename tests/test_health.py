@@ -1,0 +1,83 @@
+"""The health probe's verdict is right per backend: green where filters hold, red where they don't."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ltm.adapters.numpy_index import NumpyIndex
+from ltm.domain.scope import filter_conditions
+from ltm.ports import ListPage, VectorHit, VectorRecord
+from ltm.service import MemoryService
+from ltm.service.health import GREEN, RED, run_health
+from tests.support import KB, scope_of
+
+pytestmark = pytest.mark.asyncio
+KEPT = ("text", "file_id", "uuid")
+
+
+class MetadataDroppingIndex:
+    """Host semantics of Milvus/pgvector (host reference §4.1): only text, file_id and uuid are
+    persisted; filters on any other key are silently ignored (delete-by-filter on stripped keys is a
+    guarded no-op)."""
+
+    name = "milvus-like"
+
+    def __init__(self) -> None:
+        self.inner = NumpyIndex()
+
+    @staticmethod
+    def _strip(where: dict[str, Any]) -> dict[str, Any] | None:
+        kept = [{f: {op: v}} for f, op, v in filter_conditions(where) if f in KEPT]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else {"$and": kept}
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        slim = [
+            VectorRecord(r.id, r.vector, {k: v for k, v in r.metadata.items() if k in KEPT}, r.document)
+            for r in records
+        ]
+        await self.inner.upsert(collection, slim)
+
+    async def search(
+        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
+    ) -> list[VectorHit]:
+        return await self.inner.search(collection, vector, top_k, self._strip(where) or {"file_id": {"$ne": ""}})
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
+        return await self.inner.list(collection, self._strip(where) or {"file_id": {"$ne": ""}}, limit, offset)
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        stripped = self._strip(where)
+        if stripped is not None:
+            await self.inner.delete(collection, stripped)
+
+    async def drop_collection(self, collection: str) -> None:
+        await self.inner.drop_collection(collection)
+
+
+async def test_green_on_real_engines(service: MemoryService) -> None:
+    scope = await scope_of(service)
+    report = await run_health(service, scope, [KB])
+    assert report.verdict == GREEN, report.to_dict()
+    assert [c.name for c in report.checks] == ["kb_present", "kb_in_pipeline", "embedding_model", "isolation_probe"]
+    # the probe leaves nothing behind in the real scope or elsewhere
+    assert (await service.list_episodes(scope, statuses=None)).items == []
+
+
+async def test_red_on_metadata_dropping_backend(fast_service: MemoryService) -> None:
+    fast_service.vectors = MetadataDroppingIndex()
+    scope = await scope_of(fast_service)
+    report = await run_health(fast_service, scope, [KB])
+    probe = report.checks[-1]
+    assert probe.name == "isolation_probe" and probe.verdict == RED
+    assert "another key" in probe.args["detail"]
+
+
+async def test_red_without_kb(fast_service: MemoryService) -> None:
+    scope = await fast_service.scope_for(kb_id="", session_name="person_x")
+    report = await run_health(fast_service, scope, [])
+    assert report.verdict == RED and report.checks[0].key == "health.kb_missing"
