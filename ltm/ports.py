@@ -89,3 +89,23 @@ class EmbedderResolver(Protocol):
     """Returns the embedder a collection was created with (the KB's embedding model)."""
 
     def __call__(self, collection: str, settings: dict[str, Any]) -> Embedder: ...
+
+
+class WriteOutcomeUnknown(Exception):
+    """A write was dispatched to the backend and its outcome is unknown (timeout after dispatch,
+    lost connection, cancellation after dispatch). Adapters raise it; the service fences the scope."""
+
+
+UNKNOWN_OUTCOME_ERRORS = ("ActionCallTimeoutError", "ConnectionClosedError")
+
+
+def is_unknown_outcome(exc: BaseException) -> bool:
+    """Whether a failed write may nevertheless have been applied.
+
+    Timeouts and lost connections of the LangBot runtime (``ActionCallTimeoutError``,
+    ``ConnectionClosedError``) are recognised by name so that the service layer stays free of the
+    SDK; an authoritative error answer (``ActionCallError``) is deterministic and returns False.
+    """
+    if isinstance(exc, (WriteOutcomeUnknown, TimeoutError, ConnectionError)):
+        return True
+    return any(cls.__name__ in UNKNOWN_OUTCOME_ERRORS for cls in type(exc).__mro__)

@@ -52,3 +52,9 @@ class BackendError(MemoryError_):
     """A storage or model call failed with an authoritative error; nothing was written."""
 
     key = "error.backend"
+
+
+class FencedError(MemoryError_):
+    """Writes to this scope are refused: an earlier write's outcome is unknown (see fences)."""
+
+    key = "error.fenced"

@@ -7,8 +7,10 @@ Every verb exists once here. Every L2 read, search, list, count, export and dele
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +18,15 @@ from typing import Any, TypeVar
 
 from ..domain import budget as budget_rules
 from ..domain import ranking, timewindow
-from ..domain.errors import BackendError, ConflictError, MemoryError_, NotFoundError, ScopeError, ValidationError
+from ..domain.errors import (
+    BackendError,
+    ConflictError,
+    FencedError,
+    MemoryError_,
+    NotFoundError,
+    ScopeError,
+    ValidationError,
+)
 from ..domain.models import (
     Episode,
     EpisodeInput,
@@ -38,7 +48,7 @@ from ..domain.scope import (
     speaker_profile_key,
 )
 from ..domain.timefields import now_utc, parse_instant, to_iso
-from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord
+from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
 from .lexical_cache import LexicalCache
 from .locks import ScopeLocks
@@ -51,6 +61,8 @@ KB_PREFIX = "kb/"
 PROFILE_PREFIX = "profile/"
 INJECT_PREFIX = "inject/"
 DOC_PREFIX = "doc/"
+FENCE_PREFIX = "fence/"
+JOURNAL_PREFIX = "journal/"
 LIST_PAGE = 200
 
 
@@ -128,6 +140,7 @@ class MemoryService:
         self.audit = AuditLog(kv)
         self.lexical = LexicalCache(vectors)
         self._kb_cache: dict[str, KbSettings | None] = {}
+        self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
 
     # ------------------------------------------------------------------ settings & KBs
     @property
@@ -149,6 +162,7 @@ class MemoryService:
             await self.kv.delete(KB_PREFIX + kb_id)
             self._kb_cache.pop(kb_id, None)
         self.lexical.invalidate(kb_id)
+        await self.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
         try:
             await self.vectors.drop_collection(kb_id)
         except Exception as exc:  # the host may already have removed the KB row
@@ -222,7 +236,14 @@ class MemoryService:
             raise BackendError(f"{what}: {exc}", key="error.backend", what=what) from exc
 
     async def _audit(
-        self, scope: Scope, actor: Actor, operation: str, targets: Sequence[str], summary: str, reason: str = ""
+        self,
+        scope: Scope,
+        actor: Actor,
+        operation: str,
+        targets: Sequence[str],
+        summary: str,
+        reason: str = "",
+        op_id: str = "",
     ) -> None:
         await self.audit.append(
             AuditEntry(
@@ -237,8 +258,221 @@ class MemoryService:
                 query_id=actor.query_id,
                 summary=summary,
                 reason=reason,
+                extra={"op_id": op_id} if op_id else {},
             )
         )
+
+    # ------------------------------------------------------------------ fences & journal
+    async def _load_fences(self) -> dict[str, dict[str, Any]]:
+        if self._fences is None:
+            fences: dict[str, dict[str, Any]] = {}
+            for key in await self.kv.keys(FENCE_PREFIX):
+                raw = await self.kv.get(key)
+                if raw:
+                    fences[key[len(FENCE_PREFIX) :]] = json.loads(raw)
+            self._fences = fences
+        return self._fences
+
+    async def fences(self) -> dict[str, dict[str, Any]]:
+        """Every fenced write scope of this installation: lock key -> fence record."""
+        return dict(await self._load_fences())
+
+    async def fence_of(self, lock_key: str) -> dict[str, Any] | None:
+        return (await self._load_fences()).get(lock_key)
+
+    async def _check_fence(self, lock_key: str) -> None:
+        fence = await self.fence_of(lock_key)
+        if fence is not None:
+            raise FencedError(
+                f"writes to {lock_key} are fenced since {fence.get('dispatched_at')}",
+                key="error.fenced",
+                operation=str(fence.get("operation")),
+                at=str(fence.get("dispatched_at")),
+            )
+
+    async def _set_fence(self, lock_key: str, scope: Scope, operation: str, detail: str) -> None:
+        record = {
+            "lock_key": lock_key,
+            "operation": operation,
+            "dispatched_at": to_iso(self.clock()),
+            "detail": detail[:300],
+            "scope": scope.describe(),
+        }
+        (await self._load_fences())[lock_key] = record  # this process refuses at once
+        try:
+            await self.kv.set(FENCE_PREFIX + lock_key, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+            await self._audit(
+                scope, Actor(surface="system"), "fence.set", [lock_key], f"fenced after {operation}", detail[:300]
+            )
+        except Exception as exc:  # the in-memory fence still holds for this process
+            log.error("could not persist the fence of %s: %s", lock_key, exc)
+        log.warning("write fence set on %s after %s: %s", lock_key, operation, detail)
+
+    async def clear_fence(self, lock_key: str, actor: Actor, reason: str = "") -> bool:
+        """Lift one fence (the console's Clear Fence). Audited. Returns whether one was set."""
+        fence = await self.fence_of(lock_key)
+        if fence is None:
+            return False
+        await self.kv.delete(FENCE_PREFIX + lock_key)
+        (await self._load_fences()).pop(lock_key, None)
+        scope_d = dict(fence.get("scope") or {})
+        scope = _scope_from(scope_d) if scope_d else None
+        if scope is not None:
+            await self._audit(scope, actor, "fence.clear", [lock_key], "write fence cleared", reason)
+        log.info("write fence cleared on %s by %s", lock_key, actor.surface)
+        return True
+
+    async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
+        """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""
+        keys = [
+            k
+            for k in await self._load_fences()
+            if k == self._l2_lock(scope) or k.startswith((f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#"))
+        ]
+        return sum([await self.clear_fence(k, actor, reason) for k in keys])
+
+    async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
+        keys = [k for k in await self._load_fences() if k.startswith(f"l2:{kb_id}:")]
+        return sum([await self.clear_fence(k, actor, reason) for k in keys])
+
+    async def clear_all_fences(self, actor: Actor, *, confirm: bool, reason: str = "") -> int:
+        """Installation-wide clear; only when explicitly requested."""
+        if not confirm:
+            raise ValidationError("installation-wide clear needs explicit confirmation", key="error.confirm")
+        return sum([await self.clear_fence(k, actor, reason) for k in list(await self._load_fences())])
+
+    async def _dispatch(self, lock_key: str, scope: Scope, operation: str, aw: Awaitable[T]) -> T:
+        """Run one host write. An unknown outcome fences the scope; a deterministic failure does not."""
+        try:
+            return await aw
+        except asyncio.CancelledError:
+            await self._set_fence(lock_key, scope, operation, "cancelled after dispatch")
+            raise
+        except MemoryError_:
+            raise
+        except Exception as exc:
+            if is_unknown_outcome(exc):
+                await self._set_fence(lock_key, scope, operation, f"{type(exc).__name__}: {exc}")
+                raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
+            log.warning("%s refused by the backend: %s", operation, exc)
+            raise BackendError(f"{operation}: {exc}", key="error.backend", what=operation) from exc
+
+    async def _journal_begin(
+        self, lock_key: str, scope: Scope, actor: Actor, operation: str, expect: dict[str, Any]
+    ) -> str:
+        op_id = uuid.uuid4().hex[:16]
+        entry = {
+            "op_id": op_id,
+            "operation": operation,
+            "lock_key": lock_key,
+            "scope": scope.describe(),
+            "actor": {"surface": actor.surface, "sender_id": actor.sender_id, "query_id": actor.query_id},
+            "expect": expect,
+            "started_at": to_iso(self.clock()),
+        }
+        await self._backend(
+            self.kv.set(JOURNAL_PREFIX + op_id, json.dumps(entry, ensure_ascii=False).encode()), "journal write"
+        )
+        return op_id
+
+    async def _journal_finish(
+        self,
+        op_id: str,
+        scope: Scope,
+        actor: Actor,
+        operation: str,
+        targets: Sequence[str],
+        summary: str,
+        reason: str = "",
+    ) -> None:
+        """Audit, then close the journal entry. A failure here leaves the entry for :meth:`recover`."""
+        try:
+            await self._audit(scope, actor, operation, targets, summary, reason, op_id=op_id)
+            await self.kv.delete(JOURNAL_PREFIX + op_id)
+        except Exception as exc:
+            log.warning("%s applied, bookkeeping deferred to recovery: %s", operation, exc)
+
+    async def _mutate(
+        self,
+        scope: Scope,
+        actor: Actor,
+        *,
+        lock_key: str,
+        operation: str,
+        targets: Sequence[str],
+        summary: str,
+        expect: dict[str, Any],
+        write: Callable[[], Awaitable[Any]],
+        reason: str = "",
+    ) -> None:
+        """One audited mutation: fence check, journal, the write (fenced on unknown outcome), audit."""
+        await self._check_fence(lock_key)
+        op_id = await self._journal_begin(lock_key, scope, actor, operation, expect)
+        try:
+            await write()
+        except BaseException:
+            if await self.fence_of(lock_key) is None:  # deterministic failure: nothing was applied
+                try:
+                    await self.kv.delete(JOURNAL_PREFIX + op_id)
+                except Exception as exc:
+                    log.warning("could not close journal %s: %s", op_id, exc)
+            raise
+        await self._journal_finish(op_id, scope, actor, operation, targets, summary, reason)
+
+    async def recover(self) -> list[dict[str, Any]]:
+        """After a restart: settle every open journal entry. An operation whose expected state is
+        fully present is completed (audited once); one with no trace is dropped (it was never
+        acknowledged); a partial one fences its scope and is reported."""
+        report: list[dict[str, Any]] = []
+        for key in sorted(await self.kv.keys(JOURNAL_PREFIX)):
+            raw = await self.kv.get(key)
+            if not raw:
+                continue
+            entry = json.loads(raw)
+            scope = _scope_from(entry["scope"])
+            actor = Actor(surface="recovery", sender_id=str(entry.get("actor", {}).get("sender_id") or ""))
+            state = await self._expected_state(scope, entry.get("expect") or {})
+            outcome = {"op_id": entry["op_id"], "operation": entry["operation"], "state": state}
+            if state == "applied":
+                entries, _ = await self.audit.page(scope.user_key, 1, 50)
+                if not any((e.get("extra") or {}).get("op_id") == entry["op_id"] for e in entries):
+                    await self._audit(
+                        scope,
+                        actor,
+                        entry["operation"],
+                        list((entry.get("expect") or {}).keys())[:50],
+                        "completed after restart",
+                        op_id=entry["op_id"],
+                    )
+                await self.kv.delete(key)
+            elif state == "not_applied":
+                await self.kv.delete(key)
+            else:
+                await self._set_fence(entry["lock_key"], scope, entry["operation"], "half-finished before restart")
+            report.append(outcome)
+            log.warning("recovered operation %s (%s): %s", entry["op_id"], entry["operation"], state)
+        return report
+
+    async def _expected_state(self, scope: Scope, expect: dict[str, Any]) -> str:
+        """Compare the store with ``expect``: ``{episode id: status | "absent"}`` or
+        ``{"profile:<key>": content hash}``."""
+        hits = misses = 0
+        ids = [k for k in expect if not k.startswith("profile:")]
+        found: dict[str, str] = {}
+        for i in range(0, len(ids), 100):
+            for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
+                found[e.id] = e.status
+        for k, want in expect.items():
+            if k.startswith("profile:"):
+                raw = await self.kv.get(_profile_key(k[len("profile:") :]))
+                got = _hash_bytes(raw) if raw else "absent"
+                ok = got == want
+            else:
+                ok = found.get(k, "absent") == want
+            hits, misses = hits + ok, misses + (not ok)
+        if misses == 0:
+            return "applied"
+        return "not_applied" if hits == 0 else "partial"
 
     # ------------------------------------------------------------------ L1 profiles
     def _profile_keys(self, scope: Scope, kind: str, sender_id: str = "") -> str:
@@ -264,6 +498,7 @@ class MemoryService:
         key = self._profile_keys(scope, str(target), sender)
         s = self.settings
         async with self.locks.hold("l1:" + key):
+            await self._check_fence("l1:" + key)
             current = await self.get_profile(scope, str(target), sender)
             updated = apply_profile_patch(
                 current,
@@ -273,8 +508,19 @@ class MemoryService:
                 updated_at=to_iso(self.clock()),
             )
             payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
-            await self._backend(self.kv.set(_profile_key(key), payload), "profile write")
-            await self._audit(scope, actor, "profile.update", [key], f"{target} profile updated")
+            lock_key = "l1:" + key
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=lock_key,
+                operation="profile.update",
+                targets=[key],
+                summary=f"{target} profile updated",
+                expect={f"profile:{key}": _hash_bytes(payload)},
+                write=lambda: self._dispatch(
+                    lock_key, scope, "profile.update", self.kv.set(_profile_key(key), payload)
+                ),
+            )
         log.info("profile updated: %s", key)
         return updated
 
@@ -288,7 +534,10 @@ class MemoryService:
         return out
 
     # ------------------------------------------------------------------ L2 writes
-    async def _upsert(self, scope: Scope, episodes: Sequence[Episode]) -> None:
+    async def _upsert(self, scope: Scope, episodes: Sequence[Episode], operation: str = "vector write") -> None:
+        """Embed and write episodes in ONE vector upsert (fenced on an unknown outcome)."""
+        lock_key = self._l2_lock(scope)
+        await self._check_fence(lock_key)
         embedder = await self._embedder(scope)
         vectors = await self._backend(embedder.embed([e.content for e in episodes]), "embedding")
         if len(vectors) != len(episodes):
@@ -297,9 +546,25 @@ class MemoryService:
             VectorRecord(id=e.id, vector=list(v), metadata=e.to_metadata(), document=e.content)
             for e, v in zip(episodes, vectors, strict=True)
         ]
-        await self._backend(self.vectors.upsert(scope.collection, records), "vector write")
+        await self._dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
         for r in records:
             self.lexical.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
+
+    async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
+        """Delete rows of this scope by id through the one filter builder (fenced on unknown outcome)."""
+        lock_key = self._l2_lock(scope)
+        for i in range(0, len(ids), 100):
+            where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids[i : i + 100])))
+            await self._dispatch(lock_key, scope, operation, self.vectors.delete(scope.collection, where))
+        for rid in ids:
+            self.lexical.on_delete(scope.collection, scope.user_key, rid)
+
+    async def _delete_verified(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
+        """Delete and read back: the backend's returned count is not trusted (host Chroma says 0)."""
+        await self._delete_ids(scope, ids, operation)
+        for i in range(0, len(ids), 100):
+            if await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100])), limit=1):
+                raise BackendError("the record is still present after delete", key="error.delete_unverified")
 
     def _l2_lock(self, scope: Scope) -> str:
         return f"l2:{scope.collection}:{scope.user_key}"
@@ -317,11 +582,19 @@ class MemoryService:
             targets = await self._check_supersede_targets(scope, data)
             episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
-            await self._upsert(scope, [episode, *retired])
             summary = f"remembered {episode.id}" + (
                 f", superseding {', '.join(t.id for t in targets)}" if targets else ""
             )
-            await self._audit(scope, actor, "episode.remember", [episode.id, *[t.id for t in targets]], summary)
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=self._l2_lock(scope),
+                operation="episode.remember",
+                targets=[episode.id, *[t.id for t in targets]],
+                summary=summary,
+                expect={episode.id: "active", **{t.id: "superseded" for t in targets}},
+                write=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
+            )
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
         return episode, retired
 
@@ -390,12 +663,17 @@ class MemoryService:
         self._need_l2(scope)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
-            where = scope_filter(scope.user_key, Criteria(statuses=None, ids=(episode.id,)))
-            await self._backend(self.vectors.delete(scope.collection, where), "vector delete")
-            if await self._fetch(scope, Criteria(statuses=None, ids=(episode.id,)), limit=1):
-                raise BackendError("the record is still present after delete", key="error.delete_unverified")
-            self.lexical.on_delete(scope.collection, scope.user_key, episode.id)
-            await self._audit(scope, actor, "episode.forget", [episode.id], f"forgot {episode.id}", reason)
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=self._l2_lock(scope),
+                operation="episode.forget",
+                targets=[episode.id],
+                summary=f"forgot {episode.id}",
+                expect={episode.id: "absent"},
+                reason=reason,
+                write=lambda: self._delete_verified(scope, [episode.id], "episode.forget"),
+            )
         log.info("forget: %s in %s", episode.id, scope.user_key)
         return episode
 
@@ -415,9 +693,18 @@ class MemoryService:
                     f"{episode.id} is {episode.status}", key="error.restore_status", status=episode.status
                 )
             updated = episode.retagged(status=status)
-            await self._upsert(scope, [updated])
             op = "episode.archive" if status == "archived" else "episode.restore"
-            await self._audit(scope, actor, op, [episode.id], f"{op.split('.')[1]} {episode.id}", reason)
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=self._l2_lock(scope),
+                operation=op,
+                targets=[episode.id],
+                summary=f"{op.split('.')[1]} {episode.id}",
+                expect={episode.id: status},
+                reason=reason,
+                write=lambda: self._upsert(scope, [updated], op),
+            )
         log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
         return updated
 
@@ -428,19 +715,20 @@ class MemoryService:
         async with self.locks.hold(self._l2_lock(scope)):
             victims = [e for e in await self._fetch(scope, criteria) if not tag or tag in e.tags]
             ids = [e.id for e in victims]
-            for i in range(0, len(ids), 100):
-                chunk = tuple(ids[i : i + 100])
-                where = scope_filter(scope.user_key, Criteria(statuses=None, ids=chunk))
-                await self._backend(self.vectors.delete(scope.collection, where), "vector delete")
-            remaining = set()
-            for i in range(0, len(ids), 100):
-                chunk = tuple(ids[i : i + 100])
-                remaining |= {e.id for e in await self._fetch(scope, Criteria(statuses=None, ids=chunk))}
-            for rid in ids:
-                self.lexical.on_delete(scope.collection, scope.user_key, rid)
-            deleted = len(ids) - len(remaining)
-            if ids:
-                await self._audit(scope, actor, "episode.bulk_delete", ids[:50], f"deleted {deleted} memories", reason)
+            if not ids:
+                return 0
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=self._l2_lock(scope),
+                operation="episode.bulk_delete",
+                targets=ids[:50],
+                summary=f"deleted {len(ids)} memories",
+                expect=dict.fromkeys(ids, "absent"),
+                reason=reason,
+                write=lambda: self._delete_verified(scope, ids, "episode.bulk_delete"),
+            )
+            deleted = len(ids)
         log.info("bulk delete in %s: %d", scope.user_key, deleted)
         return deleted
 
@@ -485,13 +773,15 @@ class MemoryService:
         for ukey, eps in by_scope.items():
             scope = scopes[ukey]
             async with self.locks.hold(self._l2_lock(scope)):
-                await self._upsert(scope, eps)
-                await self._audit(
+                await self._mutate(
                     scope,
                     actor,
-                    "document.ingest",
-                    [e.id for e in eps][:50],
-                    f"document {document_id}: {len(eps)} memories",
+                    lock_key=self._l2_lock(scope),
+                    operation="document.ingest",
+                    targets=[e.id for e in eps][:50],
+                    summary=f"document {document_id}: {len(eps)} memories",
+                    expect={e.id: "active" for e in eps},
+                    write=lambda scope=scope, eps=eps: self._upsert(scope, eps, "document.ingest"),
                 )
         log.info("ingested document %s into %s: %d episodes, %d scopes", document_id, kb_id, len(plan), len(touched))
         return len(plan)
@@ -661,3 +951,20 @@ class MemoryService:
 
 async def _none() -> None:
     return None
+
+
+def _scope_from(d: dict[str, Any]) -> Scope:
+    return Scope(
+        session_name=str(d.get("session_name") or ""),
+        bot_uuid=str(d.get("bot_uuid") or ""),
+        isolation=str(d.get("isolation") or ""),
+        session_key=str(d.get("session_key") or ""),
+        scope_key=str(d.get("scope_key") or ""),
+        user_key=str(d.get("user_key") or ""),
+        collection=str(d.get("collection") or ""),
+        sender_id=str(d.get("sender_id") or ""),
+    )
+
+
+def _hash_bytes(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:32]
