@@ -1,0 +1,467 @@
+"""A fake LangBot host behind the real SDK: ``FakeHostHandler``.
+
+Install it as ``plugin.plugin_runtime_handler`` of a real ``BasePlugin`` (see :func:`make_plugin`)
+or pass it as ``plugin_runtime_handler`` of an ``EventContextProxy`` / ``ExecuteContextProxy``.
+Every host call of the SDK proxies then lands in :meth:`FakeHostHandler.call_action`, with the
+request ``data`` the proxies really send (``langbot_plugin/api/proxies/langbot_api.py`` and
+``query_based_api.py`` of langbot-plugin 0.7.16) and a response of the shape they unwrap.
+
+Behaviour follows LangBot host 4.11.2 (shared/reference/langbot-host-4.11.md, "host ref"; SDK
+facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host source
+``langbot/pkg/plugin/handler.py`` and the runtime ``langbot_plugin/runtime/io/handler.py``:
+
+- Errors: the host answers ``ActionResponse.error(msg)``; the plugin runtime re-raises it as
+  ``ActionCallError(msg)``, its action dispatcher formats that as ``"ActionCallError: <msg>"``
+  and the plugin's SDK raises ``ActionCallError("ActionCallError: <msg>")``. Host-side Python
+  exceptions (e.g. ``KeyError`` of ``get_query_var``) become ``"ActionCallError: KeyError: 'k'"``.
+  ``wrap_errors=False`` drops the runtime prefix.
+- Requests and responses are JSON round-tripped (the wire is JSON): tuples become lists and a
+  non-JSON value (a numpy float, bytes) fails as ``ActionCallError("TypeError: ...")``.
+- Vectors are kept in a real ``chromadb`` in-memory store, one collection per knowledge base,
+  named like the host does (``lb_<uuid5(instance:workspace:kb)>``), in Chroma's **default space,
+  squared L2** (host ref §4: identical vector 0.0). Filters are handed to Chroma verbatim, so its
+  validation errors are the real ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable
+from typing import Any
+
+import chromadb
+import chromadb.errors
+from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+from langbot_plugin.entities.io.errors import ActionCallError
+from langbot_plugin.runtime.io.handler import Handler
+
+from ltm.adapters.embedders import HashingEmbedder
+
+logger = logging.getLogger(__name__)
+
+HOST_VERSION = "v4.11.2"
+# plugin/handler.py _HOST_RESERVED_QUERY_VAR_PREFIXES / _KEYS (host ref §1).
+RESERVED_VAR_PREFIXES = (
+    "_host_",
+    "_pipeline_bound_",
+    "_pipeline_mcp_",
+    "_monitoring_",
+    "_sandbox_",
+    "_authorized",
+    "_permission",
+)
+RESERVED_VAR_KEYS = frozenset({"_activated_skills", "_fallback_model_uuids", "_routed_by_rule"})
+MAX_STORAGE_VALUE_BYTES = 10 * 1024 * 1024  # plugin.binary_storage.max_value_bytes default (SDK ref §4.1)
+MAX_STORAGE_KEY_CHARS = 255  # BinaryStorage.key is String(255): enforced on PostgreSQL deployments
+HOST_METADATA_KEYS = ("_langbot_instance_uuid", "_langbot_workspace_uuid", "_langbot_knowledge_base_uuid")
+
+Responder = Callable[[str, list[dict[str, Any]], list[dict[str, Any]]], "str | dict[str, Any]"]
+
+
+class _HostError(Exception):
+    """A refusal the host answers with ``ActionResponse.error(message)``."""
+
+
+class FakeQuery:
+    """One pipeline query: its variables, bot and pipeline knowledge bases."""
+
+    def __init__(self, variables: dict[str, Any], bot_uuid: str, pipeline_kbs: list[str]) -> None:
+        self.variables = variables
+        self.bot_uuid = bot_uuid
+        self.pipeline_kbs = pipeline_kbs
+        self.replies: list[dict[str, Any]] = []
+
+
+class FakeHostHandler(Handler):
+    """Reproduces the host's answers to the plugin-to-runtime actions this plugin uses.
+
+    Test helpers: :meth:`add_knowledge_base`, :meth:`add_query`, :meth:`add_embedding_model`,
+    :meth:`fail_next`; state: ``storage``, ``workspace_storage``, ``queries``, ``calls``.
+    An action the fake does not implement raises ``AssertionError`` (a call that must not happen).
+    """
+
+    def __init__(  # noqa: D107 - deliberately skips Handler.__init__ (no connection)
+        self,
+        *,
+        embedder: Any | None = None,
+        llm_responder: Responder | None = None,
+        wrap_errors: bool = True,
+        instance_uuid: str | None = None,
+        workspace_uuid: str | None = None,
+        bots: list[str] | None = None,
+    ) -> None:
+        self.instance_uuid = instance_uuid or str(uuid.uuid4())
+        self.workspace_uuid = workspace_uuid or str(uuid.uuid4())
+        self.wrap_errors = wrap_errors
+        self.embedder = embedder or HashingEmbedder(dim=64)
+        self.embedding_models: dict[str, Any] = {}  # empty: any uuid uses self.embedder
+        self.llm_responder = llm_responder
+        self.bots = list(bots or ["fake-bot"])
+        self.storage: dict[str, bytes] = {}
+        self.workspace_storage: dict[str, bytes] = {}
+        self.knowledge_bases: dict[str, dict[str, Any]] = {}
+        self.queries: dict[int, FakeQuery] = {}
+        self.calls: list[tuple[A, dict[str, Any]]] = []
+        self._faults: dict[A, deque[BaseException]] = defaultdict(deque)
+        self._chroma = chromadb.EphemeralClient()  # one store per process: names are per-instance
+        self._collections: dict[str, Any] = {}
+        self._handlers: dict[A, Callable[[dict[str, Any]], Any]] = self._action_table()
+
+    # ------------------------------------------------------------------ test helpers
+
+    def add_knowledge_base(
+        self, kb_id: str, *, name: str | None = None, description: str = "", collection_id: str | None = None
+    ) -> str:
+        """Register a knowledge base: vector actions on unknown ids fail like the host's."""
+        self.knowledge_bases[kb_id] = {
+            "uuid": kb_id,
+            "name": name or f"kb {kb_id}",
+            "description": description,
+            "collection_id": collection_id or kb_id,
+        }
+        return kb_id
+
+    def remove_knowledge_base(self, kb_id: str) -> None:
+        """The KB row disappears; like the host (host ref §3) its vectors are not deleted."""
+        self.knowledge_bases.pop(kb_id, None)
+
+    def add_query(
+        self,
+        query_id: int,
+        variables: dict[str, Any] | None = None,
+        *,
+        bot_uuid: str = "fake-bot",
+        pipeline_kbs: list[str] | None = None,
+    ) -> FakeQuery:
+        query = FakeQuery(dict(variables or {}), bot_uuid, list(pipeline_kbs or []))
+        self.queries[query_id] = query
+        return query
+
+    def add_embedding_model(self, model_uuid: str, embedder: Any | None = None) -> None:
+        """Once any model is registered, unknown model uuids fail like the host's."""
+        self.embedding_models[model_uuid] = embedder or self.embedder
+
+    def fail_next(self, action: A, exc: BaseException | None = None) -> None:
+        """Raise ``exc`` (default: an ``ActionCallError``) on the next call of ``action``."""
+        self._faults[action].append(exc or ActionCallError(self._wrap("injected failure")))
+
+    def calls_of(self, action: A) -> list[dict[str, Any]]:
+        return [data for act, data in self.calls if act is action]
+
+    def vector_rows(self, kb_id: str) -> dict[str, Any]:
+        """Raw stored rows of a knowledge base (ids, metadatas, documents), for assertions."""
+        col = self._collection(self._resolve_kb(kb_id))
+        return col.get(include=["metadatas", "documents"])
+
+    # ------------------------------------------------------------------ the seam
+
+    async def call_action(self, action: A, data: dict[str, Any], timeout: float | None = None, **kw: Any) -> dict:
+        payload = self._wire(data)
+        self.calls.append((action, payload))
+        if self._faults.get(action):
+            raise self._faults[action].popleft()
+        handler = self._handlers.get(action)
+        if handler is None:
+            raise AssertionError(f"FakeHostHandler: action {getattr(action, 'value', action)!r} is not faked")
+        try:
+            result = handler(payload)
+            if hasattr(result, "__await__"):
+                result = await result
+        except _HostError as exc:
+            raise ActionCallError(self._wrap(str(exc))) from None
+        except (KeyError, ValueError, TypeError) as exc:  # host-side exception -> "<Class>: <msg>"
+            raise ActionCallError(self._wrap(f"{exc.__class__.__name__}: {exc}")) from None
+        return self._wire(result)
+
+    async def call_action_generator(self, action: A, data: dict[str, Any], timeout: float | None = None, **kw: Any):
+        raise AssertionError(f"FakeHostHandler: streaming action {action.value!r} is not faked")
+        yield {}  # pragma: no cover
+
+    def _wrap(self, message: str) -> str:
+        return f"ActionCallError: {message}" if self.wrap_errors else message
+
+    @staticmethod
+    def _wire(value: Any) -> Any:
+        try:
+            return json.loads(json.dumps(value, ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            raise ActionCallError(f"{exc.__class__.__name__}: {exc}") from None
+
+    def _action_table(self) -> dict[A, Callable[[dict[str, Any]], Any]]:
+        return {
+            A.GET_LANGBOT_VERSION: lambda d: {"version": HOST_VERSION, "api_features": ["llm.reasoning_level"]},
+            A.GET_BOTS: lambda d: {"bots": list(self.bots)},
+            A.SET_PLUGIN_STORAGE: lambda d: self._storage_set(self.storage, d),
+            A.GET_PLUGIN_STORAGE: lambda d: self._storage_get(self.storage, d),
+            A.GET_PLUGIN_STORAGE_KEYS: lambda d: {"keys": list(self.storage)},
+            A.DELETE_PLUGIN_STORAGE: lambda d: self._storage_delete(self.storage, d),
+            A.SET_WORKSPACE_STORAGE: lambda d: self._storage_set(self.workspace_storage, d),
+            A.GET_WORKSPACE_STORAGE: lambda d: self._storage_get(self.workspace_storage, d),
+            A.GET_WORKSPACE_STORAGE_KEYS: lambda d: {"keys": list(self.workspace_storage)},
+            A.DELETE_WORKSPACE_STORAGE: lambda d: self._storage_delete(self.workspace_storage, d),
+            A.VECTOR_UPSERT: self._vector_upsert,
+            A.VECTOR_SEARCH: self._vector_search,
+            A.VECTOR_LIST: self._vector_list,
+            A.VECTOR_DELETE: self._vector_delete,
+            A.INVOKE_EMBEDDING: self._invoke_embedding,
+            A.INVOKE_LLM: self._invoke_llm,
+            A.LIST_KNOWLEDGE_BASES: lambda d: {"knowledge_bases": [self._kb_info(k) for k in self.knowledge_bases]},
+            A.LIST_PIPELINE_KNOWLEDGE_BASES: self._list_pipeline_kbs,
+            A.GET_QUERY_VAR: self._get_query_var,
+            A.GET_QUERY_VARS: lambda d: {"vars": self._query(d).variables},
+            A.SET_QUERY_VAR: self._set_query_var,
+            A.GET_BOT_UUID: lambda d: {"bot_uuid": self._query(d).bot_uuid},
+            A.REPLY_MESSAGE: self._reply,
+            A.CREATE_NEW_CONVERSATION: lambda d: (self._query(d), {})[1],
+        }
+
+    # ------------------------------------------------------------------ storage (SDK ref §4.1)
+
+    @staticmethod
+    def _check_key(key: Any) -> str:
+        if not isinstance(key, str) or not key:
+            raise _HostError("Storage owner and key are required")  # storage/mgr.py canonical key
+        if len(key) > MAX_STORAGE_KEY_CHARS:
+            raise _HostError(f"Storage key longer than {MAX_STORAGE_KEY_CHARS} characters")
+        return key
+
+    def _storage_set(self, store: dict[str, bytes], data: dict[str, Any]) -> dict[str, Any]:
+        key = self._check_key(data["key"])
+        value = base64.b64decode(data["value_base64"])
+        if len(value) > MAX_STORAGE_VALUE_BYTES:
+            raise _HostError(f"Binary storage value exceeds limit ({len(value)} > {MAX_STORAGE_VALUE_BYTES} bytes)")
+        store[key] = value
+        return {}
+
+    def _storage_get(self, store: dict[str, bytes], data: dict[str, Any]) -> dict[str, Any]:
+        key = self._check_key(data["key"])
+        if key not in store:
+            raise _HostError(f"Storage with key {key} not found")  # SDK ref §4.1, gotcha 5
+        return {"value_base64": base64.b64encode(store[key]).decode("ascii")}
+
+    def _storage_delete(self, store: dict[str, bytes], data: dict[str, Any]) -> dict[str, Any]:
+        store.pop(self._check_key(data["key"]), None)  # deleting a missing key succeeds
+        return {}
+
+    # ------------------------------------------------------------------ vectors (host ref §4)
+
+    def _resolve_kb(self, collection_id: Any) -> str:
+        for kb_id, info in self.knowledge_bases.items():
+            if collection_id in (kb_id, info["collection_id"]):
+                return kb_id
+        # host ref §4 "unknown collection_id"
+        raise _HostError(
+            f"[VectorStoreError/WorkspaceNotFoundError] [collection_id={collection_id}] Knowledge base not found"
+        )
+
+    def _physical_name(self, kb_id: str) -> str:
+        key = f"langbot:knowledge-vector:{self.instance_uuid}:{self.workspace_uuid}:{kb_id}"
+        return "lb_" + uuid.uuid5(uuid.NAMESPACE_URL, key).hex
+
+    def _collection(self, kb_id: str) -> Any:
+        # The host calls get_or_create_collection(name) with Chroma's defaults: space = squared L2.
+        # embedding_function=None here only avoids loading the default ONNX embedder; vectors are
+        # always supplied, so results are identical.
+        name = self._physical_name(kb_id)
+        if name not in self._collections:
+            self._collections[name] = self._chroma.get_or_create_collection(name, embedding_function=None)
+        return self._collections[name]
+
+    def close(self) -> None:
+        """Drop this fake's collections from the process-wide in-memory Chroma store."""
+        for name in list(self._collections):
+            try:
+                self._chroma.delete_collection(name)
+            except chromadb.errors.NotFoundError:
+                pass
+        self._collections.clear()
+
+    @staticmethod
+    def _vector_error(collection_id: str, exc: Exception) -> _HostError:
+        # plugin/handler.py _make_rag_error_response
+        return _HostError(f"[VectorStoreError/{type(exc).__name__}] [collection_id={collection_id}] {exc}")
+
+    def _vector_upsert(self, data: dict[str, Any]) -> dict[str, Any]:
+        cid, vectors, ids = data["collection_id"], data["vectors"], data["ids"]
+        metadata, documents = data.get("metadata"), data.get("documents")
+        if len(vectors) != len(ids):
+            raise _HostError("vectors and ids must have same length")
+        if metadata and len(metadata) != len(vectors):
+            raise _HostError("metadata must match vectors length")
+        if documents and len(documents) != len(vectors):
+            raise _HostError("documents must match vectors length")
+        kb_id = self._resolve_kb(cid)
+        # vector/mgr.py upsert: host keys are added to every record's metadata (host ref §4).
+        scoped = [
+            {
+                **item,
+                "_langbot_instance_uuid": self.instance_uuid,
+                "_langbot_workspace_uuid": self.workspace_uuid,
+                "_langbot_knowledge_base_uuid": kb_id,
+            }
+            for item in (metadata or [{} for _ in vectors])
+        ]
+        kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors, "metadatas": scoped}
+        if documents is not None:
+            kwargs["documents"] = documents
+        try:
+            self._collection(kb_id).upsert(**kwargs)  # Chroma merges metadata on upsert
+        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
+            raise self._vector_error(cid, exc) from None
+        return {}
+
+    def _vector_search(self, data: dict[str, Any]) -> dict[str, Any]:
+        cid = data["collection_id"]
+        kb_id = self._resolve_kb(cid)
+        col = self._collection(kb_id)
+        filters = data.get("filters")
+        search_type = data.get("search_type", "vector")
+        try:
+            if search_type == "full_text":
+                return {"results": self._full_text(col, data, filters)}
+            if search_type != "vector":
+                raise AssertionError(f"FakeHostHandler: search_type {search_type!r} is not faked")
+            kwargs: dict[str, Any] = {
+                "query_embeddings": data["query_vector"],
+                "n_results": data["top_k"],
+                "include": ["metadatas", "distances", "documents"],
+            }
+            if filters:  # passed verbatim: two top-level keys fail in Chroma (host ref §4)
+                kwargs["where"] = filters
+            res = col.query(**kwargs)
+        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
+            raise self._vector_error(cid, exc) from None
+        ids = res["ids"][0] if res["ids"] else []
+        # Results carry id, distance (squared L2) and metadata; no document text (host ref §4).
+        return {
+            "results": [
+                {"id": i, "distance": d, "metadata": m or {}}
+                for i, d, m in zip(ids, res["distances"][0], res["metadatas"][0], strict=True)
+            ]
+        }
+
+    @staticmethod
+    def _full_text(col: Any, data: dict[str, Any], filters: dict[str, Any] | None) -> list[dict[str, Any]]:
+        text = data.get("query_text") or ""
+        if not text:
+            return []
+        kwargs: dict[str, Any] = {
+            "where_document": {"$contains": text},
+            "include": ["metadatas"],
+            "limit": data["top_k"],
+        }
+        if filters:
+            kwargs["where"] = filters
+        res = col.get(**kwargs)
+        return [
+            {"id": i, "distance": 0.0, "metadata": m or {}} for i, m in zip(res["ids"], res["metadatas"], strict=True)
+        ]
+
+    def _vector_list(self, data: dict[str, Any]) -> dict[str, Any]:
+        cid = data["collection_id"]
+        col = self._collection(self._resolve_kb(cid))
+        filters = data.get("filters")
+        kwargs: dict[str, Any] = {
+            "include": ["metadatas", "documents"],
+            "limit": data.get("limit", 20),
+            "offset": data.get("offset", 0),
+        }
+        if filters:
+            kwargs["where"] = filters
+        try:
+            res = col.get(**kwargs)
+            total = -1 if filters else col.count()  # filtered total is -1 (host ref §4)
+        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
+            raise self._vector_error(cid, exc) from None
+        items = [
+            {"id": i, "document": doc, "metadata": md or {}}
+            for i, doc, md in zip(res["ids"], res["documents"], res["metadatas"], strict=True)
+        ]
+        return {"items": items, "total": total}
+
+    def _vector_delete(self, data: dict[str, Any]) -> dict[str, Any]:
+        cid = data["collection_id"]
+        col = self._collection(self._resolve_kb(cid))
+        file_ids, filters = data.get("file_ids"), data.get("filters")
+        count = 0
+        try:
+            if file_ids:
+                for file_id in file_ids:
+                    col.delete(where={"file_id": file_id})
+                count = len(file_ids)  # len(file_ids), not the number removed (host ref §4)
+            elif filters:
+                col.delete(where=filters)
+                count = 0  # ChromaVectorDatabase.delete_by_filter always returns 0 (host ref §4)
+        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
+            raise self._vector_error(cid, exc) from None
+        return {"count": count}
+
+    # ------------------------------------------------------------------ models
+
+    async def _invoke_embedding(self, data: dict[str, Any]) -> dict[str, Any]:
+        model = data["embedding_model_uuid"]
+        if self.embedding_models and model not in self.embedding_models:
+            raise _HostError(f"Embedding model with embedding_model_uuid {model} not found")
+        embedder = self.embedding_models.get(model, self.embedder)
+        return {"vectors": await embedder.embed(list(data["texts"]))}
+
+    def _invoke_llm(self, data: dict[str, Any]) -> dict[str, Any]:
+        model = data["llm_model_uuid"]
+        if self.llm_responder is None:
+            raise _HostError(f"LLM model with llm_model_uuid {model} not found")
+        answer = self.llm_responder(model, data["messages"], data.get("funcs") or [])
+        message = {"role": "assistant", "content": answer} if isinstance(answer, str) else answer
+        return {"message": message, "usage": None}
+
+    # ------------------------------------------------------------------ knowledge bases / queries
+
+    def _kb_info(self, kb_id: str) -> dict[str, Any]:
+        info = self.knowledge_bases[kb_id]
+        return {"uuid": info["uuid"], "name": info["name"], "description": info["description"]}
+
+    def _query(self, data: dict[str, Any]) -> FakeQuery:
+        query = self.queries.get(data.get("query_id"))  # type: ignore[arg-type]
+        if query is None:
+            raise _HostError(f"Query with query_id {data.get('query_id')} not found")
+        return query
+
+    def _list_pipeline_kbs(self, data: dict[str, Any]) -> dict[str, Any]:
+        query = self._query(data)
+        return {"knowledge_bases": [self._kb_info(k) for k in query.pipeline_kbs if k in self.knowledge_bases]}
+
+    def _get_query_var(self, data: dict[str, Any]) -> dict[str, Any]:
+        # host: query.variables[key] -> a missing key is a KeyError (SDK ref §4.2)
+        return {"value": self._query(data).variables[data["key"]]}
+
+    def _set_query_var(self, data: dict[str, Any]) -> dict[str, Any]:
+        query = self._query(data)
+        key = data["key"]
+        if not isinstance(key, str) or not key:
+            raise _HostError("Query variable key must be a non-empty string")
+        if key in RESERVED_VAR_KEYS or key.startswith(RESERVED_VAR_PREFIXES):
+            raise _HostError(f"Query variable {key!r} is reserved for LangBot Host")
+        query.variables[key] = data["value"]
+        return {}
+
+    def _reply(self, data: dict[str, Any]) -> dict[str, Any]:
+        self._query(data).replies.append(
+            {"message_chain": data["message_chain"], "quote_origin": data.get("quote_origin", False)}
+        )
+        return {}
+
+
+class _FakePlugin(BasePlugin):
+    """A bare plugin: the real SDK proxy methods over a fake host."""
+
+
+def make_plugin(handler: FakeHostHandler | None = None, config: dict[str, Any] | None = None) -> BasePlugin:
+    """A real ``BasePlugin`` whose ``plugin_runtime_handler`` is ``handler`` (a new fake if None)."""
+    plugin = _FakePlugin()
+    plugin.plugin_runtime_handler = handler or FakeHostHandler()
+    plugin.config = dict(config or {})
+    return plugin
