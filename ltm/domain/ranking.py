@@ -1,0 +1,313 @@
+"""Hybrid ranking of recall candidates: lexical + vector fusion, exact-match boosts, time and speaker.
+
+The service gathers a bounded candidate set per scope (the vector leg's top hits under the scope
+filter, united with the lexical leg's top BM25 hits) and calls :func:`rank` once on the complete
+set; only then is ``top_k`` taken. Every step is a plain function of the candidates, the query and
+``now``, so the same function runs in the plugin, in the tests and in the benchmarks.
+
+Score of a candidate (see ``benchmarks/README.md`` for the measurements behind each choice):
+
+1. Relevance = convex combination of the two legs after normalising each over the candidate set:
+   ``vector_weight * v + (1 - vector_weight) * l`` where ``v`` is the cosine similarity min-max
+   scaled over the candidates and ``l`` the BM25 score divided by the best BM25 score of the set
+   (a candidate absent from a leg gets 0 there). Unlike reciprocal-rank fusion this keeps the
+   score gaps each leg measured (Bruch et al., "An Analysis of Fusion Functions for Hybrid
+   Retrieval", 2023).
+2. Boosts, multiplicative on relevance (``rel * (1 + sum of boosts)``), so that nothing irrelevant
+   is lifted out of nowhere and nothing relevant is hidden:
+   - exact matches: the episode id named in the query, the sender named in the query, a tag named
+     in the query, a quoted phrase found verbatim in the text;
+   - the current speaker's own memories in a group chat (a preference, not a filter: shared and
+     other people's memories stay in the ranking);
+   - importance around the neutral 0.5;
+   - an explicit time window in the query ("in May", "昨天") favours memories whose event time
+     falls inside it (``time_window_mode="boost"``), or drops the others (``"filter"``).
+3. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
+   Durable memories (a tag in ``durable_tags``, or importance >= ``durable_importance``) do not decay
+   at all, so a 60-day-old preference is still found.
+4. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
+   dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .lexical import tokenize
+from .timewindow import parse_time_window
+
+__all__ = ["Candidate", "RankSettings", "rank", "quoted_phrases", "explain"]
+
+_UNSET: Any = object()
+_QUOTE_RE = re.compile(r'"([^"]{2,200})"|“([^”]{2,200})”|「([^」]{1,200})」|『([^』]{1,200})』|‘([^’]{2,200})’')
+
+
+@dataclass
+class Candidate:
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    vector_sim: float | None = None  # cosine similarity from the vector leg; None if not in that leg
+    lexical: float | None = None  # BM25 score; None if not in that leg
+
+
+@dataclass
+class RankSettings:
+    """Ranking knobs; the defaults are the shipped configuration."""
+
+    half_life_days: float = 30.0
+    recency_weight: float = 0.1  # the most recency can take away from a non-durable memory
+    vector_weight: float = 0.5  # share of the vector leg in the fused relevance (lexical: the rest)
+    fusion: str = "convex"  # "convex" (score-normalised) | "rrf" (reciprocal rank, for comparison)
+    rrf_k: int = 60
+    speaker_boost: float = 0.1  # the current speaker's own memories
+    sender_mention_boost: float = 0.1  # the query names the memory's sender
+    id_boost: float = 2.0  # the query names the episode id
+    tag_boost: float = 0.15  # per tag named in the query (at most two count)
+    phrase_boost: float = 0.5  # share of the query's quoted phrases found verbatim
+    importance_weight: float = 0.2  # rel * (1 + w * (importance - 0.5))
+    time_window_mode: str = "boost"  # "boost" | "filter" | "off"
+    time_window_boost: float = 0.3
+    durable_tags: tuple[str, ...] = (
+        "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
+    )  # fmt: skip
+    durable_importance: float = 0.8
+    require_active: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _norm(s: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
+
+
+def quoted_phrases(query: str) -> list[str]:
+    """Phrases the query quotes ("...", “...”, 「...」), normalised."""
+    out: list[str] = []
+    for m in _QUOTE_RE.finditer(query or ""):
+        p = _norm(next(g for g in m.groups() if g))
+        if p and p not in out:
+            out.append(p)
+    return out
+
+
+def _tags(md: dict[str, Any]) -> list[str]:
+    raw = md.get("tags")
+    if isinstance(raw, list):
+        return [str(t) for t in raw]
+    if isinstance(raw, str) and raw:
+        try:
+            val = json.loads(raw)
+        except ValueError:
+            return [t.strip() for t in raw.split(",") if t.strip()]
+        return [str(t) for t in val] if isinstance(val, list) else []
+    return []
+
+
+def _f(md: dict[str, Any], key: str, default: float) -> float:
+    v = md.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        return default
+    return float(v)
+
+
+def _mentions(query_norm: str, query_tokens: set[str], name: str) -> bool:
+    """Whether the (normalised) query names ``name`` as a whole word (or contains it, for CJK)."""
+    n = _norm(name)
+    if not n:
+        return False
+    if any("\u3040" <= ch <= "\U0002fa1f" for ch in n):
+        return n in query_norm
+    if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", query_norm):
+        return True
+    toks = tokenize(n)
+    return bool(toks) and all(t in query_tokens for t in toks)
+
+
+@dataclass
+class _Parts:
+    relevance: float = 0.0
+    boost: float = 0.0
+    recency: float = 1.0
+    window_hit: bool = False
+
+
+def _relevance(cands: Sequence[Candidate], s: RankSettings) -> list[float]:
+    if s.fusion == "rrf":
+        rel = [0.0] * len(cands)
+        for key in ("vector_sim", "lexical"):
+            present = sorted(
+                (i for i, c in enumerate(cands) if getattr(c, key) is not None),
+                key=lambda i: -float(getattr(cands[i], key)),
+            )
+            w = s.vector_weight if key == "vector_sim" else 1.0 - s.vector_weight
+            for r, i in enumerate(present):
+                rel[i] += w * (s.rrf_k + 1) / (s.rrf_k + r + 1)
+        return rel
+    sims = [c.vector_sim for c in cands if c.vector_sim is not None]
+    lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
+    lexs = [c.lexical for c in cands if c.lexical is not None and c.lexical > 0]
+    lmax = max(lexs) if lexs else 0.0
+    out: list[float] = []
+    for c in cands:
+        v = 0.0
+        if c.vector_sim is not None:
+            v = (c.vector_sim - lo) / (hi - lo) if hi > lo else 1.0
+        lx = c.lexical / lmax if (c.lexical is not None and lmax > 0) else 0.0
+        out.append(s.vector_weight * v + (1.0 - s.vector_weight) * lx)
+    return out
+
+
+def _score_parts(
+    cands: Sequence[Candidate],
+    *,
+    query: str,
+    now_ts: float,
+    speaker_id: str | None,
+    settings: RankSettings,
+    time_window: tuple[float, float] | None,
+    as_of_ts: float,
+) -> list[tuple[Candidate, _Parts]]:
+    s = settings
+    qnorm = _norm(query)
+    qtokens = set(tokenize(query))
+    phrases = quoted_phrases(query)
+    mention_cache: dict[str, bool] = {}
+
+    def mentioned(name: str) -> bool:
+        hit = mention_cache.get(name)
+        if hit is None:
+            hit = mention_cache[name] = _mentions(qnorm, qtokens, name)
+        return hit
+
+    kept: list[Candidate] = []
+    for c in cands:
+        md = c.metadata or {}
+        if s.require_active and (md.get("status") or "active") != "active":
+            continue
+        if not (_f(md, "valid_from_ts", -math.inf) <= as_of_ts < _f(md, "valid_until_ts", math.inf)):
+            continue
+        if time_window is not None and s.time_window_mode == "filter":
+            ets = _f(md, "event_ts", _f(md, "ts", math.nan))
+            if not (time_window[0] <= ets < time_window[1]):
+                continue
+        kept.append(c)
+    rels = _relevance(kept, s)
+    hl_s = max(s.half_life_days, 0.0) * 86400.0
+    out: list[tuple[Candidate, _Parts]] = []
+    for c, rel in zip(kept, rels, strict=True):
+        md = c.metadata or {}
+        p = _Parts(relevance=rel)
+        boost = 0.0
+        if c.id and c.id.casefold() in qnorm:
+            boost += s.id_boost
+        sender = str(md.get("sender_id") or "")
+        if sender and mentioned(sender):
+            boost += s.sender_mention_boost
+        if speaker_id and sender and sender == str(speaker_id):
+            boost += s.speaker_boost
+        tags = _tags(md)
+        named = sum(1 for t in tags if mentioned(t))
+        boost += s.tag_boost * min(named, 2)
+        if phrases:
+            text = _norm(c.text)
+            boost += s.phrase_boost * sum(1 for ph in phrases if ph in text) / len(phrases)
+        importance = _f(md, "importance", 0.5)
+        boost += s.importance_weight * (importance - 0.5)
+        if time_window is not None and s.time_window_mode == "boost":
+            ets = _f(md, "event_ts", _f(md, "ts", math.nan))
+            if time_window[0] <= ets < time_window[1]:
+                p.window_hit = True
+                boost += s.time_window_boost
+        p.boost = boost
+        durable = importance >= s.durable_importance or any(t.casefold() in s.durable_tags for t in tags)
+        if not durable and hl_s > 0 and s.recency_weight > 0:
+            age = max(0.0, now_ts - _f(md, "ts", _f(md, "event_ts", now_ts)))
+            p.recency = 1.0 - s.recency_weight * (1.0 - 0.5 ** (age / hl_s))
+        out.append((c, p))
+    return out
+
+
+def _resolve_window(query: str, now_ts: float, time_window: Any, s: RankSettings) -> tuple[float, float] | None:
+    if s.time_window_mode == "off":
+        return None
+    if time_window is _UNSET:
+        return parse_time_window(query, datetime.fromtimestamp(now_ts, UTC))
+    return time_window
+
+
+def rank(
+    candidates: list[Candidate],
+    *,
+    query: str,
+    now_ts: float,
+    speaker_id: str | None,
+    settings: RankSettings | None = None,
+    time_window: tuple[float, float] | None = _UNSET,
+    as_of_ts: float | None = None,
+) -> list[tuple[Candidate, float]]:
+    """Score and sort the complete candidate set, best first.
+
+    ``time_window``: ``[start_ts, end_ts)`` to favour (or filter, per settings); by default it is
+    parsed from ``query`` relative to ``now_ts`` (pass ``None`` for no window). ``as_of_ts``: the
+    validity instant (default ``now_ts``). Candidates that are not active or not valid then are
+    dropped; duplicates by id keep their first occurrence. Ties: newer first, then id.
+    """
+    s = settings or RankSettings()
+    seen: set[str] = set()
+    uniq: list[Candidate] = []
+    for c in candidates:
+        if c.id not in seen:
+            seen.add(c.id)
+            uniq.append(c)
+    window = _resolve_window(query, now_ts, time_window, s)
+    parts = _score_parts(
+        uniq,
+        query=query,
+        now_ts=now_ts,
+        speaker_id=speaker_id,
+        settings=s,
+        time_window=window,
+        as_of_ts=now_ts if as_of_ts is None else as_of_ts,
+    )
+    scored = [(c, p.relevance * max(0.0, 1.0 + p.boost) * p.recency) for c, p in parts]
+    scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
+    return scored
+
+
+def explain(
+    candidates: list[Candidate],
+    *,
+    query: str,
+    now_ts: float,
+    speaker_id: str | None,
+    settings: RankSettings | None = None,
+    time_window: tuple[float, float] | None = _UNSET,
+) -> list[dict[str, Any]]:
+    """The score parts of each candidate (for debugging and the console), best first."""
+    s = settings or RankSettings()
+    window = _resolve_window(query, now_ts, time_window, s)
+    parts = _score_parts(
+        candidates, query=query, now_ts=now_ts, speaker_id=speaker_id, settings=s, time_window=window, as_of_ts=now_ts
+    )
+    rows = [
+        {
+            "id": c.id,
+            "score": p.relevance * max(0.0, 1.0 + p.boost) * p.recency,
+            "relevance": p.relevance,
+            "boost": p.boost,
+            "recency": p.recency,
+            "window_hit": p.window_hit,
+            "vector_sim": c.vector_sim,
+            "lexical": c.lexical,
+        }
+        for c, p in parts
+    ]
+    rows.sort(key=lambda r: -r["score"])
+    return rows
