@@ -1,49 +1,338 @@
-"""Console API routes. Every request names its scope; the backend acts only inside it."""
+"""Console API routes. Every request names its scope; the backend derives it and acts only inside it.
+
+``handle`` never raises: a malformed body, an unknown endpoint, a refused service call or an
+unexpected failure all come back as ``PageResponse.fail(<message in the page's language>)``, and a
+refused request changes nothing (every field is checked before the one service call it makes).
+
+Endpoints (method, body fields besides ``scope`` and ``lang``):
+
+==========================  ======  ==========================================================
+``/meta``                   GET     features of this version (which panels exist)
+``/kbs``                    GET     memory knowledge bases and their settings
+``/scopes``                 POST    memory spaces seen in profile, injection and audit keys
+``/derive``                 POST    the keys of a scope (+ ``isolation`` what-if preview)
+``/overview``               POST    scope keys, KB settings, counts by status, audit size
+``/profiles``               POST    session profile and speaker profiles
+``/profile/update``         POST    ``target`` session|speaker, ``speaker_id``, ``patch``
+``/episodes``               POST    ``status``, ``speaker``, ``time_from``/``time_until``, paging
+``/episodes/search``        POST    ``query``, ``speaker``, ``time_from``/``time_until``, paging
+``/episode``                POST    ``id``
+``/episode/archive``        POST    ``id``, ``reason``
+``/episode/restore``        POST    ``id``, ``reason``
+``/episode/forget``         POST    ``id``, ``reason``
+``/injection``              POST    the last injection snapshot, with its episodes resolved
+``/audit``                  POST    paging
+``/audit/export``           POST    the whole audit log of the scope
+``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
+``/diagnostics``            POST    ``probe`` (bool): the health report + write fences
+``/fences/clear``           POST    ``reason`` (only when the service has write fences)
+==========================  ======  ==========================================================
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from ltm.domain.errors import MemoryError_
-from ltm.domain.scope import derive_scope
-from ltm.i18n import error_text
-from ltm.service import MemoryService
+from ltm.domain.scope import STATUSES, derive_scope
+from ltm.domain.timefields import now_utc, to_iso
+from ltm.i18n import error_text, normalize_lang
+from ltm.service import Actor, MemoryService
+from ltm.service.health import run_health
+
+from . import views
+from .messages import msg
+from .requests import MAX_PAGE, MAX_QUERY, MAX_REASON, BadRequest, Body, scope_fields, scope_of
+from .scopes import known_scopes
 
 log = logging.getLogger(__name__)
 
-
-async def _derive(service: MemoryService, body: dict[str, Any]) -> dict[str, Any]:
-    scope = derive_scope(
-        session_name=str(body.get("session_name") or ""),
-        bot_uuid=str(body.get("bot_uuid") or ""),
-        isolation=str(body.get("isolation") or "session"),
-    )
-    return scope.describe()
+STATUS_FILTERS = ("all", *STATUSES)
+PROFILE_TARGETS = ("session", "speaker")
+AUDIT_FORMAT = "ltm-audit/1"
 
 
-async def _kbs(service: MemoryService, body: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class Ctx:
+    service: MemoryService
+    body: Body
+    lang: str
+    actor: Actor
+
+
+Handler = Callable[[Ctx], Awaitable[Any]]
+
+
+# ---------------------------------------------------------------------------------------- reads
+async def _meta(c: Ctx) -> dict[str, Any]:
+    return {
+        "features": {
+            # The review queue (candidates) has no service verbs in this version: no panel.
+            "candidates": False,
+            "fences": views.fences_supported(c.service),
+        },
+        "statuses": list(STATUSES),
+        "languages": ["en_US", "zh_Hans"],
+        "page_size_max": 100,
+    }
+
+
+async def _kbs(c: Ctx) -> dict[str, Any]:
     out = []
-    for kb in await service.known_kbs():
-        s = await service.kb_settings(kb)
+    for kb in await c.service.known_kbs():
+        s = await c.service.kb_settings(kb)
         out.append({"kb_id": kb, **(s.to_dict() if s else {})})
     return {"knowledge_bases": out}
 
 
-ROUTES = {
-    ("/derive", "POST"): _derive,
-    ("/kbs", "GET"): _kbs,
+async def _scopes(c: Ctx) -> dict[str, Any]:
+    return await known_scopes(c.service)
+
+
+async def _derive(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    f = scope_fields(c.body)
+    src = c.body if "isolation" in c.body.raw else f  # top level, or next to the identity fields
+    iso = src.choice("isolation", ("session", "bot"), scope.isolation)
+    kb = await c.service.kb_settings(scope.collection) if scope.collection else None
+    out: dict[str, Any] = {**scope.describe(), "kb": kb.to_dict() if kb else None, "preview": None}
+    if iso != scope.isolation:  # a what-if only: requests always use the knowledge base's isolation
+        preview = derive_scope(
+            session_name=scope.session_name,
+            bot_uuid=scope.bot_uuid,
+            isolation=iso,
+            collection=scope.collection,
+            sender_id=scope.sender_id,
+        )
+        out["preview"] = preview.describe()
+    return out
+
+
+async def _overview(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    kb = await c.service.kb_settings(scope.collection) if scope.collection else None
+    counts = await c.service.count_by_status(scope) if scope.collection else None
+    return {
+        "scope": scope.describe(),
+        "kb": kb.to_dict() if kb else None,
+        "counts": counts,
+        "audit_total": await c.service.audit.count(scope.user_key),
+        "has_injection": (await c.service.last_injection(scope)) is not None,
+    }
+
+
+async def _profiles(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    session = await c.service.get_profile(scope, "session")
+    speakers = await c.service.speaker_profiles(scope)
+    if scope.sender_id and not any(p.key.endswith("#speaker:" + scope.sender_id) for p in speakers):
+        speakers.append(await c.service.get_profile(scope, "speaker", scope.sender_id))
+    return {"session": views.profile_view(session), "speakers": [views.profile_view(p) for p in speakers]}
+
+
+def _status_filter(body: Body) -> tuple[str, ...] | None:
+    status = body.choice("status", STATUS_FILTERS, "active")
+    return None if status == "all" else (status,)
+
+
+async def _episodes(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    b = c.body
+    return await views.episode_page(
+        c.service,
+        scope,
+        statuses=_status_filter(b),
+        speaker=b.text("speaker") or None,
+        time_from=b.instant("time_from"),
+        time_until=b.instant("time_until"),
+        page=b.integer("page", 1, 1, MAX_PAGE),
+        page_size=b.integer("page_size", 20, 1, 100),
+    )
+
+
+async def _search(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    b = c.body
+    return await views.search_page(
+        c.service,
+        scope,
+        query=b.text("query", required=True, max_len=MAX_QUERY),
+        speaker=b.text("speaker"),
+        time_from=b.instant("time_from"),
+        time_until=b.instant("time_until"),
+        page=b.integer("page", 1, 1, MAX_PAGE),
+        page_size=b.integer("page_size", 20, 1, 50),
+    )
+
+
+async def _episode(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    return views.episode_view(await c.service.get_episode(scope, c.body.episode_id()))
+
+
+async def _injection(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    return await views.injection_view(c.service, scope)
+
+
+async def _audit(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    page = c.body.integer("page", 1, 1, MAX_PAGE)
+    size = c.body.integer("page_size", 20, 1, 100)
+    entries, total = await c.service.audit.page(scope.user_key, page, size)
+    return {"entries": entries, "total": total, "page": page, "page_size": size, "pages": max(1, -(-total // size))}
+
+
+async def _audit_export(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    entries = await c.service.audit.export(scope.user_key)
+    return {
+        "format": AUDIT_FORMAT,
+        "exported_at": to_iso(now_utc()),
+        "source": {"scope_key": scope.scope_key, "user_key": scope.user_key},
+        "count": len(entries),
+        "entries": entries,
+    }
+
+
+async def _diagnostics(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    probe = c.body.boolean("probe", True)
+    report = await run_health(c.service, scope, None, probe=probe)
+    supported = views.fences_supported(c.service)
+    return {
+        "health": views.health_view(report),
+        "fences": {"supported": supported, "items": await views.scope_fences(c.service, scope)},
+    }
+
+
+# ------------------------------------------------------------------------------------- mutations
+async def _profile_update(c: Ctx) -> dict[str, Any]:
+    b = c.body
+    target = b.choice("target", PROFILE_TARGETS, "session")
+    speaker = b.text("speaker_id", required=target == "speaker")
+    if any(ch.isspace() for ch in speaker):
+        raise BadRequest("err.speaker_id")
+    patch = b.obj("patch")
+    if "target" in patch:
+        raise BadRequest("err.patch_target")
+    scope = await scope_of(c.service, b, speaker=speaker if target == "speaker" else "")
+    profile = await c.service.update_profile(scope, {**patch, "target": target}, c.actor)
+    return views.profile_view(profile)
+
+
+async def _set_status(c: Ctx, status: str) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    eid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    return views.episode_view(await c.service.set_status(scope, eid, status, c.actor, reason))
+
+
+async def _archive(c: Ctx) -> dict[str, Any]:
+    return await _set_status(c, "archived")
+
+
+async def _restore(c: Ctx) -> dict[str, Any]:
+    return await _set_status(c, "active")
+
+
+async def _forget(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    eid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    episode = await c.service.forget(scope, eid, c.actor, reason)
+    return {"forgotten": episode.id}
+
+
+async def _export(c: Ctx) -> dict[str, Any]:
+    from ltm.service.transfer import export_scope  # the one export implementation (scope-filtered, audited)
+
+    scope = await scope_of(c.service, c.body)
+    layer = c.body.choice("layer", ("l1", "l2"), "l2")
+    status = c.body.choice("status", STATUS_FILTERS, "all")
+    statuses = None if status == "all" else (status,)
+    doc = await export_scope(c.service, scope, c.actor, layer=layer, statuses=statuses)
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in scope.scope_key)[:80]
+    return {"filename": f"ltm-{layer}-{safe}.json", "document": doc}
+
+
+async def _fences_clear(c: Ctx) -> dict[str, Any]:
+    if not views.fences_supported(c.service):
+        raise BadRequest("err.fences_unavailable")
+    scope = await scope_of(c.service, c.body)
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    cleared = await c.service.clear_scope_fences(scope, c.actor, reason)
+    return {"cleared": int(cleared)}
+
+
+@dataclass(frozen=True)
+class Route:
+    methods: frozenset[str]
+    handler: Handler
+
+
+_GET = frozenset({"GET", "POST"})
+_POST = frozenset({"POST"})
+
+ROUTES: dict[str, Route] = {
+    "/meta": Route(_GET, _meta),
+    "/kbs": Route(_GET, _kbs),
+    "/scopes": Route(_GET, _scopes),
+    "/derive": Route(_POST, _derive),
+    "/overview": Route(_POST, _overview),
+    "/profiles": Route(_POST, _profiles),
+    "/profile/update": Route(_POST, _profile_update),
+    "/episodes": Route(_POST, _episodes),
+    "/episodes/search": Route(_POST, _search),
+    "/episode": Route(_POST, _episode),
+    "/episode/archive": Route(_POST, _archive),
+    "/episode/restore": Route(_POST, _restore),
+    "/episode/forget": Route(_POST, _forget),
+    "/injection": Route(_POST, _injection),
+    "/audit": Route(_POST, _audit),
+    "/audit/export": Route(_POST, _audit_export),
+    "/export": Route(_POST, _export),
+    "/diagnostics": Route(_POST, _diagnostics),
+    "/fences/clear": Route(_POST, _fences_clear),
 }
 
 
-async def handle(service: MemoryService, request: PageRequest) -> PageResponse:
-    route = ROUTES.get((request.endpoint, (request.method or "POST").upper()))
-    if route is None:
-        return PageResponse.fail(f"Unknown endpoint: {request.method} {request.endpoint}")
-    body = request.body if isinstance(request.body, dict) else {}
+def _lang(service: MemoryService, body: Any) -> str:
+    if isinstance(body, dict) and isinstance(body.get("lang"), str) and len(body["lang"]) <= 16:
+        return normalize_lang(body["lang"])
     try:
-        return PageResponse.ok(await route(service, body))
+        return normalize_lang(service.settings.language)
+    except Exception:  # settings come from the host config; a broken config must not break errors
+        return "en_US"
+
+
+def _actor(request: PageRequest) -> Actor:
+    caller = request.caller if isinstance(request.caller, dict) else {}
+    who = caller.get("user") or caller.get("email") or caller.get("id") or ""
+    return Actor(surface="console", sender_id=str(who)[:128], privilege=2)
+
+
+async def handle(service: MemoryService, request: PageRequest) -> PageResponse:
+    lang = _lang(service, request.body)
+    endpoint = str(request.endpoint or "")
+    try:
+        route = ROUTES.get(endpoint)
+        if route is None:
+            return PageResponse.fail(msg("err.endpoint", lang, endpoint=endpoint[:80]))
+        method = str(request.method or "POST").upper()
+        if method not in route.methods:
+            return PageResponse.fail(msg("err.method", lang, method=method[:10], endpoint=endpoint))
+        ctx = Ctx(service=service, body=Body(request.body), lang=lang, actor=_actor(request))
+        return PageResponse.ok(await route.handler(ctx))
+    except BadRequest as exc:
+        return PageResponse.fail(msg(exc.key, lang, **exc.args_))
     except MemoryError_ as exc:
-        return PageResponse.fail(error_text(exc, service.settings.language))
+        return PageResponse.fail(error_text(exc, lang))
+    except Exception:
+        log.exception("console request %s failed", endpoint[:80])
+        return PageResponse.fail(msg("err.internal", lang))

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
 
+from pages.messages import msg
 from pages.router import handle
 
 
 class MemoryConsole(Page):
     async def handle_api(self, request: PageRequest) -> PageResponse:
-        return await handle(self.plugin.service, request)
+        service = getattr(getattr(self, "plugin", None), "service", None)
+        if service is None:  # the plugin failed to initialise: say so instead of raising into the host
+            lang = request.body.get("lang") if isinstance(request.body, dict) else None
+            return PageResponse.fail(msg("err.not_ready", lang if isinstance(lang, str) else None))
+        return await handle(service, request)

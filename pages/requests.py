@@ -1,0 +1,141 @@
+"""Reading console request bodies: typed fields with clear refusals, and the scope of a request.
+
+Every field is checked before any service call, so a malformed body is refused with a message and
+nothing is written. The scope is always derived on the server with ``service.scope_for`` from the
+identity fields (kb_id, session_name, bot_uuid, sender_id); keys a client sends (``user_key``,
+``scope_key``, ``isolation``...) are never read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ltm.domain.scope import Scope
+from ltm.domain.timefields import parse_instant, to_iso
+from ltm.service import MemoryService
+
+MAX_TEXT = 256
+MAX_QUERY = 500
+MAX_REASON = 500
+MAX_PAGE = 100_000
+ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
+SCOPE_FIELDS = ("kb_id", "session_name", "bot_uuid", "sender_id")
+
+
+class BadRequest(Exception):
+    """A malformed request: refused before any service call. Carries a console message key."""
+
+    def __init__(self, key: str, **args: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.args_ = args
+
+
+class Body:
+    """Typed access to a JSON object body."""
+
+    def __init__(self, raw: Any) -> None:
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise BadRequest("err.body")
+        self.raw: dict[str, Any] = raw
+
+    def text(self, name: str, *, required: bool = False, max_len: int = MAX_TEXT, default: str = "") -> str:
+        v = self.raw.get(name)
+        if v is None or v == "":
+            if required:
+                raise BadRequest("err.field_required", field=name)
+            return default
+        if not isinstance(v, str):
+            raise BadRequest("err.field_text", field=name)
+        v = v.strip()
+        if len(v) > max_len:
+            raise BadRequest("err.field_long", field=name, limit=max_len)
+        if required and not v:
+            raise BadRequest("err.field_required", field=name)
+        return v
+
+    def integer(self, name: str, default: int, lo: int, hi: int) -> int:
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return default
+        if isinstance(v, bool):
+            raise BadRequest("err.field_int", field=name)
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, str) and v.strip().lstrip("-").isdigit() and len(v.strip()) <= 12:
+            v = int(v.strip())
+        if not isinstance(v, int):
+            raise BadRequest("err.field_int", field=name)
+        if v < lo or v > hi:
+            raise BadRequest("err.field_range", field=name, lo=lo, hi=hi)
+        return v
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return default
+        if not isinstance(v, str) or v not in choices:
+            raise BadRequest("err.field_choice", field=name, choices=", ".join(choices))
+        return v
+
+    def boolean(self, name: str, default: bool) -> bool:
+        v = self.raw.get(name)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise BadRequest("err.field_bool", field=name)
+        return v
+
+    def instant(self, name: str) -> str | None:
+        """An optional ISO-8601 instant with timezone, normalised to UTC (service errors propagate)."""
+        v = self.raw.get(name)
+        if v is None or v == "":
+            return None
+        if not isinstance(v, str) or len(v) > 64:
+            raise BadRequest("err.field_text", field=name)
+        return to_iso(parse_instant(v, name))
+
+    def episode_id(self, name: str = "id") -> str:
+        v = self.raw.get(name)
+        if not isinstance(v, str) or not ID_RE.match(v):
+            raise BadRequest("err.episode_id", field=name)
+        return v
+
+    def obj(self, name: str) -> dict[str, Any]:
+        v = self.raw.get(name)
+        if not isinstance(v, dict):
+            raise BadRequest("err.field_object", field=name)
+        return v
+
+
+def scope_fields(body: Body) -> Body:
+    """The identity fields of a request: ``body.scope`` when present, else the body itself."""
+    if "scope" in body.raw:
+        inner = body.raw["scope"]
+        if not isinstance(inner, dict):
+            raise BadRequest("err.scope_shape")
+        return Body(inner)
+    return body
+
+
+async def scope_of(service: MemoryService, body: Body, *, speaker: str | None = None) -> Scope:
+    """Derive the request's scope on the server (never from client-sent keys).
+
+    ``kb_id`` may be empty (profiles only); a non-empty one must be a registered memory knowledge
+    base. ``speaker`` overrides the scope's sender (used when editing one speaker's profile).
+    """
+    f = scope_fields(body)
+    kb_id = f.text("kb_id")
+    session_name = f.text("session_name", required=True)
+    bot_uuid = f.text("bot_uuid")
+    sender_id = f.text("sender_id") if speaker is None else speaker
+    if any(c.isspace() for c in bot_uuid) or ":" in bot_uuid:
+        raise BadRequest("err.bot_uuid")
+    if any(c.isspace() for c in session_name):
+        raise BadRequest("err.session_name")
+    if kb_id and kb_id not in await service.known_kbs():  # no lookup that would cache a stranger's id
+        raise BadRequest("err.kb_unknown", kb=kb_id)
+    return await service.scope_for(kb_id=kb_id, session_name=session_name, bot_uuid=bot_uuid, sender_id=sender_id)

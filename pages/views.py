@@ -1,0 +1,160 @@
+"""View models: what each console panel receives. Plain JSON; every stored string is passed through
+as data (the page renders it with ``textContent``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ltm.domain.errors import NotFoundError
+from ltm.domain.models import Episode, Profile
+from ltm.domain.scope import Criteria, Scope
+from ltm.domain.timefields import parse_instant
+from ltm.i18n import LANGUAGES, t
+from ltm.service import MemoryService
+from ltm.service.health import HealthReport
+
+MAX_INJECTION_EPISODES = 50
+
+
+def episode_view(e: Episode, score: float | None = None) -> dict[str, Any]:
+    out = e.to_public()
+    if score is not None:
+        out["score"] = round(float(score), 4)
+    return out
+
+
+def profile_view(p: Profile) -> dict[str, Any]:
+    out = p.to_dict()
+    out["speaker_id"] = p.key.partition("#speaker:")[2] if p.kind == "speaker" else ""
+    out["empty"] = p.is_empty()
+    return out
+
+
+async def episode_page(
+    service: MemoryService,
+    scope: Scope,
+    *,
+    statuses: tuple[str, ...] | None,
+    speaker: str | None,
+    time_from: str | None,
+    time_until: str | None,
+    page: int,
+    page_size: int,
+) -> dict[str, Any]:
+    """One page of the scope's episodes, newest first, paged on the server."""
+    if time_from or time_until:
+        # list_episodes has no time filter yet: the same scoped read it uses, narrowed by event
+        # time through the one filter builder (Criteria), then the same ordering and slicing.
+        crit = Criteria(
+            statuses=statuses,
+            sender_id=speaker,
+            event_from_ts=parse_instant(time_from, "time_from").timestamp() if time_from else None,
+            event_until_ts=parse_instant(time_until, "time_until").timestamp() if time_until else None,
+        )
+        rows = await service._fetch(scope, crit)
+        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
+        start = (page - 1) * page_size
+        items, has_more = rows[start : start + page_size], len(rows) > start + page_size
+    else:
+        res = await service.list_episodes(scope, statuses=statuses, page=page, page_size=page_size, sender_id=speaker)
+        items, has_more = res.items, res.has_more
+    return {
+        "items": [episode_view(e) for e in items],
+        "page": page,
+        "page_size": page_size,
+        "has_more": has_more,
+    }
+
+
+async def search_page(
+    service: MemoryService,
+    scope: Scope,
+    *,
+    query: str,
+    speaker: str,
+    time_from: str | None,
+    time_until: str | None,
+    page: int,
+    page_size: int,
+) -> dict[str, Any]:
+    """Relevance search (active memories, ranked by the same recall the chat uses), paged."""
+    start = (page - 1) * page_size
+    want = start + page_size + 1  # one more tells whether a next page exists
+    limit = min(50, want)
+    result = await service.recall(
+        scope,
+        query,
+        limit=limit,
+        speaker_id=speaker,
+        only_speaker=bool(speaker),
+        time_from=time_from,
+        time_until=time_until,
+        with_profiles=False,
+        budget_tokens=10**9,
+        parse_window=False,
+    )
+    rows = result.episodes
+    items = rows[start : start + page_size]
+    return {
+        "items": [episode_view(r.episode, r.score) for r in items],
+        "page": page,
+        "page_size": page_size,
+        "has_more": len(rows) > start + page_size,
+        "capped": want > 50,
+    }
+
+
+async def injection_view(service: MemoryService, scope: Scope) -> dict[str, Any]:
+    snap = await service.last_injection(scope)
+    if not snap:
+        return {"snapshot": None, "episodes": []}
+    ids = snap.get("episodes") if isinstance(snap, dict) else None
+    episodes: list[dict[str, Any]] = []
+    if isinstance(ids, list):
+        for eid in ids[:MAX_INJECTION_EPISODES]:
+            eid = str(eid)
+            if not scope.collection:
+                episodes.append({"id": eid, "missing": True})
+                continue
+            try:
+                e = await service.get_episode(scope, eid)
+                episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False})
+            except NotFoundError:
+                episodes.append({"id": eid, "missing": True})
+    return {"snapshot": snap, "episodes": episodes}
+
+
+def health_view(report: HealthReport) -> dict[str, Any]:
+    """The report with each check's explanation in every console language (the page switches
+    language without re-running the probe)."""
+    data = report.to_dict()
+    checks = []
+    for c in data["checks"]:
+        args = c.get("args") or {}
+        checks.append({**c, "texts": {lang: t(c["key"], lang, **args) for lang in LANGUAGES}})
+    return {"verdict": data["verdict"], "checks": checks}
+
+
+def fences_supported(service: MemoryService) -> bool:
+    return callable(getattr(service, "fences", None)) and callable(getattr(service, "clear_scope_fences", None))
+
+
+async def scope_fences(service: MemoryService, scope: Scope) -> list[dict[str, Any]]:
+    """The write fences that ``clear_scope_fences`` would lift for this scope (same predicate)."""
+    if not fences_supported(service):
+        return []
+    l2 = f"l2:{scope.collection}:{scope.user_key}"
+    l1 = (f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#")
+    out = []
+    for key, rec in sorted((await service.fences()).items()):
+        if key == l2 or key.startswith(l1):
+            rec = rec if isinstance(rec, dict) else {}
+            out.append(
+                {
+                    "lock_key": key,
+                    "operation": str(rec.get("operation") or ""),
+                    "dispatched_at": str(rec.get("dispatched_at") or ""),
+                    "detail": str(rec.get("detail") or ""),
+                }
+            )
+    return out
