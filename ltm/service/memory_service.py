@@ -322,13 +322,17 @@ class MemoryService:
         log.info("write fence cleared on %s by %s", lock_key, actor.surface)
         return True
 
+    async def fences_of(self, scope: Scope) -> dict[str, dict[str, Any]]:
+        """The fences that concern one scope: its L2 fence in its KB and its profiles' L1 fences."""
+        return {k: v for k, v in (await self._load_fences()).items() if k in self._scope_fence_keys(scope, [k])}
+
+    def _scope_fence_keys(self, scope: Scope, keys: Sequence[str]) -> list[str]:
+        prefixes = (f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#")
+        return [k for k in keys if k == self._l2_lock(scope) or k.startswith(prefixes)]
+
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""
-        keys = [
-            k
-            for k in await self._load_fences()
-            if k == self._l2_lock(scope) or k.startswith((f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#"))
-        ]
+        keys = self._scope_fence_keys(scope, list(await self._load_fences()))
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
@@ -642,11 +646,18 @@ class MemoryService:
         page: int = 1,
         page_size: int = 10,
         sender_id: str | None = None,
+        event_from_ts: float | None = None,
+        event_until_ts: float | None = None,
     ) -> EpisodePage:
         """A page of episodes, newest first. Pages through the backend; never loads other scopes."""
         page = max(1, int(page))
         page_size = max(1, min(100, int(page_size)))
-        crit = Criteria(statuses=tuple(statuses) if statuses else None, sender_id=sender_id)
+        crit = Criteria(
+            statuses=tuple(statuses) if statuses else None,
+            sender_id=sender_id,
+            event_from_ts=event_from_ts,
+            event_until_ts=event_until_ts,
+        )
         rows = await self._fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
         start = (page - 1) * page_size
