@@ -200,6 +200,14 @@ async def _audit_export(c: Ctx) -> dict[str, Any]:
     }
 
 
+async def _health(c: Ctx) -> dict[str, Any]:
+    """Installation-level liveness (no scope): registered memory KBs and open write fences.
+    The per-scope probe is ``/diagnostics``."""
+    fences = await c.service.fences() if hasattr(c.service, "fences") else {}
+    kbs = await c.service.known_kbs()
+    return {"ok": True, "knowledge_bases": len(kbs), "fences": len(fences)}
+
+
 async def _diagnostics(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     probe = c.body.boolean("probe", True)
@@ -297,6 +305,7 @@ ROUTES: dict[str, Route] = {
     "/audit": Route(_POST, _audit),
     "/audit/export": Route(_POST, _audit_export),
     "/export": Route(_POST, _export),
+    "/health": Route(_GET, _health),
     "/diagnostics": Route(_POST, _diagnostics),
     "/fences/clear": Route(_POST, _fences_clear),
 }

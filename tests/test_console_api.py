@@ -86,6 +86,7 @@ async def last_audit(svc: MemoryService, scope: Scope) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ routing
 ENDPOINTS = {
     "/meta",
+    "/health",
     "/kbs",
     "/scopes",
     "/derive",
@@ -737,3 +738,14 @@ def test_fuzz_bodies_never_raise_and_refusals_write_nothing(
             assert after == before, (endpoint, body)
 
     loop.run_until_complete(one())
+
+
+async def test_health_is_installation_level_liveness(tmp_path) -> None:
+    """``/health`` needs no scope: it reports the registered memory KBs and open fences."""
+    from langbot_plugin.api.definition.components.page import PageRequest
+
+    from tests.support import build_service
+
+    service = await build_service("numpy", tmp_path)
+    resp = await console_router.handle(service, PageRequest(endpoint="/health", method="GET", body=None))
+    assert resp.error is None and resp.data == {"ok": True, "knowledge_bases": 1, "fences": 0}
