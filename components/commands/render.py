@@ -1,0 +1,318 @@
+"""Reply rendering for ``!memory``: localized, chat-sized, memory text quoted as data.
+
+Memory content (and every other stored string: tags, sender ids, profile items, audit reasons) is
+untrusted. It is shown on one line inside quotes, with control and invisible format characters
+removed, line breaks collapsed (a memory cannot fake a new reply line), the characters that make
+mentions, links, HTML or code in chat markup replaced by look-alikes (``@ < > [ ] ` |``), and cut to
+a length. Each reply is kept under :data:`MAX_REPLY_CHARS`.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ltm.domain.errors import MemoryError_
+from ltm.domain.models import Episode, Profile
+from ltm.domain.privilege import matrix
+from ltm.domain.timefields import parse_instant
+from ltm.i18n import t
+
+MAX_REPLY_CHARS = 3000
+LIST_CONTENT_CHARS = 120
+SHOW_CONTENT_CHARS = 1200
+FIELD_CHARS = 80
+ELLIPSIS = "\u2026"
+_NEUTRAL = str.maketrans(
+    {
+        "@": "\uff20",  # ＠ no mentions
+        "<": "\u2039",  # ‹ no HTML
+        ">": "\u203a",  # ›
+        "[": "\uff3b",  # ［ no markdown links
+        "]": "\uff3d",  # ］
+        "`": "\u02cb",  # ˋ no code spans
+        "|": "\u2223",  # ∣ no spoilers / tables
+        "\u201c": '"',
+        "\u201d": '"',
+    }
+)
+HELP_ORDER = (
+    "summary",
+    "profile",
+    "list",
+    "search",
+    "show",
+    "superseded",
+    "archived",
+    "forget",
+    "archive",
+    "restore",
+    "delete",
+    "export",
+    "import",
+    "audit",
+    "health",
+    "help",
+)
+
+
+def clean(value: Any, limit: int = FIELD_CHARS) -> str:
+    """One line of untrusted text: no control/format characters, no markup, at most ``limit`` chars."""
+    text = "" if value is None else str(value)
+    out: list[str] = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch.isspace() or cat in ("Zl", "Zp"):
+            out.append(" ")
+        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            continue
+        else:
+            out.append(ch)
+    line = " ".join("".join(out).split()).translate(_NEUTRAL)
+    if len(line) > limit:
+        line = line[: max(0, limit - 1)].rstrip() + ELLIPSIS
+    return line
+
+
+def quote(value: Any, limit: int = LIST_CONTENT_CHARS) -> str:
+    """Untrusted text as a quoted one-line datum: “…”."""
+    return "\u201c" + clean(value, limit) + "\u201d"
+
+
+def fit(text: str, limit: int = MAX_REPLY_CHARS) -> str:
+    """Cut a whole reply to the chat limit at a line boundary."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit - 2)
+    if cut < limit // 2:
+        cut = limit - 2
+    return text[:cut].rstrip() + "\n" + ELLIPSIS
+
+
+def chunk_text(text: str, limit: int = MAX_REPLY_CHARS) -> list[str]:
+    """Split ``text`` into parts of at most ``limit`` chars, at line ends where possible.
+
+    ``"".join(parts) == text`` always holds, so the parts of a JSON export concatenate back exactly.
+    """
+    parts: list[str] = []
+    buf = ""
+    for line in text.splitlines(keepends=True):
+        while len(line) > limit:
+            if buf:
+                parts.append(buf)
+                buf = ""
+            parts.append(line[:limit])
+            line = line[limit:]
+        if len(buf) + len(line) > limit:
+            parts.append(buf)
+            buf = ""
+        buf += line
+    if buf:
+        parts.append(buf)
+    return parts or [""]
+
+
+def pretty_lines(doc: dict[str, Any], list_key: str) -> str:
+    """A JSON document with one list item per line (so chat parts break between items)."""
+    head = {k: v for k, v in doc.items() if k != list_key}
+    items = doc.get(list_key) or []
+    head_json = json.dumps(head, ensure_ascii=False, sort_keys=False)
+    opening = head_json[:-1] + ", " if head else "{"
+    if not items:
+        return opening + f'"{list_key}": []}}\n'
+    lines = [opening + f'"{list_key}": [']
+    for i, item in enumerate(items):
+        lines.append(json.dumps(item, ensure_ascii=False) + ("," if i < len(items) - 1 else ""))
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# pieces
+# --------------------------------------------------------------------------------------------
+
+
+def _date(value: Any) -> str:
+    """An ISO instant as ``YYYY-MM-DD HH:MM UTC``; anything unparsable is shown cleaned."""
+    if not value:
+        return "-"
+    try:
+        return parse_instant(value, "time").strftime("%Y-%m-%d %H:%M UTC")
+    except MemoryError_:
+        return clean(value, 40) or "-"
+
+
+def status_label(lang: str, status: str) -> str:
+    return t(f"cmd.status.{status}", lang)
+
+
+def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
+    who = clean(e.sender_id, 32) or "-"
+    bits = [f"\u2022 {clean(e.id, 40)}"]
+    if e.status != "active":
+        bits.append(f"[{status_label(lang, e.status)}]")
+    bits.append(quote(e.content, LIST_CONTENT_CHARS))
+    meta = t("cmd.line.meta", lang, speaker=who, when=_date(e.event_at or e.timestamp))
+    if score is not None:
+        meta += t("cmd.line.score", lang, score=f"{score:.2f}")
+    return " ".join(bits) + "\n  " + meta
+
+
+def _profile_lines(lang: str, p: Profile | None) -> list[str]:
+    if p is None or p.is_empty():
+        return ["  " + t("cmd.profile.empty", lang)]
+    out = []
+    if p.name:
+        out.append("  " + t("cmd.profile.name", lang, name=quote(p.name, 60)))
+    if p.traits:
+        out.append("  " + t("cmd.profile.traits", lang, traits=", ".join(quote(x, 60) for x in p.traits[:20])))
+    if p.preferences:
+        prefs = ", ".join(f"{clean(k, 40)}={quote(v, 60)}" for k, v in list(p.preferences.items())[:20])
+        out.append("  " + t("cmd.profile.preferences", lang, preferences=prefs))
+    if p.notes:
+        out.append("  " + t("cmd.profile.notes", lang, notes=", ".join(quote(x, 80) for x in p.notes[:10])))
+    if p.updated_at:
+        out.append("  " + t("cmd.profile.updated", lang, at=_date(p.updated_at)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# whole replies
+# --------------------------------------------------------------------------------------------
+
+
+def summary(
+    lang: str,
+    scope_info: dict[str, str],
+    counts: dict[str, int] | None,
+    injection: dict[str, Any] | None,
+    audit_total: int,
+) -> str:
+    lines = [t("cmd.summary.title", lang)]
+    lines.append(t("cmd.summary.isolation", lang, isolation=clean(scope_info.get("isolation"), 20)))
+    lines.append(t("cmd.summary.scope_key", lang, key=clean(scope_info.get("scope_key"), 120)))
+    lines.append(t("cmd.summary.user_key", lang, key=clean(scope_info.get("user_key"), 120)))
+    lines.append(t("cmd.summary.kb", lang, kb=clean(scope_info.get("collection"), 80) or t("cmd.summary.no_kb", lang)))
+    lines.append(t("cmd.summary.speaker", lang, sender=clean(scope_info.get("sender_id"), 60) or "-"))
+    if counts is None:
+        lines.append(t("cmd.summary.no_l2", lang))
+    else:
+        per = ", ".join(f"{status_label(lang, s)} {n}" for s, n in counts.items())
+        lines.append(t("cmd.summary.counts", lang, counts=per))
+    if injection and injection.get("at"):
+        lines.append(
+            t(
+                "cmd.summary.injection",
+                lang,
+                at=_date(str(injection.get("at"))),
+                episodes=len(injection.get("episodes") or []),
+                tokens=int(injection.get("tokens") or 0),
+            )
+        )
+    else:
+        lines.append(t("cmd.summary.no_injection", lang))
+    lines.append(t("cmd.summary.audit", lang, n=audit_total))
+    lines.append(t("cmd.summary.hint", lang))
+    return fit("\n".join(lines))
+
+
+def profile(lang: str, session: Profile | None, speaker: Profile | None, sender_id: str) -> str:
+    lines = [t("cmd.profile.session", lang)]
+    lines += _profile_lines(lang, session)
+    lines.append(t("cmd.profile.speaker", lang, sender=clean(sender_id, 60) or "-"))
+    lines += _profile_lines(lang, speaker) if sender_id else ["  " + t("cmd.profile.no_sender", lang)]
+    return fit("\n".join(lines))
+
+
+def episode_page(lang: str, title_key: str, items: Sequence[Episode], page: int, has_more: bool, verb: str) -> str:
+    if not items:
+        return t("cmd.list.empty_page", lang, page=page) if page > 1 else t(f"{title_key}.empty", lang)
+    lines = [t(title_key, lang, page=page)]
+    lines += [episode_line(lang, e) for e in items]
+    if has_more:
+        lines.append(t("cmd.list.more", lang, verb=verb, next=page + 1))
+    return fit("\n".join(lines))
+
+
+def search(lang: str, query: str, hits: Iterable[tuple[Episode, float]]) -> str:
+    rows = list(hits)
+    if not rows:
+        return t("cmd.search.none", lang, query=quote(query, 60))
+    lines = [t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))]
+    lines += [episode_line(lang, e, score) for e, score in rows]
+    return fit("\n".join(lines))
+
+
+def show(lang: str, e: Episode) -> str:
+    f = "  {}: {}".format
+    lines = [t("cmd.show.title", lang, id=clean(e.id, 40), status=status_label(lang, e.status))]
+    lines.append(quote(e.content, SHOW_CONTENT_CHARS))
+    lines.append(f(t("cmd.field.speaker", lang), clean(e.sender_id, 60) or "-"))
+    lines.append(f(t("cmd.field.recorded", lang), _date(e.timestamp)))
+    lines.append(f(t("cmd.field.event", lang), _date(e.event_at)))
+    lines.append(f(t("cmd.field.valid", lang), f"{_date(e.valid_from)} \u2192 {_date(e.valid_until)}"))
+    lines.append(f(t("cmd.field.claim", lang), f"{clean(e.claim_type, 20)} / {clean(e.confidence, 20)}"))
+    lines.append(f(t("cmd.field.importance", lang), f"{e.importance:.2f}"))
+    lines.append(f(t("cmd.field.tags", lang), ", ".join(quote(x, 40) for x in e.tags) or "-"))
+    lines.append(f(t("cmd.field.origin", lang), clean(e.origin, 20)))
+    lines.append(f(t("cmd.field.source", lang), quote(e.source_ref, 120) if e.source_ref else "-"))
+    lines.append(f(t("cmd.field.supersedes", lang), ", ".join(clean(x, 40) for x in e.supersedes) or "-"))
+    lines.append(f(t("cmd.field.superseded_by", lang), clean(e.superseded_by, 40) or "-"))
+    if e.import_original_id:
+        lines.append(f(t("cmd.field.imported_from", lang), clean(e.import_original_id, 80)))
+    if e.document_id:
+        lines.append(f(t("cmd.field.document", lang), clean(e.document_id, 80)))
+    lines.append(f(t("cmd.field.hash", lang), clean(e.content_hash, 40) or "-"))
+    lines.append(f(t("cmd.field.scope", lang), clean(e.user_key, 120)))
+    return fit("\n".join(lines))
+
+
+def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: int, page_size: int) -> str:
+    if not entries:
+        return t("cmd.audit.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
+    pages = max(1, -(-total // page_size))
+    lines = [t("cmd.audit.title", lang, page=page, pages=pages, total=total)]
+    for e in entries:
+        line = t(
+            "cmd.audit.line",
+            lang,
+            seq=int(e.get("seq") or 0),
+            at=_date(e.get("at")),
+            op=clean(e.get("operation"), 40),
+            sender=clean(e.get("sender"), 40) or "-",
+            summary=quote(e.get("summary"), 100),
+        )
+        if e.get("reason"):
+            line += "\n  " + t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))
+        lines.append(line)
+    if page < pages:
+        lines.append(t("cmd.list.more", lang, verb="audit", next=page + 1))
+    return fit("\n".join(lines))
+
+
+def health(lang: str, report: Any) -> str:
+    marks = {"green": "\U0001f7e2", "amber": "\U0001f7e1", "red": "\U0001f534"}
+    overall = getattr(report, "verdict", "red")
+    lines = [t("cmd.health.title", lang, mark=marks.get(overall, "?"), verdict=t(f"health.verdict.{overall}", lang))]
+    for c in getattr(report, "checks", []):
+        args = {k: clean(v, 200) for k, v in dict(getattr(c, "args", {}) or {}).items()}
+        lines.append(
+            f"{marks.get(c.verdict, '?')} {clean(c.name, 40)} ({t(f'health.verdict.{c.verdict}', lang)}): "
+            + t(c.key, lang, **args)
+        )
+    return fit("\n".join(lines))
+
+
+def help_text(lang: str, topic: str = "") -> str:
+    admin_verbs = {verb for verb, _kind, needs in matrix() if needs}
+    if topic:
+        mark = " " + t("cmd.help.admin_mark", lang) if topic in admin_verbs else ""
+        return fit(t(f"cmd.usage.{topic}", lang) + mark + "\n" + t(f"cmd.help.{topic}", lang))
+    lines = [t("cmd.help.title", lang)]
+    for verb in HELP_ORDER:
+        mark = " " + t("cmd.help.admin_mark", lang) if verb in admin_verbs else ""
+        lines.append(f"{t(f'cmd.usage.{verb}', lang)}{mark}")
+    lines.append(t("cmd.help.footer", lang))
+    return fit("\n".join(lines))
