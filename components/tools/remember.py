@@ -19,7 +19,7 @@ class Remember(Tool):
         log.info("tool remember called (query %s)", query_id)
         try:
             scope, actor = await tool_scope(self.plugin, session, query_id)
-            raw = {k: v for k, v in dict(params or {}).items() if k in ALLOWED}
+            raw = {k: v for k, v in (params if isinstance(params, dict) else {}).items() if k in ALLOWED}
             raw.setdefault("source_ref", f"query:{query_id}")
             episode, retired = await self.plugin.service.remember(scope, raw, actor, origin="tool")
         except MemoryError_ as exc:

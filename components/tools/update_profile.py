@@ -18,7 +18,9 @@ class UpdateProfile(Tool):
         log.info("tool update_profile called (query %s)", query_id)
         try:
             scope, actor = await tool_scope(self.plugin, session, query_id)
-            profile = await self.plugin.service.update_profile(scope, dict(params or {}), actor)
+            profile = await self.plugin.service.update_profile(
+                scope, (params if isinstance(params, dict) else {}), actor
+            )
         except MemoryError_ as exc:
             return {"ok": False, "error": error_text(exc, lang_of(self.plugin))}
         return {"ok": True, "profile": profile.to_dict()}

@@ -27,7 +27,10 @@ def parse_instant(value: object, field: str) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValidationError(f"{field}: a timezone is required", key="error.time_naive", field=field)
-        return value.astimezone(UTC)
+        try:
+            return value.astimezone(UTC)
+        except OverflowError as exc:
+            raise ValidationError(f"{field}: out of range", key="error.time_format", field=field) from exc
     if not isinstance(value, str):
         raise ValidationError(f"{field}: expected an ISO-8601 string", key="error.time_format", field=field)
     text = value.strip()
@@ -41,10 +44,9 @@ def parse_instant(value: object, field: str) -> datetime:
     elif re.search(r"[+-]\d{4}$", norm):
         norm = norm[:-2] + ":" + norm[-2:]
     try:
-        parsed = datetime.fromisoformat(norm)
-    except ValueError as exc:
+        return datetime.fromisoformat(norm).astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise ValidationError(f"{field}: {exc}", key="error.time_format", field=field) from exc
-    return parsed.astimezone(UTC)
 
 
 def to_iso(dt: datetime) -> str:

@@ -7,6 +7,7 @@ with ``seq`` in ``[k*CHUNK + 1, (k+1)*CHUNK]``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ class AuditLog:
     def __init__(self, kv: KeyValueStore) -> None:
         self._kv = kv
         self._heads: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def _head(self, user_key: str) -> int:
         if user_key in self._heads:
@@ -55,7 +57,13 @@ class AuditLog:
         return seq
 
     async def append(self, entry: AuditEntry) -> AuditEntry:
-        """Assign the next ``seq`` and store the entry. Callers hold the scope's write lock."""
+        """Assign the next ``seq`` and store the entry. Appends to one log are serialized here:
+        L1 and L2 writers of the same scope hold different write locks but share the log."""
+        lock = self._locks.setdefault(entry.user_key, asyncio.Lock())
+        async with lock:
+            return await self._append(entry)
+
+    async def _append(self, entry: AuditEntry) -> AuditEntry:
         seq = await self._head(entry.user_key) + 1
         entry.seq = seq
         entry.summary = entry.summary[:MAX_SUMMARY]

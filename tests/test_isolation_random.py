@@ -1,0 +1,600 @@
+"""Randomized isolation probes on real local Chroma and Qdrant (issue #6).
+
+One store per backend is populated once (module scope) with episodes of many scopes in two memory
+knowledge bases - one in ``session`` isolation, one in ``bot`` isolation - and then probed from every
+scope through every read path: list, search (``service.recall``), export (``transfer.export_scope``),
+bulk delete / forget / get by a foreign scope, the KnowledgeEngine's ``retrieve`` (the real plugin
+component loaded through the SDK controller) and the console API (``pages.router.handle``).
+
+A probe is one assertion "scope O does not see row r" where r belongs to another scope. Every probe
+is preceded, on the same read path, by a POSITIVE CONTROL: the scope(s) that own r do see it.
+Who may see what is decided by an independent model (:func:`l2_group`), not by the code under test.
+
+Scopes (in each knowledge base): person and group chats, the same sender in two scopes, two
+speakers of one group, the same session id on two bots, a session with no bot, ids that are
+prefixes/suffixes of each other, a group and a person sharing an id, and an id that embeds the
+key delimiter (``#speaker:``). In ``bot`` isolation all sessions of one bot share episodes, never
+across bots.
+
+Probe counts with ``SEED`` (chroma + qdrant; each test asserts a minimum a little below): list
+7,348 + 4,342; search 1,567 + 1,116; engine retrieve 888 + 669; export 4,676 + 2,672; console API
+8,761 + 5,664; bulk delete / forget / get by a foreign scope 1,800 + 1,620 - 41,123 probes in total.
+The random generator is seeded (``SEED``); a failure message names the seed, backend and query.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
+
+from ltm.adapters.embedders import HashingEmbedder
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+from ltm.domain.errors import NotFoundError
+from ltm.domain.scope import Criteria, Scope
+from ltm.service import Actor, MemoryService, Settings
+from tests.fakes.host_runtime import FakeHostHandler
+from tests.reliability_support import component, load_plugin
+from tests.support import make_index
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SEED = 6_0615
+KB_SESSION = "kb-iso-session"
+KB_BOT = "kb-iso-bot"
+KBS = {KB_SESSION: "session", KB_BOT: "bot"}
+ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
+_EMBEDDER = HashingEmbedder()
+
+# (session_name, bot_uuid, sender_id): the identities written from, in each knowledge base.
+IDENTS: tuple[tuple[str, str, str], ...] = (
+    ("person_alice", "bot1", "alice"),
+    ("person_bob", "bot1", "bob"),
+    ("group_g1", "bot1", "alice"),  # the same sender as person_alice, another scope
+    ("group_g1", "bot1", "carol"),  # another speaker of the same group: the same L2 scope
+    ("group_alice", "bot1", "alice"),  # a group whose id equals a person's id
+    ("person_alice_2", "bot1", "alice2"),  # an id that extends another id
+    ("person_alice", "bot2", "alice"),  # the same session on another bot
+    ("group_g1", "bot2", "bob"),
+    ("person_alice", "", "alice"),  # no bot known
+    ("person_alice#speaker:mallory", "bot1", "eve"),  # an id embedding a key delimiter
+)
+# Per backend: episodes per identity and the number of search / engine rounds. Qdrant local mode
+# is a pure-Python brute force: keep its store small.
+SIZES = {
+    "chroma": {"ingest": 6, "search_rounds": 14, "engine_rounds": 8},
+    "qdrant": {"ingest": 3, "search_rounds": 10, "engine_rounds": 6},
+}
+VOCAB = (
+    "tea coffee berlin paris garden piano violin hiking cycling python rust novel poetry sushi ramen "
+    "mountain river ocean desert winter summer autumn spring market museum concert theatre football "
+    "tennis chess painting pottery camera guitar salad bread cheese apple orange lemon ginger"
+).split()
+
+
+def l2_group(kb: str, session: str, bot: str) -> tuple[str, ...]:
+    """Who shares episodes, from the product rules alone (not from the code under test):
+    session isolation -> one (bot, session); bot isolation -> one bot (a session without a bot
+    falls back to itself); never across knowledge bases."""
+    if KBS[kb] == "bot" and bot:
+        return (kb, "bot", bot)
+    return (kb, "session", bot, session)
+
+
+@dataclass(frozen=True)
+class Ident:
+    kb: str
+    session: str
+    bot: str
+    sender: str
+
+    @property
+    def group(self) -> tuple[str, ...]:
+        return l2_group(self.kb, self.session, self.bot)
+
+    def label(self) -> str:
+        return f"{self.kb}|{self.bot or '-'}|{self.session}|{self.sender}"
+
+
+@dataclass
+class Row:
+    id: str
+    ident: Ident
+    content: str
+    token: str  # a word no other row has
+    tag: str  # a tag no other identity has
+    status: str = "active"
+
+
+@dataclass
+class World:
+    backend: str
+    service: MemoryService
+    idents: list[Ident]
+    scopes: dict[Ident, Scope]
+    rows: dict[str, Row] = field(default_factory=dict)
+
+    def rng(self, purpose: str) -> random.Random:
+        return random.Random(SEED + zlib.crc32(f"{self.backend}/{purpose}".encode()))
+
+    def owners(self, row: Row) -> list[Ident]:
+        return [i for i in self.idents if i.group == row.ident.group]
+
+    def foreign(self, row: Row) -> list[Ident]:
+        return [i for i in self.idents if i.group != row.ident.group]
+
+    def group_of(self, rid: str) -> tuple[str, ...]:
+        return self.rows[rid].ident.group
+
+
+def _unique_words(rng: random.Random, n: int) -> list[str]:
+    out: set[str] = set()
+    while len(out) < n:
+        out.add("".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(4)))
+    return sorted(out)
+
+
+async def _populate(backend: str, tmp: Path) -> World:
+    svc = MemoryService(
+        kv=MemoryKeyValueStore(),
+        vectors=make_index(backend, tmp),
+        embedder_for=lambda c, kb: _EMBEDDER,
+        settings=lambda: Settings(max_profile_traits=200),
+    )
+    for kb, iso in KBS.items():
+        await svc.register_kb(kb, {"embedding_model": "hash", "isolation": iso})
+    idents = [Ident(kb, s, b, u) for kb in KBS for (s, b, u) in IDENTS]
+    scopes = {
+        i: await svc.scope_for(kb_id=i.kb, session_name=i.session, bot_uuid=i.bot, sender_id=i.sender) for i in idents
+    }
+    world = World(backend, svc, idents, scopes)
+    rng = world.rng("populate")
+    n_ingest = SIZES[backend]["ingest"]
+    words = iter(_unique_words(rng, len(idents) * (n_ingest + 4) + 8))
+    tags = {i: f"tag{n:02d}" for n, i in enumerate(idents)}
+    # 1) a document per knowledge base with episodes of every identity (one upsert per scope)
+    for kb in KBS:
+        planned: list[tuple[Ident, str, str]] = []
+        items = []
+        for ident in (i for i in idents if i.kb == kb):
+            for _ in range(n_ingest):
+                token = next(words)
+                content = f"{token} " + " ".join(rng.sample(VOCAB, 4))
+                planned.append((ident, token, content))
+                items.append(
+                    {
+                        "session_name": ident.session,
+                        "bot_uuid": ident.bot,
+                        "sender_id": ident.sender,
+                        "content": content,
+                        "tags": [tags[ident], "common"],
+                    }
+                )
+        await svc.ingest_document(kb, f"doc-{kb}", {"episodes": items}, ADMIN)
+        listed: dict[str, str] = {}
+        for ident in (i for i in idents if i.kb == kb):
+            page = await svc.list_episodes(scopes[ident], statuses=None, page_size=100)
+            for e in page.items:
+                listed[e.content] = e.id
+        for ident, token, content in planned:
+            rid = listed[content]
+            world.rows[rid] = Row(rid, ident, content, token, tags[ident])
+    # 2) through remember: one plain episode and one that supersedes an ingested one; 3) archive one
+    for ident in idents:
+        scope = scopes[ident]
+        token = next(words)
+        ep, _ = await svc.remember(
+            scope, {"content": f"{token} remembered {rng.choice(VOCAB)}", "tags": [tags[ident], "common"]}, ADMIN
+        )
+        world.rows[ep.id] = Row(ep.id, ident, ep.content, token, tags[ident])
+        mine = [r for r in world.rows.values() if r.ident == ident and r.status == "active" and r.id != ep.id]
+        old, to_archive = mine[0], mine[1]
+        token = next(words)
+        new, retired = await svc.remember(
+            scope,
+            {
+                "content": f"{token} corrected {rng.choice(VOCAB)}",
+                "tags": [tags[ident], "common"],
+                "supersedes": [old.id],
+            },
+            ADMIN,
+        )
+        assert [r.id for r in retired] == [old.id]
+        old.status = "superseded"
+        world.rows[new.id] = Row(new.id, ident, new.content, token, tags[ident])
+        await svc.set_status(scope, to_archive.id, "archived", ADMIN)
+        to_archive.status = "archived"
+    return world
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chroma", "qdrant"])
+async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    w = await _populate(request.param, tmp_path_factory.mktemp(f"iso-{request.param}"))
+    yield w
+    close = getattr(w.service.vectors, "close", None)
+    if close:
+        close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def engine_plugin() -> AsyncIterator[Any]:
+    fake = FakeHostHandler(bots=["bot1", "bot2"])
+    ctl = await load_plugin(fake)
+    yield component(ctl, "KnowledgeEngine", "memory_engine")
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _check_partition(
+    world: World, seen: dict[Ident, set[str]], candidates: list[str], surface: str, *, context: str = ""
+) -> int:
+    """Positive controls first (each candidate row is seen by every identity of its group), then the
+    probes (no other identity sees it). Returns the number of probes."""
+    where = f"[seed={SEED} backend={world.backend} surface={surface} {context}]"
+    for rid in candidates:
+        row = world.rows[rid]
+        for owner in world.owners(row):
+            assert rid in seen[owner], f"positive control failed {where}: {owner.label()} does not see {rid}"
+    probes = 0
+    for rid in candidates:
+        row = world.rows[rid]
+        for other in world.foreign(row):
+            assert rid not in seen[other], f"LEAK {where}: {other.label()} sees {rid} of {row.ident.label()}"
+            probes += 1
+    # and nothing unknown or foreign at all, whatever was asked
+    for ident, ids in seen.items():
+        for rid in ids:
+            assert rid in world.rows, f"{where}: {ident.label()} got an unknown row {rid}"
+            assert world.group_of(rid) == ident.group, f"LEAK {where}: {ident.label()} got {rid}"
+    return probes
+
+
+async def _list_all(world: World, ident: Ident, rng: random.Random, statuses: tuple[str, ...] | None) -> set[str]:
+    size = rng.randint(1, 100)
+    out: set[str] = set()
+    page = 1
+    while True:
+        p = await world.service.list_episodes(world.scopes[ident], statuses=statuses, page=page, page_size=size)
+        out |= {e.id for e in p.items}
+        if not p.has_more:
+            return out
+        page += 1
+
+
+# --------------------------------------------------------------------------------------------
+# probes
+# --------------------------------------------------------------------------------------------
+
+
+async def test_list_isolation_probes(world: World) -> None:
+    """List (every status and active only, random page sizes, random sender filter): >= 7,000 probes
+    on chroma, >= 4,000 on qdrant (measured with SEED: 7,348 and 4,342)."""
+    rng = world.rng("list")
+    probes = 0
+    for round_no in range(2):
+        seen = {i: await _list_all(world, i, rng, None) for i in world.idents}
+        probes += _check_partition(world, seen, list(world.rows), "list", context=f"round={round_no}")
+    # default listing: active only, still never foreign
+    seen = {i: await _list_all(world, i, rng, ("active",)) for i in world.idents}
+    active = [r.id for r in world.rows.values() if r.status == "active"]
+    probes += _check_partition(world, seen, active, "list(active)")
+    for ident in world.idents:
+        assert not any(world.rows[r].status != "active" for r in seen[ident]), "default list returned a non-active row"
+    # a sender filter narrows inside the scope; a foreign sender name never opens another scope
+    for ident in world.idents:
+        sender = rng.choice([i.sender for i in world.idents])
+        p = await world.service.list_episodes(world.scopes[ident], statuses=None, page_size=100, sender_id=sender)
+        for e in p.items:
+            assert world.group_of(e.id) == ident.group and world.rows[e.id].ident.sender == sender
+    assert probes >= (7_000 if world.backend == "chroma" else 4_000), probes
+
+
+async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> int:
+    """Each round: one active target row from each of several groups, queried by their unique
+    words from every identity. Positive: the targets' own groups find them. Probe: no one else does.
+    A non-active target is included too: nobody finds it (the owner lists it: positive control)."""
+    rng = world.rng(purpose)
+    groups: dict[tuple[str, ...], list[Row]] = {}
+    for r in world.rows.values():
+        groups.setdefault(r.ident.group, []).append(r)
+    probes = 0
+    for round_no in range(rounds):
+        picked = rng.sample(sorted(groups), k=min(5, len(groups)))
+        targets = [rng.choice([r for r in groups[g] if r.status == "active"]) for g in picked]
+        dormant = rng.choice([r for r in world.rows.values() if r.status != "active"])
+        words = [t.token for t in targets] + [dormant.token]
+        rng.shuffle(words)
+        query = " ".join(words)
+        seen = {i: set(await run(i, query)) for i in world.idents}
+        probes += _check_partition(
+            world, seen, [t.id for t in targets], purpose, context=f"round={round_no} query={query!r}"
+        )
+        owner_list = await world.service.list_episodes(world.scopes[dormant.ident], statuses=None, page_size=100)
+        assert dormant.id in {e.id for e in owner_list.items}, "positive control: the owner lists its archived row"
+        for ident in world.idents:
+            assert dormant.id not in seen[ident], f"{purpose}: a {dormant.status} row was returned to {ident.label()}"
+            probes += 1
+    return probes
+
+
+async def test_search_isolation_probes(world: World) -> None:
+    """service.recall (hybrid: vector + lexical legs): >= 1,500 probes on chroma, >= 1,100 on qdrant
+    (measured: 1,567 and 1,116)."""
+
+    async def run(ident: Ident, query: str) -> list[str]:
+        res = await world.service.recall(
+            world.scopes[ident], query, limit=12, with_profiles=False, budget_tokens=100000
+        )
+        return [r.episode.id for r in res.episodes]
+
+    probes = await _search_rounds(world, SIZES[world.backend]["search_rounds"], "search", run)
+    assert probes >= (1_500 if world.backend == "chroma" else 1_100), probes
+
+
+async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any) -> None:
+    """KnowledgeEngine.retrieve of the loaded plugin over this store: >= 850 probes on chroma,
+    >= 650 on qdrant (measured: 888 and 669). Retrieval without a session identity returns nothing."""
+    engine_plugin.plugin.service = world.service
+
+    async def run(ident: Ident, query: str) -> list[str]:
+        resp = await engine_plugin.retrieve(
+            RetrievalContext(
+                query=query,
+                knowledge_base_id=ident.kb,
+                collection_id=ident.kb,
+                retrieval_settings={
+                    "top_k": 12,
+                    "session_name": ident.session,
+                    "bot_uuid": ident.bot,
+                    "sender_id": ident.sender,
+                },
+            )
+        )
+        return [r.id for r in resp.results]
+
+    probes = await _search_rounds(world, SIZES[world.backend]["engine_rounds"], "engine", run)
+    some = next(iter(world.rows.values()))
+    for kb in KBS:
+        anonymous = await engine_plugin.retrieve(
+            RetrievalContext(query=some.token, knowledge_base_id=kb, collection_id=kb, retrieval_settings={"top_k": 50})
+        )
+        assert anonymous.results == []
+    assert probes >= (850 if world.backend == "chroma" else 650), probes
+
+
+async def test_export_isolation_probes(world: World) -> None:
+    """transfer.export_scope (L2 every status, then active only and paged): >= 4,500 probes on
+    chroma, >= 2,600 on qdrant (measured: 4,676 and 2,672)."""
+    transfer = pytest.importorskip("ltm.service.transfer")
+    seen: dict[Ident, set[str]] = {}
+    for ident in world.idents:
+        doc = await transfer.export_scope(world.service, world.scopes[ident], ADMIN, layer="l2")
+        seen[ident] = {e["id"] for e in doc["episodes"]}
+        for e in doc["episodes"]:
+            assert e["user_key"] == world.scopes[ident].user_key
+    probes = _check_partition(world, seen, list(world.rows), "export")
+    # the same again with the active-only export and a paged export
+    rng = world.rng("export")
+    seen = {}
+    for ident in world.idents:
+        size = rng.randint(1, 7)
+        ids: set[str] = set()
+        page, pages = 1, 1
+        while page <= pages:
+            doc = await transfer.export_scope(
+                world.service, world.scopes[ident], ADMIN, layer="l2", statuses=("active",), page=page, page_size=size
+            )
+            pages = doc["pages"]
+            ids |= {e["id"] for e in doc["episodes"]}
+            page += 1
+        seen[ident] = ids
+    active = [r.id for r in world.rows.values() if r.status == "active"]
+    probes += _check_partition(world, seen, active, "export(active, paged)")
+    assert probes >= (4_500 if world.backend == "chroma" else 2_600), probes
+
+
+async def _console(world: World, endpoint: str, body: dict[str, Any]) -> PageResponse:
+    from pages.router import handle
+
+    return await handle(world.service, PageRequest(endpoint=endpoint, method="POST", body=body))
+
+
+def _scope_body(ident: Ident, **extra: Any) -> dict[str, Any]:
+    return {"kb_id": ident.kb, "session_name": ident.session, "bot_uuid": ident.bot, "sender_id": ident.sender, **extra}
+
+
+async def test_console_isolation_probes(world: World) -> None:
+    """The console API (pages/router.handle) - /episodes (every status, paged), /export (L2),
+    /episodes/search, /overview counts, /audit/export targets, /episode and the mutations
+    /episode/{archive,restore,forget} with a foreign id: >= 8,500 probes on chroma, >= 5,500 on
+    qdrant (measured: 8,761 and 5,664); refused requests change nothing."""
+    rng = world.rng("console")
+    probes = 0
+    # /episodes, every status, random page size, paged to the end
+    seen: dict[Ident, set[str]] = {}
+    for ident in world.idents:
+        ids: set[str] = set()
+        page, size = 1, rng.randint(1, 100)
+        while True:
+            r = await _console(world, "/episodes", _scope_body(ident, status="all", page=page, page_size=size))
+            assert r.error is None, r.error
+            ids |= {e["id"] for e in r.data["items"]}
+            if not r.data["has_more"]:
+                break
+            page += 1
+        seen[ident] = ids
+    probes += _check_partition(world, seen, list(world.rows), "console /episodes")
+    # /export (L2, every status)
+    seen = {}
+    for ident in world.idents:
+        r = await _console(world, "/export", _scope_body(ident, layer="l2", status="all"))
+        assert r.error is None, r.error
+        seen[ident] = {e["id"] for e in r.data["document"]["episodes"]}
+    probes += _check_partition(world, seen, list(world.rows), "console /export")
+    # /overview: the counts are exactly the group's rows by status (positive control), never more
+    for ident in world.idents:
+        r = await _console(world, "/overview", _scope_body(ident))
+        assert r.error is None, r.error
+        mine = [x for x in world.rows.values() if x.ident.group == ident.group]
+        want = {st: sum(1 for x in mine if x.status == st) for st in ("active", "superseded", "archived")}
+        assert {k: r.data["counts"][k] for k in want} == want, ident.label()
+    # /audit/export: no entry names a row of another conversation. The audit log is kept per user
+    # key, shared by the knowledge bases (see test_audit_log_is_per_knowledge_base), so rows of the
+    # same user key in the other knowledge base are not counted as probes here.
+    for ident in world.idents:
+        r = await _console(world, "/audit/export", _scope_body(ident))
+        assert r.error is None, r.error
+        named = {t for e in r.data["entries"] for t in e.get("targets", []) if t in world.rows}
+        assert any(world.group_of(rid) == ident.group for rid in named), f"positive control: {ident.label()}"
+        ukey = world.scopes[ident].user_key
+        for rid in named:
+            assert world.scopes[world.rows[rid].ident].user_key == ukey, f"LEAK: {ident.label()}'s audit names {rid}"
+        probes += sum(1 for x in world.rows.values() if world.scopes[x.ident].user_key != ukey)
+
+    # /episodes/search
+    async def run(ident: Ident, query: str) -> list[str]:
+        r = await _console(world, "/episodes/search", _scope_body(ident, query=query, page_size=12))
+        assert r.error is None, r.error
+        return [e["id"] for e in r.data["items"]]
+
+    probes += await _search_rounds(world, 4 if world.backend == "chroma" else 3, "console search", run)
+    # /episode and the mutations with a foreign id are refused; with an own id /episode works
+    before = {i: await _list_all(world, i, rng, None) for i in world.idents}
+    for ident in world.idents:
+        own = rng.choice([x for x in world.rows.values() if x.ident.group == ident.group])
+        r = await _console(world, "/episode", _scope_body(ident, id=own.id))
+        assert r.error is None and r.data["id"] == own.id
+        foreign = [x for x in world.rows.values() if x.ident.group != ident.group]
+        for x in rng.sample(foreign, k=4):
+            for endpoint in ("/episode", "/episode/archive", "/episode/restore", "/episode/forget"):
+                r = await _console(world, endpoint, _scope_body(ident, id=x.id, reason="probe"))
+                assert r.error and r.data is None, f"{endpoint} of a foreign id answered {r.data!r}"
+                probes += 1
+    after = {i: await _list_all(world, i, rng, None) for i in world.idents}
+    assert after == before, "a refused console mutation changed the store"
+    assert probes >= (8_500 if world.backend == "chroma" else 5_500), probes
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG profile-key-delimiter: ltm/domain/scope.py speaker_profile_key/session_profile_key join raw ids "
+    "with '#speaker:'/'#session' and memory_service.speaker_profiles / clear_scope_fences / pages.views.scope_fences "
+    "match by prefix; derive_scope accepts '#' in launcher ids and sender ids are not validated",
+)
+async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
+    """A session id may contain the profile-key delimiter (``person_alice#speaker:mallory``):
+    ``person_alice`` must still not see that scope's profiles (speaker_profiles, export L1,
+    console /profiles), must not reach them through a crafted sender id, and must not list or
+    clear that scope's fences. Positive control: the crafted scope sees its own profile."""
+    svc = MemoryService(
+        kv=MemoryKeyValueStore(),
+        vectors=make_index("numpy", Path(".")),
+        embedder_for=lambda c, kb: _EMBEDDER,
+        settings=Settings,
+    )
+    await svc.register_kb(KB_SESSION, {"embedding_model": "hash", "isolation": "session"})
+    p = await svc.scope_for(kb_id=KB_SESSION, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+    q = await svc.scope_for(
+        kb_id=KB_SESSION, session_name="person_alice#speaker:mallory", bot_uuid="bot1", sender_id="eve"
+    )
+    await svc.update_profile(q, {"add_traits": ["q-secret"]}, ADMIN)
+    await svc.update_profile(q, {"target": "session", "add_notes": ["q-session-secret"]}, ADMIN)
+    assert (await svc.get_profile(q, "speaker", "eve")).traits == ["q-secret"]  # positive control
+    leaks = []
+    if any("q-secret" in x.traits or "q-session-secret" in x.notes for x in await svc.speaker_profiles(p)):
+        leaks.append("speaker_profiles")
+    from ltm.service.transfer import export_scope
+
+    if "q-" in json.dumps((await export_scope(svc, p, ADMIN, layer="l1"))["profiles"]):
+        leaks.append("export l1")
+    if (await svc.get_profile(p, "speaker", "mallory#speaker:eve")).traits:
+        leaks.append("crafted sender id reads another scope's speaker profile")
+    await svc._set_fence(f"l1:{q.user_key}#speaker:eve", q, "profile.update", "probe")
+    if await svc.clear_scope_fences(p, ADMIN):
+        leaks.append("clear_scope_fences of another scope")
+    assert not leaks, leaks
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="FINDING audit-not-per-kb: ltm/service/audit.py keys the log by user_key only (audit/<user_key>/...), "
+    "so two memory knowledge bases with the same user key (same session, or a bot-less session in a session- and a "
+    "bot-isolation KB) share one audit log: /audit of one KB lists the other KB's operations and episode ids",
+)
+async def test_audit_log_is_per_knowledge_base() -> None:
+    """The same conversation in two memory knowledge bases: each KB's audit shows only its own rows."""
+    svc = MemoryService(
+        kv=MemoryKeyValueStore(),
+        vectors=make_index("numpy", Path(".")),
+        embedder_for=lambda c, kb: _EMBEDDER,
+        settings=Settings,
+    )
+    for kb in KBS:
+        await svc.register_kb(kb, {"embedding_model": "hash", "isolation": "session"})
+    s1 = await svc.scope_for(kb_id=KB_SESSION, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+    s2 = await svc.scope_for(kb_id=KB_BOT, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+    e1, _ = await svc.remember(s1, {"content": "in the first knowledge base"}, ADMIN)
+    e2, _ = await svc.remember(s2, {"content": "in the second knowledge base"}, ADMIN)
+    assert [e.id for e in (await svc.list_episodes(s1)).items] == [e1.id]  # L2 is per KB (positive control)
+    targets = {t for e in await svc.audit.export(s1.user_key) for t in e["targets"]}
+    assert e1.id in targets
+    assert e2.id not in targets
+
+
+async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
+    """bulk_delete by foreign ids and by foreign tags, forget and get of foreign ids: nothing of
+    another scope is read or deleted (>= 1,800 probes on chroma, >= 1,600 on qdrant; measured 1,800
+    and 1,620); then the
+    positive control: the owner's own bulk delete with the same criteria does delete."""
+    svc = world.service
+    rng = world.rng("bulk")
+    # positive control before: every row is listed by its owners
+    before = {i: await _list_all(world, i, rng, None) for i in world.idents}
+    _check_partition(world, before, list(world.rows), "bulk(before)")
+    probes = 0
+    for ident in world.idents:
+        scope = world.scopes[ident]
+        foreign = [r for r in world.rows.values() if r.ident.group != ident.group]
+        sample = rng.sample(foreign, k=min(len(foreign), 60))
+        n = await svc.bulk_delete(scope, Criteria(statuses=None, ids=tuple(r.id for r in sample)), ADMIN)
+        assert n == 0, f"{ident.label()} deleted {n} foreign rows by id"
+        probes += len(sample)
+        foreign_tags = sorted(
+            {r.tag for r in foreign} - {r.tag for r in world.rows.values() if r.ident.group == ident.group}
+        )
+        for tag in rng.sample(foreign_tags, k=min(3, len(foreign_tags))):
+            n = await svc.bulk_delete(scope, Criteria(statuses=None), ADMIN, tag=tag)
+            assert n == 0, f"{ident.label()} deleted {n} rows by the foreign tag {tag}"
+            probes += sum(1 for r in foreign if r.tag == tag)
+        for r in rng.sample(foreign, k=3):
+            with pytest.raises(NotFoundError):
+                await svc.forget(scope, r.id, ADMIN)
+            with pytest.raises(NotFoundError):
+                await svc.get_episode(scope, r.id)
+            probes += 2
+    after = {i: await _list_all(world, i, rng, None) for i in world.idents}
+    assert after == before, "a foreign bulk delete / forget changed the store"
+    # positive control: the owner's bulk delete by its tag deletes exactly its rows of that tag
+    victim = rng.choice(world.idents)
+    tag = next(r.tag for r in world.rows.values() if r.ident == victim)
+    expected = {r.id for r in world.rows.values() if r.ident.group == victim.group and r.tag == tag}
+    n = await svc.bulk_delete(world.scopes[victim], Criteria(statuses=None), ADMIN, tag=tag)
+    assert n == len(expected) > 0
+    for rid in expected:
+        del world.rows[rid]
+    final = {i: await _list_all(world, i, rng, None) for i in world.idents}
+    for ident in world.idents:
+        assert final[ident] == before[ident] - expected, f"{ident.label()}: the owner's delete touched another scope"
+    assert probes >= (1_800 if world.backend == "chroma" else 1_600), probes
