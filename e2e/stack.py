@@ -823,7 +823,27 @@ class Stack:
         config = self.plugin_config(plugin)
         config.update(updates)
         self.api("PUT", f"/plugins/{plugin.author}/{plugin.name}/config", config)
+        if plugin is self.plugin:
+            self._wait_plugin_back(plugin)
         return config
+
+    def _wait_plugin_back(self, plugin: PluginRef, timeout: float = 60.0) -> None:
+        """Measured on 4.11.2: a config PUT makes the runtime shut the debug-attached plugin down and
+        re-initialize it about a second later (not "live without a restart"). Wait until the plugin has
+        answered its page API twice in a row, starting after the restart window."""
+        time.sleep(1.5)
+        streak = 0
+
+        def settled() -> bool:
+            nonlocal streak
+            try:
+                self.page_api("/health", None, method="GET", plugin=plugin)
+                streak += 1
+            except StackError:
+                streak = 0
+            return streak >= 2
+
+        wait_for(f"{plugin.plugin_id} to come back after a config change", settled, timeout, interval=0.5)
 
     def wait_plugins_initialized(
         self, plugins: list[PluginRef], timeout: float = 90.0, install_source: str | None = None

@@ -118,6 +118,23 @@ class EpisodePage:
     has_more: bool
 
 
+@dataclass
+class RetireEvent:
+    """Episodes that just left the active set (or the store): for cascades (derived summaries,
+    pending proposals) and tombstones. Fired after the mutation committed and its lock was released."""
+
+    scope: Scope
+    operation: str  # "supersede" | "archive" | "forget" | "bulk_delete"
+    episodes: list[Episode]
+    actor: Actor
+    reason: str = ""
+    never: bool = False  # forget --never: the value must not come back
+
+
+StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
+RetireListener = Callable[[RetireEvent], Awaitable[None]]
+
+
 def _profile_key(key: str) -> str:
     return PROFILE_PREFIX + key
 
@@ -141,6 +158,11 @@ class MemoryService:
         self.lexical = LexicalCache(vectors)
         self._kb_cache: dict[str, KbSettings | None] = {}
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
+        # Extension points used by the review queue and consolidation (one service, more rules):
+        # a guard may refuse or park a new statement before anything is written (it raises);
+        # a retire listener runs after episodes left the active set.
+        self.statement_guards: list[StatementGuard] = []
+        self.retire_listeners: list[RetireListener] = []
 
     # ------------------------------------------------------------------ settings & KBs
     @property
@@ -574,17 +596,32 @@ class MemoryService:
         return f"l2:{scope.collection}:{scope.user_key}"
 
     async def remember(
-        self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool"
+        self,
+        scope: Scope,
+        raw: dict[str, Any],
+        actor: Actor,
+        *,
+        origin: str = "tool",
+        links: dict[str, Any] | None = None,
+        guarded: bool = True,
     ) -> tuple[Episode, list[Episode]]:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
-        superseded in the same vector write. Returns (new episode, superseded episodes)."""
+        superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
+        ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
+        (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
+        reviewed the statement). Returns (new episode, superseded episodes)."""
         self._need_l2(scope)
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.locks.hold(self._l2_lock(scope)):
             targets = await self._check_supersede_targets(scope, data)
+            if guarded:
+                for guard in self.statement_guards:
+                    await guard(scope, data, actor, origin)
             episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
+            if links:
+                episode.extra = dict(links)
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             summary = f"remembered {episode.id}" + (
                 f", superseding {', '.join(t.id for t in targets)}" if targets else ""
@@ -600,7 +637,16 @@ class MemoryService:
                 write=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
             )
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
+        if targets:
+            await self._retired(RetireEvent(scope, "supersede", targets, actor))
         return episode, retired
+
+    async def _retired(self, event: RetireEvent) -> None:
+        for listener in self.retire_listeners:
+            try:
+                await listener(event)
+            except Exception:
+                log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
     async def _check_supersede_targets(self, scope: Scope, data: EpisodeInput) -> list[Episode]:
         if not data.supersedes:
@@ -669,7 +715,9 @@ class MemoryService:
             counts[e.status] = counts.get(e.status, 0) + 1
         return counts
 
-    async def forget(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
+    async def forget(
+        self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
+    ) -> Episode:
         """Delete one episode of this scope from the vector index, verified by reading back."""
         self._need_l2(scope)
         async with self.locks.hold(self._l2_lock(scope)):
@@ -686,6 +734,7 @@ class MemoryService:
                 write=lambda: self._delete_verified(scope, [episode.id], "episode.forget"),
             )
         log.info("forget: %s in %s", episode.id, scope.user_key)
+        await self._retired(RetireEvent(scope, "forget", [episode], actor, reason, never=never))
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
@@ -717,6 +766,8 @@ class MemoryService:
                 write=lambda: self._upsert(scope, [updated], op),
             )
         log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
+        if status == "archived":
+            await self._retired(RetireEvent(scope, "archive", [episode], actor, reason))
         return updated
 
     async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
@@ -741,6 +792,7 @@ class MemoryService:
             )
             deleted = len(ids)
         log.info("bulk delete in %s: %d", scope.user_key, deleted)
+        await self._retired(RetireEvent(scope, "bulk_delete", victims, actor, reason))
         return deleted
 
     # ------------------------------------------------------------------ documents (engine ingest)
