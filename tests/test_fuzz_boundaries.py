@@ -12,15 +12,14 @@ key, a placeholder or a traceback, never the "internal error" fallback), and a r
 changes nothing at all (vector rows and every plugin storage key, audit included). One plugin and
 one store per test function: state accumulates as in a real installation.
 
-A known defect (OverflowError at the edge years, see :data:`KNOWN_OVERFLOW`) is tolerated in the
-properties and pinned by a strict test instead.
+Instants at the edge of the calendar (year 0001 with a positive offset, 9999 with a negative one)
+once escaped as ``OverflowError``; they are pinned by :data:`EDGE_INSTANTS` and fuzzed everywhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +43,6 @@ BOT = "bot-fuzz"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 INTERNAL = (t("cmd.error.internal", "en_US"), "The console request failed unexpectedly")
-EDGE_YEAR = re.compile(r"(?:^|\D)(0001|9999)-\d\d-\d\d[T ]")
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,23 +153,6 @@ def _note(text: str) -> None:
         pass
 
 
-def _has_edge_instant(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(EDGE_YEAR.search(value))
-    if isinstance(value, dict):
-        return any(_has_edge_instant(k) or _has_edge_instant(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_edge_instant(v) for v in value)
-    return False
-
-
-def _known_overflow(exc: BaseException | None, text: str | None, payload: Any) -> bool:
-    """The tolerated defect: an instant at year 0001/9999 whose offset leaves datetime's range."""
-    if not _has_edge_instant(payload):
-        return False
-    return isinstance(exc, OverflowError) or (text is not None and text.startswith(INTERNAL))
-
-
 # --------------------------------------------------------------------------------------------
 # tools
 # --------------------------------------------------------------------------------------------
@@ -198,9 +179,6 @@ def _call_tool(h: Harness, name: str, params: Any) -> None:
     try:
         out = h.run(h.tool(name).call(params, h.session, h.next_query()))
     except Exception as exc:  # noqa: BLE001 - the property
-        if _known_overflow(exc, None, params):
-            assert h.state() == before
-            return
         raise AssertionError(f"tool {name} raised {type(exc).__name__}: {exc} for {params!r}") from exc
     assert isinstance(out, dict) and isinstance(out.get("ok"), bool), out
     _note(f"{name}: {'ok' if out['ok'] else 'refused'}")
@@ -250,8 +228,6 @@ def test_tool_parameters(h: Harness, name: str) -> None:
         _call_tool(h, name, params)
 
     check()
-
-
 
 
 @pytest.mark.parametrize("name", sorted(TOOL_KEYS))
@@ -323,9 +299,6 @@ def test_engine_ingest_payloads(h: Harness) -> None:
             assert h.state() == before, f"refused but changed the store: {payload!r}"
             return
         except Exception as exc:  # noqa: BLE001
-            if _known_overflow(exc, None, payload):
-                assert h.state() == before
-                return
             raise AssertionError(f"ingest raised {type(exc).__name__}: {exc} for {payload!r}") from exc
         assert isinstance(n, int) and n >= 1
         _note("ingest: ok")
@@ -393,9 +366,6 @@ def test_console_bodies(h: Harness) -> None:
         _note(f"{endpoint if endpoint in ROUTES else '<unknown>'}: {'refused' if resp.error else 'ok'}")
         if resp.error is None:
             json.dumps(resp.data)
-            return
-        if _known_overflow(None, resp.error, body):
-            assert h.state() == before
             return
         assert not resp.error.startswith(INTERNAL), f"{endpoint}: internal error for {body!r}"
         assert_clear_message(resp.error)
@@ -470,8 +440,6 @@ def test_command_lines(h: Harness) -> None:
         before = h.state()
         replies = _command(h, "memory " + line, privilege)
         assert replies and all(isinstance(r, str) and r.strip() for r in replies), replies
-        if _known_overflow(None, replies[0], line):
-            return
         assert not replies[0].startswith(INTERNAL), f"internal error for {line!r}"
         assert "Traceback" not in "".join(replies)
         if verb is None:
@@ -485,16 +453,37 @@ def test_command_lines(h: Harness) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the known defect, pinned
+# the calendar edge, pinned on every surface
 # --------------------------------------------------------------------------------------------
 
-KNOWN_OVERFLOW = ("0001-01-01T00:00+14:00", "9999-12-31T23:59-14:00")
+EDGE_INSTANTS = ("0001-01-01T00:00+14:00", "9999-12-31T23:59-14:00")
 
 
-@pytest.mark.parametrize("value", KNOWN_OVERFLOW)
-def test_an_instant_at_the_edge_of_the_calendar_is_refused_cleanly(value: str) -> None:
+@pytest.mark.parametrize("value", EDGE_INSTANTS)
+def test_an_instant_at_the_edge_of_the_calendar_is_refused_cleanly(h: Harness, value: str) -> None:
+    """Once an OverflowError (timefields.parse_instant): now a clear refusal on every surface."""
     from ltm.domain.errors import ValidationError
     from ltm.domain.timefields import normalize_optional
+    from pages.router import handle
 
     with pytest.raises(ValidationError):
         normalize_optional(value, "event_at")
+    before = h.state()
+    out = h.run(h.tool("remember").call({"content": "edge", "event_at": value}, h.session, h.next_query()))
+    assert out["ok"] is False
+    assert_clear_message(out["error"])
+    out = h.run(h.tool("recall_memory").call({"query": "edge", "time_from": value}, h.session, h.next_query()))
+    assert out["ok"] is False
+    assert_clear_message(out["error"])
+    with pytest.raises(MemoryError_):
+        h.run(
+            h.service.ingest_document(
+                KB, "doc-edge", [{"content": "x", "session_name": "person_a", "event_at": value}], ADMIN
+            )
+        )
+    body = {"kb_id": KB, "session_name": "person_fz", "bot_uuid": BOT, "time_from": value}
+    resp = h.run(handle(h.service, PageRequest(endpoint="/episodes", method="POST", body=body)))
+    assert resp.error and not resp.error.startswith(INTERNAL)
+    replies = _command(h, f"memory delete --before {value}", 2)
+    assert not replies[0].startswith(INTERNAL)
+    assert h.state() == before
