@@ -511,13 +511,6 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         "delete_document (kv.get/kv.delete doc/) call the store without _backend: host errors escape raw",
     ),
     KnownBug(
-        "audit-append-not-idempotent",
-        ALL,
-        r"#\d+:set_plugin_storage\(audit/\) \w+: [2-9] audit entries of [\w.]+ with the data after",
-        "audit.py AuditLog.append writes the chunk, then the head: if the head write fails the chunk keeps an "
-        "orphan entry; recover() (memory_service.py) looks for op_id only up to the head and appends a second one",
-    ),
-    KnownBug(
         "read-back-failure-drops-the-journal",
         ("forget", "bulk_delete", "bulk_delete_two_chunks", "delete_document"),
         r"#\d+:vector_list \w+: 0 audit entries of episode\.(forget|bulk_delete) with the data after",

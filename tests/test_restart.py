@@ -408,12 +408,6 @@ async def test_a_partial_multi_step_delete_is_fenced_and_reported(inst: Installa
     await svc2.remember(a2, {"content": "accepted"}, ADMIN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG audit-append-not-idempotent: audit.py AuditLog.append writes the chunk then the head; a crash "
-    "between them leaves an orphan entry past the head, and recover() (memory_service.py) only looks for the "
-    "op id up to the head, so it appends a second entry for the same operation",
-)
 async def test_crash_between_the_audit_chunk_and_its_head_is_audited_once(inst: Installation) -> None:
     svc = await inst.start()
     ids = await _seed(svc, inst)

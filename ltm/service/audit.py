@@ -49,10 +49,16 @@ class AuditLog:
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def _head(self, user_key: str) -> int:
+        """The last sequence number. The chunk is the source of truth: an entry whose chunk was
+        written but whose head update was lost (a crash between the two writes) is adopted, so it
+        is neither hidden, duplicated by recovery, nor overwritten by the next append."""
         if user_key in self._heads:
             return self._heads[user_key]
         raw = await self._kv.get(_key(user_key, "head"))
         seq = int(json.loads(raw)["seq"]) if raw else 0
+        chunk = await self._kv.get(_key(user_key, f"c/{seq // CHUNK}"))
+        if chunk:
+            seq = max([seq, *(int(e.get("seq", 0)) for e in json.loads(chunk))])
         self._heads[user_key] = seq
         return seq
 
@@ -70,13 +76,15 @@ class AuditLog:
         entry.reason = (entry.reason or "")[:MAX_REASON]
         chunk_no = (seq - 1) // CHUNK
         ckey = _key(entry.user_key, f"c/{chunk_no}")
-        items: list[dict[str, Any]] = []
-        if (seq - 1) % CHUNK:
+        try:
             raw = await self._kv.get(ckey)
-            items = json.loads(raw) if raw else []
-        items.append(entry.to_dict())
-        await self._kv.set(ckey, json.dumps(items, ensure_ascii=False).encode("utf-8"))
-        await self._kv.set(_key(entry.user_key, "head"), json.dumps({"seq": seq}).encode())
+            items: list[dict[str, Any]] = [e for e in (json.loads(raw) if raw else []) if int(e.get("seq", 0)) < seq]
+            items.append(entry.to_dict())
+            await self._kv.set(ckey, json.dumps(items, ensure_ascii=False).encode("utf-8"))
+            await self._kv.set(_key(entry.user_key, "head"), json.dumps({"seq": seq}).encode())
+        except BaseException:
+            self._heads.pop(entry.user_key, None)  # re-read (and adopt what was written) next time
+            raise
         self._heads[entry.user_key] = seq
         return entry
 
