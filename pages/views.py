@@ -4,10 +4,11 @@ as data (the page renders it with ``textContent``)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Episode, Profile
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, key_part
 from ltm.domain.timefields import parse_instant
 from ltm.i18n import LANGUAGES, t
 from ltm.service import MemoryService
@@ -25,7 +26,7 @@ def episode_view(e: Episode, score: float | None = None) -> dict[str, Any]:
 
 def profile_view(p: Profile) -> dict[str, Any]:
     out = p.to_dict()
-    out["speaker_id"] = p.key.partition("#speaker:")[2] if p.kind == "speaker" else ""
+    out["speaker_id"] = unquote(p.key.partition("#speaker:")[2]) if p.kind == "speaker" else ""
     out["empty"] = p.is_empty()
     return out
 
@@ -144,7 +145,7 @@ async def scope_fences(service: MemoryService, scope: Scope) -> list[dict[str, A
     if not fences_supported(service):
         return []
     l2 = f"l2:{scope.collection}:{scope.user_key}"
-    l1 = (f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#")
+    l1 = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
     out = []
     for key, rec in sorted((await service.fences()).items()):
         if key == l2 or key.startswith(l1):

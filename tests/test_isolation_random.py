@@ -40,7 +40,7 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings
 from tests.fakes.host_runtime import FakeHostHandler
 from tests.reliability_support import component, load_plugin
@@ -487,12 +487,6 @@ async def test_console_isolation_probes(world: World) -> None:
     assert probes >= (8_500 if world.backend == "chroma" else 5_500), probes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG profile-key-delimiter: ltm/domain/scope.py speaker_profile_key/session_profile_key join raw ids "
-    "with '#speaker:'/'#session' and memory_service.speaker_profiles / clear_scope_fences / pages.views.scope_fences "
-    "match by prefix; derive_scope accepts '#' in launcher ids and sender ids are not validated",
-)
 async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
     """A session id may contain the profile-key delimiter (``person_alice#speaker:mallory``):
     ``person_alice`` must still not see that scope's profiles (speaker_profiles, export L1,
@@ -521,7 +515,7 @@ async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
         leaks.append("export l1")
     if (await svc.get_profile(p, "speaker", "mallory#speaker:eve")).traits:
         leaks.append("crafted sender id reads another scope's speaker profile")
-    await svc._set_fence(f"l1:{q.user_key}#speaker:eve", q, "profile.update", "probe")
+    await svc._set_fence("l1:" + speaker_profile_key(q, "eve"), q, "profile.update", "probe")  # the real lock key
     if await svc.clear_scope_fences(p, ADMIN):
         leaks.append("clear_scope_fences of another scope")
     assert not leaks, leaks

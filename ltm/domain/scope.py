@@ -125,13 +125,23 @@ def derive_scope(
     )
 
 
+def key_part(value: str) -> str:
+    """Escape ``%`` and ``#`` in an id that goes into a composite storage key, so that no launcher
+    id or sender id can forge another scope's key (``#`` separates the parts)."""
+    return str(value).replace("%", "%25").replace("#", "%23")
+
+
+def speaker_profile_prefix(scope: Scope) -> str:
+    return f"{key_part(scope.user_key)}#speaker:"
+
+
 def speaker_profile_key(scope: Scope, sender_id: str) -> str:
     """Speaker profiles follow the L2 sharing: per session, or per bot in ``bot`` isolation."""
-    return f"{scope.user_key}#speaker:{sender_id}"
+    return speaker_profile_prefix(scope) + key_part(sender_id)
 
 
 def session_profile_key(scope: Scope) -> str:
-    return f"{scope.scope_key}#session"
+    return f"{key_part(scope.scope_key)}#session"
 
 
 # --------------------------------------------------------------------------------------------

@@ -42,12 +42,15 @@ from ..domain.scope import (
     Criteria,
     Scope,
     derive_scope,
+    key_part,
     matches,
     scope_filter,
     session_profile_key,
     speaker_profile_key,
+    speaker_profile_prefix,
 )
 from ..domain.timefields import now_utc, parse_instant, to_iso
+from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
 from .lexical_cache import LexicalCache
@@ -93,6 +96,7 @@ class RecalledEpisode:
             "valid_until": e.valid_until,
             "claim_type": e.claim_type,
             "confidence": e.confidence,
+            "trust": trust_label(e.claim_type, e.confidence),
             "importance": e.importance,
             "tags": e.tags,
             "source_ref": e.source_ref,
@@ -349,7 +353,7 @@ class MemoryService:
         return {k: v for k, v in (await self._load_fences()).items() if k in self._scope_fence_keys(scope, [k])}
 
     def _scope_fence_keys(self, scope: Scope, keys: Sequence[str]) -> list[str]:
-        prefixes = (f"l1:{scope.scope_key}#", f"l1:{scope.user_key}#")
+        prefixes = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
         return [k for k in keys if k == self._l2_lock(scope) or k.startswith(prefixes)]
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
@@ -551,7 +555,7 @@ class MemoryService:
         return updated
 
     async def speaker_profiles(self, scope: Scope) -> list[Profile]:
-        prefix = _profile_key(f"{scope.user_key}#speaker:")
+        prefix = _profile_key(speaker_profile_prefix(scope))
         out = []
         for k in sorted(await self.kv.keys(prefix)):
             raw = await self.kv.get(k)
@@ -640,6 +644,42 @@ class MemoryService:
         if targets:
             await self._retired(RetireEvent(scope, "supersede", targets, actor))
         return episode, retired
+
+    async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
+        """Run the statement guards on one statement about to be written by a path that does not
+        go through :meth:`remember` (document ingest, import). Raises what a guard raises."""
+        for guard in self.statement_guards:
+            await guard(scope, data, actor, origin)
+
+    async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
+        """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
+        inference or an unverified statement is lifted; recall never lifts it). Audited once;
+        confirming a confirmed memory changes nothing."""
+        self._need_l2(scope)
+        async with self.locks.hold(self._l2_lock(scope)):
+            episode = await self.get_episode(scope, episode_id)
+            if episode.status != "active":
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="review.error.confirm_status", status=episode.status
+                )
+            if episode.confidence == "confirmed":
+                return episode
+            at = to_iso(self.clock())
+            extra = {**episode.extra, "confirmed_by": actor.sender_id or actor.surface, "confirmed_at": at}
+            updated = episode.retagged(confidence="confirmed", extra=extra)
+            await self._mutate(
+                scope,
+                actor,
+                lock_key=self._l2_lock(scope),
+                operation="episode.confirm",
+                targets=[episode.id],
+                summary=f"confirmed {episode.id} (was {episode.claim_type}/{episode.confidence})",
+                expect={episode.id: "active"},
+                reason=reason,
+                write=lambda: self._upsert(scope, [updated], "episode.confirm"),
+            )
+        log.info("confirm: %s in %s", episode.id, scope.user_key)
+        return updated
 
     async def _retired(self, event: RetireEvent) -> None:
         for listener in self.retire_listeners:
@@ -825,6 +865,8 @@ class MemoryService:
             except MemoryError_ as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
             plan.append((scope, data))
+        for scope, data in plan:  # tombstones refuse the whole document before anything is written
+            await self.screen_statement(scope, data, actor, "document")
         by_scope: dict[str, list[Episode]] = {}
         scopes: dict[str, Scope] = {}
         for scope, data in plan:
