@@ -85,6 +85,13 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+@runtime_checkable
+class ChatModel(Protocol):
+    """One bounded chat completion: a system prompt and a user message in, the reply text out."""
+
+    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str: ...
+
+
 class EmbedderResolver(Protocol):
     """Returns the embedder a collection was created with (the KB's embedding model)."""
 

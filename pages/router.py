@@ -26,7 +26,16 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
 ``/diagnostics``            POST    ``probe`` (bool): the health report + write fences
 ``/fences/clear``           POST    ``reason`` (only when the service has write fences)
+``/episode/confirm``        POST    ``id``, ``reason``: a person confirms a memory
+``/candidates``             POST    ``all_statuses`` (bool), paging: the review queue
+``/candidate/accept``       POST    ``id``, ``reason`` (the one resolver, as ``!memory candidate``)
+``/candidate/reject``       POST    ``id``, ``reason`` (records a tombstone on the value)
+``/tombstones``             POST    paging
+``/tombstone/lift``         POST    ``id``, ``reason``
 ==========================  ======  ==========================================================
+
+``/episode/forget`` also takes ``never`` (bool): forget for good (a tombstone on the value). The
+review endpoints need the plugin's review queue (``/meta`` says whether it is there).
 """
 
 from __future__ import annotations
@@ -41,9 +50,13 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from ltm.domain.errors import MemoryError_
 from ltm.domain.scope import STATUSES, derive_scope
 from ltm.domain.timefields import now_utc, to_iso
+from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, normalize_lang
 from ltm.service import Actor, MemoryService
+from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
+from ltm.service.review import ReviewQueue
+from pages import consolidation as consolidation_routes
 
 from . import views
 from .messages import msg
@@ -63,17 +76,36 @@ class Ctx:
     body: Body
     lang: str
     actor: Actor
+    review: ReviewQueue | None = None
+    consolidator: Consolidator | None = None
+
+    def queue(self) -> ReviewQueue:
+        if self.review is None:
+            raise BadRequest("err.review_unavailable")
+        return self.review
 
 
 Handler = Callable[[Ctx], Awaitable[Any]]
+
+
+def _consolidation_route(route: Callable[..., Awaitable[Any]]) -> Callable[[Ctx], Awaitable[Any]]:
+    """Adapt a ``pages.consolidation`` route (same service functions as ``!memory consolidate``)."""
+
+    async def handler(c: Ctx) -> Any:
+        if c.consolidator is None:
+            raise BadRequest("err.consolidation_unavailable")
+        scope = await scope_of(c.service, c.body)
+        return await route(c.service, c.consolidator, scope, c.body.raw, c.actor)
+
+    return handler
 
 
 # ---------------------------------------------------------------------------------------- reads
 async def _meta(c: Ctx) -> dict[str, Any]:
     return {
         "features": {
-            # The review queue (candidates) has no service verbs in this version: no panel.
-            "candidates": False,
+            "candidates": c.review is not None,
+            "consolidation": c.consolidator is not None,
             "fences": views.fences_supported(c.service),
         },
         "statuses": list(STATUSES),
@@ -253,8 +285,87 @@ async def _forget(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     eid = c.body.episode_id()
     reason = c.body.text("reason", max_len=MAX_REASON)
-    episode = await c.service.forget(scope, eid, c.actor, reason)
-    return {"forgotten": episode.id}
+    never = c.body.boolean("never", False)
+    if never:
+        c.queue()  # without the review queue no tombstone would be recorded: refuse, forget nothing
+    episode = await c.service.forget(scope, eid, c.actor, reason, never=never)
+    out: dict[str, Any] = {"forgotten": episode.id}
+    if never:
+        out["tombstone"] = value_key(episode.content, episode.sender_id)
+    return out
+
+
+async def _confirm(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    eid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    return views.episode_view(await c.service.confirm_episode(scope, eid, c.actor, reason))
+
+
+# ------------------------------------------------------------------------------- review queue
+async def _candidates(c: Ctx) -> dict[str, Any]:
+    queue = c.queue()
+    scope = await scope_of(c.service, c.body)
+    page = await queue.list(
+        scope,
+        page=c.body.integer("page", 1, 1, MAX_PAGE),
+        page_size=c.body.integer("page_size", 20, 1, 100),
+        all_statuses=c.body.boolean("all_statuses", False),
+    )
+    return {
+        "items": [views.candidate_view(x) for x in page.items],
+        "page": page.page,
+        "page_size": page.page_size,
+        "has_more": page.has_more,
+        "total": page.total,
+    }
+
+
+async def _candidate_accept(c: Ctx) -> dict[str, Any]:
+    queue = c.queue()
+    scope = await scope_of(c.service, c.body)
+    cid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    d = await queue.accept(scope, cid, c.actor, reason)
+    return {
+        "candidate": views.candidate_view(d.candidate),
+        "parked": d.parked,
+        "episode": views.episode_view(d.episode) if d.episode else None,
+        "superseded": [e.id for e in d.superseded],
+        "profile": views.profile_view(d.profile) if d.profile else None,
+    }
+
+
+async def _candidate_reject(c: Ctx) -> dict[str, Any]:
+    queue = c.queue()
+    scope = await scope_of(c.service, c.body)
+    cid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    return {"candidate": views.candidate_view(await queue.reject(scope, cid, c.actor, reason))}
+
+
+async def _tombstones(c: Ctx) -> dict[str, Any]:
+    queue = c.queue()
+    scope = await scope_of(c.service, c.body)
+    page = c.body.integer("page", 1, 1, MAX_PAGE)
+    size = c.body.integer("page_size", 20, 1, 100)
+    items, total = await queue.list_tombstones(scope, page, size)
+    return {
+        "items": [t.to_dict() for t in items],
+        "total": total,
+        "page": page,
+        "page_size": size,
+        "pages": max(1, -(-total // size)),
+    }
+
+
+async def _tombstone_lift(c: Ctx) -> dict[str, Any]:
+    queue = c.queue()
+    scope = await scope_of(c.service, c.body)
+    tid = c.body.episode_id()
+    reason = c.body.text("reason", max_len=MAX_REASON)
+    tb = await queue.lift_tombstone(scope, tid, c.actor, reason)
+    return {"lifted": tb.id}
 
 
 async def _export(c: Ctx) -> dict[str, Any]:
@@ -306,8 +417,18 @@ ROUTES: dict[str, Route] = {
     "/audit/export": Route(_POST, _audit_export),
     "/export": Route(_POST, _export),
     "/health": Route(_GET, _health),
+    "/consolidation/preview": Route(_POST, _consolidation_route(consolidation_routes.preview_route)),
+    "/consolidation/proposals": Route(_POST, _consolidation_route(consolidation_routes.proposals_route)),
+    "/consolidation/run": Route(_POST, _consolidation_route(consolidation_routes.run_route)),
+    "/consolidation/discard": Route(_POST, _consolidation_route(consolidation_routes.discard_route)),
     "/diagnostics": Route(_POST, _diagnostics),
     "/fences/clear": Route(_POST, _fences_clear),
+    "/episode/confirm": Route(_POST, _confirm),
+    "/candidates": Route(_POST, _candidates),
+    "/candidate/accept": Route(_POST, _candidate_accept),
+    "/candidate/reject": Route(_POST, _candidate_reject),
+    "/tombstones": Route(_POST, _tombstones),
+    "/tombstone/lift": Route(_POST, _tombstone_lift),
 }
 
 
@@ -326,7 +447,12 @@ def _actor(request: PageRequest) -> Actor:
     return Actor(surface="console", sender_id=str(who)[:128], privilege=2)
 
 
-async def handle(service: MemoryService, request: PageRequest) -> PageResponse:
+async def handle(
+    service: MemoryService,
+    request: PageRequest,
+    review: ReviewQueue | None = None,
+    consolidator: Consolidator | None = None,
+) -> PageResponse:
     lang = _lang(service, request.body)
     endpoint = str(request.endpoint or "")
     try:
@@ -336,7 +462,14 @@ async def handle(service: MemoryService, request: PageRequest) -> PageResponse:
         method = str(request.method or "POST").upper()
         if method not in route.methods:
             return PageResponse.fail(msg("err.method", lang, method=method[:10], endpoint=endpoint))
-        ctx = Ctx(service=service, body=Body(request.body), lang=lang, actor=_actor(request))
+        ctx = Ctx(
+            service=service,
+            body=Body(request.body),
+            lang=lang,
+            actor=_actor(request),
+            review=review,
+            consolidator=consolidator,
+        )
         return PageResponse.ok(await route.handler(ctx))
     except BadRequest as exc:
         return PageResponse.fail(msg(exc.key, lang, **exc.args_))

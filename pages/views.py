@@ -10,17 +10,27 @@ from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Episode, Profile
 from ltm.domain.scope import Criteria, Scope, key_part
 from ltm.domain.timefields import parse_instant
+from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
 from ltm.service import MemoryService
 from ltm.service.health import HealthReport
+from ltm.service.review import Candidate
 
 MAX_INJECTION_EPISODES = 50
 
 
 def episode_view(e: Episode, score: float | None = None) -> dict[str, Any]:
     out = e.to_public()
+    out["trust"] = trust_label(e.claim_type, e.confidence)
     if score is not None:
         out["score"] = round(float(score), 4)
+    return out
+
+
+def candidate_view(c: Candidate) -> dict[str, Any]:
+    """A review candidate as the console shows it (both sides of a conflict included)."""
+    out = c.to_dict()
+    out.pop("scope", None)
     return out
 
 

@@ -85,6 +85,10 @@ async def last_audit(svc: MemoryService, scope: Scope) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ routing
 ENDPOINTS = {
+    "/consolidation/preview",
+    "/consolidation/proposals",
+    "/consolidation/run",
+    "/consolidation/discard",
     "/meta",
     "/health",
     "/kbs",
@@ -105,6 +109,12 @@ ENDPOINTS = {
     "/export",
     "/diagnostics",
     "/fences/clear",
+    "/episode/confirm",
+    "/candidates",
+    "/candidate/accept",
+    "/candidate/reject",
+    "/tombstones",
+    "/tombstone/lift",
 }
 
 
@@ -696,7 +706,8 @@ def resolve_ids(body: Any, seeded: Seeded) -> Any:
 
 READ_ONLY = (
     ENDPOINTS
-    - {"/profile/update", "/episode/archive", "/episode/restore", "/episode/forget"}
+    - {"/profile/update", "/episode/archive", "/episode/restore", "/episode/forget", "/episode/confirm"}
+    - {"/candidate/accept", "/candidate/reject", "/tombstone/lift"}
     - {
         "/export",  # an export is audited
         "/fences/clear",

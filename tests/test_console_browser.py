@@ -201,6 +201,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     episode(c, seeded.tea_id).locator('[data-action="restore"]').click()
     c.f.locator("#toast", has_text="Restored").wait_for()
     assert server.run(svc.get_episode(alice, seeded.tea_id)).status == "active"
+    c.wait_idle("episodes")  # the toast shows before the list reloads
     assert episode(c, seeded.tea_id).count() == 0
 
     # Forget inline, with the in-page confirmation (the host sandbox has no dialogs).
@@ -270,8 +271,41 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
         assert "No write fence" in fences_text
     else:
         assert "Write fences are not available in this version." in fences_text
-    assert c.f.locator('#tabs [data-tab="candidates"]').is_hidden()
     c.shot("09-diagnostics")
+
+    # -- Candidates: the review queue is on (/meta); a conflict shows both sides; accept and reject
+    # call the same resolver as !memory candidate (tests/test_review_surfaces.py compares the states).
+    assert c.f.locator('#tabs [data-tab="candidates"]').is_visible()
+    c.tab("candidates")
+    conflict = c.f.locator(f'#panel-candidates article[data-candidate-id="{seeded.conflict_id}"]')
+    conflict.wait_for()
+    sides = conflict.locator('[data-role="sides"]').inner_text()
+    assert "Alice moved to Berlin" in sides and "Alice moved to Lyon" in sides
+    c.shot("09b-candidates")
+    pending = c.f.locator(f'#panel-candidates article[data-candidate-id="{seeded.pending_id}"]')
+    pending.locator('[data-role="cand-reason"]').fill("said so in chat")
+    pending.locator('[data-action="accept"]').click()
+    c.f.locator("#toast", has_text="Accepted").wait_for()
+    accepted = server.run(seeded.review.get(alice, seeded.pending_id))
+    assert accepted.status == "accepted" and accepted.reason == "said so in chat"
+    assert accepted.decided_by["surface"] == "console"
+    stored = server.run(svc.get_episode(alice, accepted.result_id))
+    assert stored.origin == "candidate" and stored.extra["candidate_id"] == seeded.pending_id
+    assert stored.content == "I prefer window seats on long flights."
+    c.wait_idle("candidates")
+    assert pending.count() == 0  # the default list shows open candidates only
+    conflict.locator('[data-action="reject"]').click()
+    c.f.locator("#toast", has_text="Rejected").wait_for()
+    c.f.locator("#tomb-body tr[data-tombstone-id]").first.wait_for()
+    assert server.run(svc.get_episode(alice, seeded.lyon_id)).status == "active"  # the other side stays
+    c.f.locator("#cand-all").check()
+    c.wait_idle("candidates")
+    c.f.locator(
+        f'#panel-candidates article[data-candidate-id="{seeded.pending_id}"][data-status="accepted"]'
+    ).wait_for()
+    c.assert_no_script_ran()
+    c.shot("09c-candidates-decided")
+    c.tab("diagnostics")
 
     # -- Language and theme switch live (host context message): zh_Hans + dark.
     c.page.evaluate("lbSetContext('dark', 'zh-Hans')")

@@ -11,7 +11,20 @@ from components.commands.parser import VERBS, ParseError, parse
 from ltm.domain.privilege import POLICY, can_run, is_admin, matrix, requires_admin
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "commands.md"
-READ_ONLY = {"summary", "help", "profile", "list", "search", "show", "superseded", "archived", "audit", "health"}
+READ_ONLY = {
+    "summary",
+    "help",
+    "profile",
+    "list",
+    "search",
+    "show",
+    "superseded",
+    "archived",
+    "audit",
+    "health",
+    "candidates",  # the review queue of one's own scope
+    "tombstones",  # ids, reasons, who and when; never the value
+}
 
 
 class TestPolicy:

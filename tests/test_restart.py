@@ -380,7 +380,8 @@ async def test_crash_before_the_write_is_dropped_by_recover(inst: Installation) 
 
 
 async def test_a_partial_multi_step_delete_is_fenced_and_reported(inst: Installation) -> None:
-    """A bulk delete of 150 rows crashes after its first chunk (100 rows) was deleted. After the
+    """A bulk delete of 150 rows, sent in batches of 100 (``delete_batch``; the default batch of 2,000
+    makes such a delete one call), crashes after its first batch was deleted. After the
     restart ``recover()`` reports it as partial and fences the scope: writes are refused, reads
     work and show what is left; after an audited clear, writes are accepted again."""
     svc = await inst.start()
@@ -391,6 +392,7 @@ async def test_a_partial_multi_step_delete_is_fenced_and_reported(inst: Installa
     ]
     await svc.ingest_document(inst.kb, "doc-big", {"episodes": items}, ADMIN)
     svc = await inst.start(index_hook=crash_at("delete", phase="after", nth=1))
+    svc.delete_batch = 100
     a = await inst.scope(svc)
     await inst.crash_during(svc.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="x"))
     svc2 = await inst.start()

@@ -26,13 +26,16 @@ from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
 from components.commands import render
+from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
 from components.hostglue import scope_from_vars
 from ltm.domain.errors import MemoryError_, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
+from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
+from ltm.service.review import ReviewQueue
 from ltm.service.transfer import export_scope, import_scope
 
 try:  # the health probe is the lead's module; degrade to a localized notice without it
@@ -91,6 +94,10 @@ class MemoryCommand(Command):
     @property
     def service(self) -> MemoryService:
         return self.plugin.service
+
+    @property
+    def review(self) -> ReviewQueue | None:
+        return getattr(self.plugin, "review", None)
 
     async def respond(self, ctx: ExecuteContext) -> list[str]:
         """Replies for one command line. Never raises: every failure becomes a localized message."""
@@ -247,8 +254,58 @@ class MemoryCommand(Command):
 
     # ------------------------------------------------------------------ admin verbs
     async def _do_forget(self, c: Call) -> list[str]:
-        e = await self.service.forget(c.scope, c.p.episode_id, c.actor, reason=c.p.reason)
-        return [t("cmd.forget.done", c.lang, id=render.clean(e.id, 40), content=render.quote(e.content))]
+        if c.p.never and self.review is None:  # no tombstone could be recorded: do not pretend
+            return [t("cmd.review.unavailable", c.lang)]
+        e = await self.service.forget(c.scope, c.p.episode_id, c.actor, reason=c.p.reason, never=c.p.never)
+        text = t("cmd.forget.done", c.lang, id=render.clean(e.id, 40), content=render.quote(e.content))
+        if c.p.never:
+            text += "\n" + t("cmd.forget.never", c.lang, tombstone=value_key(e.content, e.sender_id))
+        return [text]
+
+    async def _do_confirm(self, c: Call) -> list[str]:
+        before = await self.service.get_episode(c.scope, c.p.episode_id)
+        e = await self.service.confirm_episode(c.scope, c.p.episode_id, c.actor, reason=c.p.reason)
+        key = "cmd.confirm.already" if before.confidence == "confirmed" else "cmd.confirm.done"
+        return [
+            t(
+                key,
+                c.lang,
+                id=render.clean(e.id, 40),
+                content=render.quote(e.content),
+                was=render.clean(before.confidence, 20),
+            )
+        ]
+
+    async def _do_consolidate(self, c: Call) -> list[str]:
+        if c.p.action == "preview":
+            return await consolidate_preview(self.plugin, c.ctx, c.scope, c.lang, actor=c.actor)
+        return await consolidate_run(
+            self.plugin, c.ctx, c.scope, c.lang, proposal_id=c.p.episode_id or None, actor=c.actor
+        )
+
+    # ------------------------------------------------------------------ review queue
+    def _queue(self) -> ReviewQueue:
+        if self.review is None:
+            raise ScopeError("no review queue", key="cmd.review.unavailable")
+        return self.review
+
+    async def _do_candidates(self, c: Call) -> list[str]:
+        page = await self._queue().list(c.scope, page=c.p.page, page_size=PAGE_SIZE, all_statuses=c.p.all_statuses)
+        return [render.candidate_page(c.lang, page, c.p.all_statuses)]
+
+    async def _do_candidate(self, c: Call) -> list[str]:
+        queue = self._queue()
+        if c.p.action == "accept":
+            return [render.decision(c.lang, await queue.accept(c.scope, c.p.episode_id, c.actor, c.p.reason))]
+        return [render.rejected(c.lang, await queue.reject(c.scope, c.p.episode_id, c.actor, c.p.reason))]
+
+    async def _do_tombstones(self, c: Call) -> list[str]:
+        items, total = await self._queue().list_tombstones(c.scope, c.p.page, PAGE_SIZE)
+        return [render.tombstone_page(c.lang, items, total, c.p.page, PAGE_SIZE)]
+
+    async def _do_tombstone(self, c: Call) -> list[str]:
+        tb = await self._queue().lift_tombstone(c.scope, c.p.episode_id, c.actor, c.p.reason)
+        return [t("cmd.tombstone.lifted", c.lang, id=render.clean(tb.id, 40))]
 
     async def _do_archive(self, c: Call) -> list[str]:
         e = await self.service.set_status(c.scope, c.p.episode_id, "archived", c.actor, reason=c.p.reason)

@@ -56,6 +56,12 @@ VERBS: tuple[str, ...] = (
     "delete",
     "audit",
     "health",
+    "candidates",
+    "candidate",
+    "tombstones",
+    "tombstone",
+    "confirm",
+    "consolidate",
 )
 
 
@@ -100,6 +106,8 @@ class Parsed:
     before_ts: float | None = None
     reason: str = ""
     payload: Any = None
+    never: bool = False  # forget --never: a tombstone on the value
+    all_statuses: bool = False  # candidates --all-statuses
     flags: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -353,9 +361,45 @@ def parse(text: str, root: str = ROOT) -> Parsed:
         pos, _ = split_flags(rest, {}, verb)
         return Parsed(verb=verb, episode_id=_one_id(pos, verb))
 
-    if verb in ("forget", "archive", "restore"):
+    if verb == "forget":
+        pos, flags = split_flags(rest, {**REASON_FLAG, "never": BOOL}, verb)
+        return Parsed(verb=verb, episode_id=_one_id(pos, verb), reason=_reason(flags), never=bool(flags.get("never")))
+
+    if verb in ("archive", "restore", "confirm"):
         pos, flags = split_flags(rest, REASON_FLAG, verb)
         return Parsed(verb=verb, episode_id=_one_id(pos, verb), reason=_reason(flags))
+
+    if verb == "candidates":
+        pos, flags = split_flags(rest, {"all-statuses": BOOL}, verb)
+        return Parsed(verb=verb, page=_optional_page(pos, verb), all_statuses=bool(flags.get("all-statuses")))
+
+    if verb == "consolidate":
+        # consolidate preview | consolidate run [proposal_id]
+        pos, _ = split_flags(rest, {}, verb)
+        action = pos[0].value.lower() if pos and not pos[0].quoted else ""
+        if action not in ("preview", "run") or (action == "preview" and len(pos) > 1) or len(pos) > 2:
+            raise ParseError("cmd.parse.consolidate_action", value=_clip(pos[0].value, 40) if pos else "")
+        return Parsed(verb=verb, action=action, episode_id=pos[1].value if len(pos) == 2 else "")
+
+    if verb == "tombstones":
+        pos, _ = split_flags(rest, {}, verb)
+        return Parsed(verb=verb, page=_optional_page(pos, verb))
+
+    if verb in ("candidate", "tombstone"):
+        # candidate accept|reject <id> [reason ...]; tombstone lift <id> [reason ...]
+        actions = ("accept", "reject") if verb == "candidate" else ("lift",)
+        bad_action = "cmd.parse.candidate_action" if verb == "candidate" else "cmd.parse.tombstone_action"
+        pos, flags = split_flags(rest, REASON_FLAG, verb)
+        action = pos[0].value.lower() if pos and not pos[0].quoted else ""
+        if action not in actions:
+            raise ParseError(bad_action, value=_clip(pos[0].value, 40) if pos else "")
+        if len(pos) < 2:
+            raise ParseError("cmd.parse.id_missing", verb=f"{verb} {action}")
+        said = " ".join(t.value for t in pos[2:]).strip()
+        if said and "reason" in flags:
+            raise ParseError("cmd.parse.reason_twice")
+        reason = parse_value(said, "reason", MAX_REASON_CHARS) if said else _reason(flags)
+        return Parsed(verb=verb, action=action, episode_id=parse_id(pos[1]), reason=reason)
 
     if verb == "export":
         pos, flags = split_flags(rest, {"status": VALUE, "page": VALUE}, verb)

@@ -18,6 +18,7 @@ from ltm.domain.errors import MemoryError_
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
 from ltm.domain.timefields import parse_instant
+from ltm.domain.trust import trust_label
 from ltm.i18n import t
 
 MAX_REPLY_CHARS = 3000
@@ -54,8 +55,28 @@ HELP_ORDER = (
     "import",
     "audit",
     "health",
+    "candidates",
+    "candidate",
+    "tombstones",
+    "tombstone",
+    "confirm",
+    "consolidate",
     "help",
 )
+TRUST_KEYS = {"inferred": "cmd.trust.inferred", "unconfirmed": "cmd.trust.unconfirmed"}
+CANDIDATE_STATUS_KEYS = {
+    "pending": "cmd.cand.status_pending",
+    "conflict": "cmd.cand.status_conflict",
+    "accepted": "cmd.cand.status_accepted",
+    "rejected": "cmd.cand.status_rejected",
+}
+CANDIDATE_CLASS_KEYS = {
+    "identity": "cmd.cand.class_identity",
+    "preference": "cmd.cand.class_preference",
+    "plan": "cmd.cand.class_plan",
+    "correction": "cmd.cand.class_correction",
+}
+TOMBSTONE_KIND_KEYS = {"rejected": "cmd.tomb.kind_rejected", "forgotten": "cmd.tomb.kind_forgotten"}
 
 
 def clean(value: Any, limit: int = FIELD_CHARS) -> str:
@@ -153,6 +174,9 @@ def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
     bits = [f"\u2022 {clean(e.id, 40)}"]
     if e.status != "active":
         bits.append(f"[{status_label(lang, e.status)}]")
+    trust = trust_label(e.claim_type, e.confidence)
+    if trust in TRUST_KEYS:
+        bits.append(f"[{t(TRUST_KEYS[trust], lang)}]")
     bits.append(quote(e.content, LIST_CONTENT_CHARS))
     meta = t("cmd.line.meta", lang, speaker=who, when=_date(e.event_at or e.timestamp))
     if score is not None:
@@ -315,4 +339,158 @@ def help_text(lang: str, topic: str = "") -> str:
         mark = " " + t("cmd.help.admin_mark", lang) if verb in admin_verbs else ""
         lines.append(f"{t(f'cmd.usage.{verb}', lang)}{mark}")
     lines.append(t("cmd.help.footer", lang))
+    return fit("\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------------
+# review queue
+# --------------------------------------------------------------------------------------------
+
+
+def _who(d: dict[str, Any] | None) -> str:
+    d = d or {}
+    return clean(d.get("sender_id") or d.get("surface") or "-", 40)
+
+
+def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
+    """The other side of a conflict, one line each: what is stored now and what would change."""
+    out = []
+    for side in sides[:10]:
+        if side.get("kind") == "profile":
+            out.append(
+                "  \u2194 "
+                + t(
+                    "cmd.cand.conflict_profile",
+                    lang,
+                    field=clean(side.get("field"), 20),
+                    value=quote(side.get("content"), 60),
+                )
+            )
+            continue
+        out.append(
+            "  \u2194 "
+            + t(
+                "cmd.cand.conflict_line",
+                lang,
+                id=clean(side.get("id"), 40),
+                content=quote(side.get("content"), 100),
+                attribute=clean(side.get("attribute") or "-", 30),
+            )
+        )
+    return out
+
+
+def candidate_line(lang: str, c: Any) -> str:
+    status = t(CANDIDATE_STATUS_KEYS.get(c.status, "cmd.cand.status_pending"), lang)
+    head = f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}"
+    meta = t(
+        "cmd.cand.meta",
+        lang,
+        kind=t(CANDIDATE_CLASS_KEYS[c.classification], lang)
+        if c.classification in CANDIDATE_CLASS_KEYS
+        else clean(c.classification, 20),
+        origin=clean(c.origin, 20),
+        speaker=clean(c.sender_id, 32) or "-",
+        when=_date(c.created_at),
+    )
+    lines = [head, "  " + meta]
+    if c.target == "profile":
+        lines.append("  " + t("cmd.cand.profile", lang, name=quote((c.profile_patch or {}).get("name"), 60)))
+    if c.model_recommendation:
+        lines.append(
+            "  " + t("cmd.cand.model", lang, advice=clean(c.model_recommendation, 10), note=quote(c.model_note, 100))
+        )
+    if c.redactions:
+        lines.append("  " + t("cmd.cand.redacted", lang, n=int(c.redactions)))
+    if c.status == "conflict":
+        lines += conflict_lines(lang, c.conflicts_with)
+    if c.status in ("accepted", "rejected"):
+        lines.append(
+            "  "
+            + t(
+                "cmd.cand.decided",
+                lang,
+                who=_who(c.decided_by),
+                when=_date(c.decided_at),
+                result=clean(c.result_id, 60) or "-",
+                reason=quote(c.reason, 80) if c.reason else "-",
+            )
+        )
+    return "\n".join(lines)
+
+
+def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
+    if not page.items:
+        if page.page > 1:
+            return t("cmd.list.empty_page", lang, page=page.page)
+        return t("cmd.candidates.empty_all" if all_statuses else "cmd.candidates.empty", lang)
+    title = "cmd.candidates.title_all" if all_statuses else "cmd.candidates.title"
+    lines = [t(title, lang, page=page.page, total=page.total)]
+    lines += [candidate_line(lang, c) for c in page.items]
+    if page.has_more:
+        flag = " --all-statuses" if all_statuses else ""
+        lines.append(t("cmd.candidates.more", lang, command=f"!memory candidates {page.page + 1}{flag}"))
+    else:
+        lines.append(t("cmd.candidates.hint", lang))
+    return fit("\n".join(lines))
+
+
+def decision(lang: str, d: Any) -> str:
+    c = d.candidate
+    if d.parked:
+        lines = [t("cmd.candidate.parked", lang, id=clean(c.id, 40), content=quote(c.content, 160))]
+        lines += conflict_lines(lang, c.conflicts_with)
+        lines.append(t("cmd.candidate.parked_hint", lang, id=clean(c.id, 40)))
+        return fit("\n".join(lines))
+    if c.target == "profile":
+        return t(
+            "cmd.candidate.accepted_profile",
+            lang,
+            id=clean(c.id, 40),
+            name=quote((c.profile_patch or {}).get("name"), 60),
+        )
+    text = t(
+        "cmd.candidate.accepted",
+        lang,
+        id=clean(c.id, 40),
+        episode=clean(c.result_id, 40),
+        content=quote(c.content, 160),
+    )
+    if c.superseded:
+        text += "\n" + t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
+    return text
+
+
+def rejected(lang: str, c: Any) -> str:
+    return t(
+        "cmd.candidate.rejected",
+        lang,
+        id=clean(c.id, 40),
+        content=quote(c.content, 160),
+        tombstone=clean(c.result_id, 40) or "-",
+    )
+
+
+def tombstone_page(lang: str, items: Sequence[Any], total: int, page: int, page_size: int) -> str:
+    if not items:
+        return t("cmd.tombstones.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
+    pages = max(1, -(-total // page_size))
+    lines = [t("cmd.tombstones.title", lang, page=page, pages=pages, total=total)]
+    for tb in items:
+        lines.append(
+            t(
+                "cmd.tombstones.line",
+                lang,
+                id=clean(tb.id, 40),
+                kind=t(TOMBSTONE_KIND_KEYS.get(tb.kind, "cmd.tomb.kind_rejected"), lang),
+                who=_who(tb.by),
+                when=_date(tb.at),
+                count=int(tb.count),
+                speaker=clean(tb.subject, 32) or t("cmd.tombstones.anyone", lang),
+                reason=quote(tb.reason, 100) if tb.reason else "-",
+            )
+        )
+    if page < pages:
+        lines.append(t("cmd.list.more", lang, verb="tombstones", next=page + 1))
+    lines.append(t("cmd.tombstones.hint", lang))
     return fit("\n".join(lines))

@@ -1,22 +1,32 @@
-"""PromptPreProcessing: recall once and inject the memory block into ``default_prompt``."""
+"""The one EventListener of the plugin.
+
+- ``PromptPreProcessing``: recall once and inject the memory block into ``default_prompt``;
+- ``NormalMessageResponded`` (when ``candidate_extraction_enabled``): propose review candidates from
+  the user's own text of the turn (the query variable ``user_message_text``; never the reply in
+  ``response_text``, never the injected block), once per query even when the host emits the event
+  several times.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from typing import Any
 
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
-from components.hostglue import CONTEXT_VAR, SCOPE_VAR
+from components.hostglue import CONTEXT_VAR, SCOPE_VAR, scope_from_vars
 from ltm.domain.timefields import now_utc, to_iso
-from ltm.service import MemoryService
+from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, has_content, render_block
+from ltm.service.review import ExtractReport, ReviewQueue
 
 log = logging.getLogger(__name__)
 COMMAND_PREFIXES = ("!", "！")
+SEEN_QUERIES = 512
 
 
 async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | None:
@@ -75,9 +85,27 @@ async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | No
     return snapshot
 
 
+async def extract_candidates(service: MemoryService, review: ReviewQueue, ctx: Any) -> ExtractReport | None:
+    """One turn's candidates: the user's text and the current speaker from the query variables."""
+    variables = dict(await ctx.get_query_vars() or {})
+    text = str(variables.get("user_message_text") or "")
+    if not text.strip() or text.lstrip().startswith(COMMAND_PREFIXES):
+        return None
+    session = getattr(ctx.event, "session", None)
+    bot = getattr(session, "bot_uuid", None) or await ctx.get_bot_uuid()
+    scope = await scope_from_vars(service, variables, session=session, bot_uuid=str(bot or ""))
+    if not scope.collection:
+        log.info("candidate extraction skipped: no memory knowledge base for %s", scope.scope_key)
+        return None
+    qid = getattr(ctx, "query_id", None)
+    actor = Actor(surface="listener", sender_id=scope.sender_id, query_id=qid)
+    return await review.extract(scope, text, actor, source_ref=f"query:{qid}")
+
+
 class MemoryListener(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
+        seen: deque[Any] = deque(maxlen=SEEN_QUERIES)
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
@@ -85,3 +113,17 @@ class MemoryListener(EventListener):
                 await inject_memory(self.plugin.service, ctx)
             except Exception:  # memory must never break the chat
                 log.exception("memory injection failed; the turn continues without memory")
+
+        @self.handler(events.NormalMessageResponded)
+        async def on_responded(ctx: context.EventContext) -> None:
+            review = getattr(self.plugin, "review", None)
+            try:
+                if review is None or not review.settings.enabled:
+                    return
+                key = getattr(ctx, "query_uuid", None) or getattr(ctx, "query_id", None)
+                if key is not None and key in seen:
+                    return  # the host emits this event once per reply part; extract once per turn
+                seen.append(key)
+                await extract_candidates(self.plugin.service, review, ctx)
+            except Exception:  # candidates must never break the chat
+                log.exception("candidate extraction failed; the turn continues")

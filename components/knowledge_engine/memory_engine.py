@@ -38,6 +38,9 @@ class MemoryEngine(KnowledgeEngine):
 
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
         await self.plugin.service.unregister_kb(kb_id)
+        consolidator = getattr(self.plugin, "consolidator", None)
+        if consolidator is not None:
+            await consolidator.on_kb_deleted(kb_id)
 
     async def _ensure_kb(self, kb_id: str, creation: dict[str, Any] | None) -> None:
         service = self.plugin.service

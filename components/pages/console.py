@@ -14,4 +14,9 @@ class MemoryConsole(Page):
         if service is None:  # the plugin failed to initialise: say so instead of raising into the host
             lang = request.body.get("lang") if isinstance(request.body, dict) else None
             return PageResponse.fail(msg("err.not_ready", lang if isinstance(lang, str) else None))
-        return await handle(service, request)
+        return await handle(
+            service,
+            request,
+            review=getattr(self.plugin, "review", None),
+            consolidator=getattr(self.plugin, "consolidator", None),
+        )

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "HashingEmbedder": "embedders",
     "LocalMiniLMEmbedder": "embedders",
     "HostEmbedder": "embedders",
+    "HostChatModel": "host_chat",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,7 +20,7 @@ import unicodedata
 
 from .lexical import count_cjk, tokenize
 
-__all__ = ["estimate_tokens", "fit_budget", "near_duplicate", "DEFAULT_OVERHEAD_PER_ITEM"]
+__all__ = ["DEFAULT_OVERHEAD_PER_ITEM", "estimate_tokens", "evidence_budget", "fit_budget", "near_duplicate"]
 
 # Rendering one item in the block costs a bullet, a date and delimiters: about this many tokens.
 DEFAULT_OVERHEAD_PER_ITEM = 12
@@ -66,8 +66,9 @@ def fit_budget(
        same normalised text or a token-set Jaccard similarity >= ``duplicate_threshold``.
     2. The lowest-value items are dropped until the total (``estimate_tokens(text) +
        overhead_per_item`` each) fits in ``budget_tokens``; so the kept items are exactly the most
-       valuable ones, and an item is never kept while a more valuable one was dropped for room.
-    Equal values keep the input order.
+       valuable ones, and an item is never kept while a more valuable one was dropped for room
+       (an item too large for the whole budget on its own is skipped: it could never fit).
+    Texts are never cut: what is injected is verbatim. Equal values keep the input order.
     """
     if budget_tokens <= 0 or not items:
         return []
@@ -84,8 +85,22 @@ def fit_budget(
     used = 0
     for i in kept:
         cost = estimate_tokens(items[i][1]) + max(0, overhead_per_item)
+        if cost > budget_tokens:
+            continue  # could never be injected verbatim, whatever else is dropped
         if used + cost > budget_tokens:
             break  # everything after is less valuable: dropped first
         used += cost
         out.append(items[i][0])
     return out
+
+
+def evidence_budget(total_tokens: int, profile_tokens: int, *, min_evidence_share: float = 0.6) -> int:
+    """Tokens left for episodes (verbatim evidence) once the profile part is rendered.
+
+    The profile part may take at most ``1 - min_evidence_share`` of the block: the caller trims its
+    profile rendering to ``total_tokens - evidence_budget(...)`` when it is longer.
+    """
+    total = max(0, int(total_tokens))
+    share = min(1.0, max(0.0, float(min_evidence_share)))
+    profile_cap = int(total * (1.0 - share))
+    return total - min(max(0, int(profile_tokens)), profile_cap)

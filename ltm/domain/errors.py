@@ -58,3 +58,15 @@ class FencedError(MemoryError_):
     """Writes to this scope are refused: an earlier write's outcome is unknown (see fences)."""
 
     key = "error.fenced"
+
+
+class TombstonedError(ConflictError):
+    """The value was rejected or forgotten for good; its tombstone refuses it (an admin can lift it)."""
+
+    key = "review.error.tombstoned"
+
+
+class ParkedError(ConflictError):
+    """The statement contradicts an active memory; it was parked as a candidate for review, not written."""
+
+    key = "review.error.parked"

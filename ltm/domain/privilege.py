@@ -1,7 +1,9 @@
 """Who may run which ``!memory`` verb: a pure policy table, no I/O.
 
-Reading the memory of the scope one is speaking in is open to everyone in that scope. Every verb
-that changes memory, deletes in bulk, imports, or exports a whole scope needs an admin: the host's
+Reading the memory of the scope one is speaking in is open to everyone in that scope (its review
+queue and its tombstones too: a tombstone shows no value, only its id, reason, who and when). Every
+verb that changes memory (including accepting or rejecting a candidate, lifting a tombstone and
+confirming a memory), deletes in bulk, imports, or exports a whole scope needs an admin: the host's
 bot admin (``ExecuteContext.privilege == 2``) or a sender listed in the plugin config
 ``admin_sender_ids``. In group chats the host gives every member the same privilege (admins are
 configured per launcher), so per-person rights come from ``admin_sender_ids``, matched against the
@@ -49,10 +51,16 @@ POLICY: dict[str, Rule] = {
         Rule("archived", READ),
         Rule("audit", READ),
         Rule("health", READ),
+        Rule("candidates", READ),
+        Rule("tombstones", READ),
         Rule("health.probe", PROBE),
         Rule("forget", MUTATE),
         Rule("archive", MUTATE),
         Rule("restore", MUTATE),
+        Rule("confirm", MUTATE),
+        Rule("candidate", MUTATE),
+        Rule("tombstone", MUTATE),
+        Rule("consolidate", MUTATE),
         Rule("delete", BULK),
         Rule("import", IMPORT),
         Rule("export", EXPORT),

@@ -21,6 +21,7 @@ Pure: no I/O; ``now`` is always passed in.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 __all__ = ["parse_time_window", "MONTHS"]
@@ -123,9 +124,7 @@ def _plausible_year(y: int) -> bool:
     return 1900 <= y <= 2200
 
 
-# Each rule: (compiled regex, handler(match, now) -> (start, end) | None). The earliest match in
-# the query wins; at one position the more specific rule (listed first) wins.
-_Handler = "callable"
+# Each rule is (compiled regex, handler(match, now) -> (start, end) | None); see _RULES below.
 
 
 def _h_iso_day(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
@@ -354,7 +353,12 @@ def _h_zh_weekday(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] 
 
 _ZH_UNIT = r"(?P<unit>天|个星期|星期|个礼拜|礼拜|周|个月|月|年)"
 
-_RULES: list[tuple[re.Pattern[str], object]] = [
+_Range = tuple[datetime, datetime]
+_Handler = Callable[[re.Match[str], datetime], _Range | None]
+
+# The earliest expression in the query wins; among matches overlapping it, the longest, then the
+# one listed first.
+_RULES: list[tuple[re.Pattern[str], _Handler]] = [
     (re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)"), _h_iso_day),
     (re.compile(r"(?<![\d-])(?P<y>\d{4})-(?P<m>\d{1,2})(?![\d-])"), _h_iso_month),
     (
@@ -366,8 +370,13 @@ _RULES: list[tuple[re.Pattern[str], object]] = [
     (re.compile(rf"(?<![\d年])(?P<y>)(?P<m>{_ZH_NUM})月(?:(?P<d>{_ZH_NUM})[日号])?"), _h_zh_ymd),
     (re.compile(r"(?P<which>上|这|本)?(?:个)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"), _h_zh_weekday),
     (re.compile(r"(?P<y>\d{4}|[零〇一二三四五六七八九]{4})年(?!\s*[0-9零〇一二两三四五六七八九十]+月)"), _h_zh_year),
-    (re.compile(r"大前天|前天|昨天|昨日|昨晚|今天|今日|今晚|本周|这周|这个星期|这星期|本星期|这个礼拜|这礼拜"
-                r"|上个星期|上星期|上周|上个礼拜|上礼拜|本月|这个月|这月|上个月|上月|今年|本年|去年|前年"), _h_zh_fixed),
+    (
+        re.compile(
+            r"大前天|前天|昨天|昨日|昨晚|今天|今日|今晚|本周|这周|这个星期|这星期|本星期|这个礼拜|这礼拜"
+            r"|上个星期|上星期|上周|上个礼拜|上礼拜|本月|这个月|这月|上个月|上月|今年|本年|去年|前年"
+        ),
+        _h_zh_fixed,
+    ),
     (re.compile(rf"(?:过去|最近|近)(?P<n>{_ZH_NUM})\s*{_ZH_UNIT}"), _h_zh_trailing),
     (re.compile(rf"(?P<n>{_ZH_NUM})\s*{_ZH_UNIT}(?:以)?前"), _h_zh_ago),
     # ---- English ----
@@ -386,9 +395,14 @@ _RULES: list[tuple[re.Pattern[str], object]] = [
         _h_day_month_year,
     ),
     (re.compile(rf"\b(?P<mon>{_MONTH_ALT})\.?,?\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE), _h_month_year),
-    (re.compile(r"\b(?:the day before yesterday|yesterday|today|tonight|last night)\b", re.IGNORECASE), _h_relative_day),
     (
-        re.compile(r"\b(?P<which>this|current|last|past|previous)\s+(?P<unit>week|month|year|weekend)\b", re.IGNORECASE),
+        re.compile(r"\b(?:the day before yesterday|yesterday|today|tonight|last night)\b", re.IGNORECASE),
+        _h_relative_day,
+    ),
+    (
+        re.compile(
+            r"\b(?P<which>this|current|last|past|previous)\s+(?P<unit>week|month|year|weekend)\b", re.IGNORECASE
+        ),
         _h_this_last,
     ),
     (
@@ -417,7 +431,10 @@ def parse_time_window(query: str, now: datetime) -> tuple[float, float] | None:
     found: list[tuple[int, int, int, tuple[datetime, datetime]]] = []
     for order, (rx, handler) in enumerate(_RULES):
         for m in rx.finditer(query):
-            rng = handler(m, now)  # type: ignore[operator]
+            try:
+                rng = handler(m, now)
+            except (OverflowError, ValueError):  # "1000000 days ago" leaves the calendar
+                rng = None
             if rng is not None:
                 found.append((m.start(), m.end(), order, rng))
                 break

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ..domain.models import Profile
+from ..domain.trust import is_marked, trust_label
 from ..i18n import t
 from .memory_service import RecallResult
 
@@ -47,6 +48,11 @@ def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, 
                 "when": r.episode.event_at or r.episode.timestamp,
                 "claim": r.episode.claim_type,
                 "confidence": r.episode.confidence,
+                **(
+                    {"trust": trust_label(r.episode.claim_type, r.episode.confidence)}
+                    if is_marked(r.episode.claim_type, r.episode.confidence)
+                    else {}
+                ),
                 **({"valid_until": r.episode.valid_until} if r.episode.valid_until else {}),
             }
             for r in result.episodes

@@ -20,7 +20,7 @@ from ..ports import VectorIndex
 
 log = logging.getLogger(__name__)
 
-PAGE = 500
+PAGE = 1000
 
 
 @dataclass
@@ -30,7 +30,7 @@ class ScopeIndex:
 
 
 class LexicalCache:
-    def __init__(self, vectors: VectorIndex, *, max_scopes: int = 64) -> None:
+    def __init__(self, vectors: VectorIndex, *, max_scopes: int = 256) -> None:
         self._vectors = vectors
         self._max_scopes = max_scopes
         self._indexes: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()

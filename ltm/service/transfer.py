@@ -414,6 +414,9 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
             id_map[item.original_id] = eid
             new_ids[item.n] = eid
             fresh.append(item)
+        for item in fresh:  # tombstones apply to imports too: a rejected value never comes back
+            if item.data.status == "active":
+                await service.screen_statement(scope.with_sender(item.sender_id), item.data, actor, "import")
         now = to_iso(service.clock())
         episodes: list[Episode] = []
         dropped = 0
@@ -434,7 +437,7 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
                 supersedes=sup,
                 superseded_by=by,
                 confidence=item.confidence or ep.confidence,
-                extra=dict(item.extra),
+                extra=_remap_lineage(item.extra, id_map),
             )
             episodes.append(ep)
         patches = _repair_links(episodes, {e.id: e for e in existing})
@@ -505,3 +508,12 @@ async def _write_batch(
         except Exception as exc:  # the original failure is what the caller must see
             log.warning("import rollback failed: %s", exc)
         raise
+
+
+def _remap_lineage(extra: dict[str, Any], id_map: dict[str, str]) -> dict[str, Any]:
+    """Lineage ids (a summary's ``sources``) point at ids of this scope after an import, so that
+    cascades still find derived records; a source that was not imported is dropped from the list."""
+    out = dict(extra)
+    if isinstance(out.get("sources"), list):
+        out["sources"] = [id_map[s] for s in out["sources"] if isinstance(s, str) and s in id_map]
+    return out

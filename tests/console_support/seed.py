@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ltm.domain.candidates import Proposal
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
+from ltm.service.review import ReviewQueue
 from tests.support import ADMIN, KB, build_service, scope_of
 
 HOSTILE_SCRIPT = '<script>window.__pwned = "script"</script>'
@@ -47,6 +49,10 @@ class Seeded:
     carol_id: str = ""
     dave_id: str = ""
     dated_ids: list[str] = field(default_factory=list)
+    review: ReviewQueue | None = None
+    pending_id: str = ""  # a pending candidate of alice
+    conflict_id: str = ""  # a candidate of alice that contradicts "Alice moved to Lyon"
+    lyon_id: str = ""
 
 
 async def seeded_service(tmp: Path) -> Seeded:
@@ -98,6 +104,28 @@ async def seeded_service(tmp: Path) -> Seeded:
     s.carol_id = c.id
     d, _ = await svc.remember(group.with_sender("dave"), {"content": "Dave plays the violin"}, ADMIN)
     s.dave_id = d.id
+
+    # The review queue is attached after the seed memories were written (the seed bypasses review).
+    s.review = ReviewQueue(svc)
+    s.lyon_id = next(
+        e.id for e in (await svc.list_episodes(alice, page_size=100)).items if e.content == "Alice moved to Lyon"
+    )
+    pending = await s.review.propose(
+        alice,
+        Proposal("I prefer window seats on long flights.", "I prefer window seats on long flights.", "preference"),
+        ADMIN,
+        origin="rules",
+        source_ref="query:41",
+    )
+    s.pending_id = pending.id
+    conflict = await s.review.propose(
+        alice,
+        Proposal("Alice moved to Berlin", "Alice moved to Berlin", "correction"),
+        ADMIN,
+        origin="model",
+        source_ref="query:42",
+    )
+    s.conflict_id = conflict.id
 
     await svc.save_injection(
         alice,

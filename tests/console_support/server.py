@@ -150,7 +150,8 @@ class ConsoleServer:
         self.seeded = self.run(self._factory())
         self.service = getattr(self.seeded, "service", self.seeded)
         page = MemoryConsole()
-        page.plugin = SimpleNamespace(service=self.service)  # type: ignore[assignment]
+        review = getattr(self.seeded, "review", None)
+        page.plugin = SimpleNamespace(service=self.service, review=review)  # type: ignore[assignment]
         self.page = page
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.httpd.daemon_threads = True

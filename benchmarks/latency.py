@@ -1,0 +1,561 @@
+"""Latency of the auto-recall path and of remember, on embedded Chroma, at growing collection sizes.
+
+    python -m benchmarks.latency [--sizes 1000,10000,100000] [--queries 200] [--out r.json]
+
+For each size N: one collection holding N episodes spread over 100 scopes (session isolation), in
+a fresh Chroma ``PersistentClient`` (the host's engine) and, for comparison in the same run, in the
+plugin's numpy brute-force index. Then:
+
+- auto-recall: the whole ``PromptPreProcessing`` turn (``components.event_listener.default.inject_memory``:
+  query variables -> scope -> recall (profiles, vector leg, lexical leg, rank, budget) -> block ->
+  query variables -> injection snapshot) with a fake host context. The embedding call is excluded
+  (a precomputed query vector is returned at once) but still counted as a host round trip, as it is
+  one with the host's embedder;
+- remember: ``MemoryService.remember`` of one new episode (embedding excluded the same way);
+- raw filtered vector search: Chroma's ``query`` vs a numpy brute-force filtered scan of the same
+  rows (mask + matrix product + partial sort), same filter, top 40.
+
+Every host call (query variables, KV, vector store, embedder) goes through a counter: *calls* is
+their number per turn, *round trips* the number of sequential waves (calls awaited together count
+once). *Plugin overhead* is the turn's wall time minus the time during which a host call was in
+flight: what the plugin's own code costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltm.adapters.chroma_index import ChromaIndex
+from ltm.adapters.numpy_index import NumpyIndex
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+from ltm.domain.models import Episode
+from ltm.domain.scope import Criteria, derive_scope, scope_filter
+from ltm.domain.timefields import to_iso
+from ltm.ports import VectorRecord
+from ltm.service.memory_service import Actor, MemoryService
+from ltm.service.settings import Settings
+
+from . import git_commit
+
+log = logging.getLogger("benchmarks.latency")
+
+KB = "kb-latency"
+BOT = "bot1"
+DIM = 384
+SCOPES = 100
+POOL = 40
+
+_WORDS = (
+    "coffee tea hiking trip beach mountain paint pottery guitar piano concert dog cat puppy garden recipe "
+    "pasta curry marathon yoga gym book novel movie museum school college job interview promotion project "
+    "deadline family kids sister brother mother father birthday wedding anniversary vacation camping lake "
+    "river city village train flight airport hotel doctor dentist allergy peanut vegan spicy sweet morning "
+    "evening weekend monday friday summer winter spring autumn rain snow sunny photo camera bike car bus "
+    "volunteer shelter charity donation church friend neighbor colleague boss team game football tennis "
+    "chess puzzle podcast music jazz rock festival parade support group adoption counseling painting sunset"
+).split()
+_ZH = ["咖啡", "绿茶", "爬山", "旅行", "周末", "猫", "狗", "音乐", "工作", "家人", "生日", "电影"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Host call accounting
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HostMeter:
+    """Counts host calls and sequential round trips; accumulates the wall time with a call in flight."""
+
+    calls: int = 0
+    rounds: int = 0
+    busy: float = 0.0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    _in_flight: int = 0
+    _since: float = 0.0
+
+    def reset(self) -> None:
+        self.calls = self.rounds = 0
+        self.busy = 0.0
+        self.by_kind = {}
+
+    async def call(self, kind: str, make: Callable[[], Awaitable[Any]]) -> Any:
+        self.calls += 1
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        if self._in_flight == 0:
+            self.rounds += 1
+            self._since = time.perf_counter()
+        self._in_flight += 1
+        try:
+            await asyncio.sleep(0)  # let calls gathered with this one start: they share the round
+            return await make()
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self.busy += time.perf_counter() - self._since
+
+
+class MeteredVectors:
+    def __init__(self, inner: Any, meter: HostMeter) -> None:
+        self.inner, self.meter, self.name = inner, meter, inner.name
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        return await self.meter.call("vector.upsert", lambda: self.inner.upsert(collection, records))
+
+    async def search(self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]) -> Any:
+        return await self.meter.call("vector.search", lambda: self.inner.search(collection, vector, top_k, where))
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> Any:
+        return await self.meter.call("vector.list", lambda: self.inner.list(collection, where, limit, offset))
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        return await self.meter.call("vector.delete", lambda: self.inner.delete(collection, where))
+
+    async def drop_collection(self, collection: str) -> None:
+        return await self.meter.call("vector.drop", lambda: self.inner.drop_collection(collection))
+
+
+class MeteredKV:
+    def __init__(self, inner: Any, meter: HostMeter) -> None:
+        self.inner, self.meter = inner, meter
+
+    async def get(self, key: str) -> bytes | None:
+        return await self.meter.call("kv.get", lambda: self.inner.get(key))
+
+    async def set(self, key: str, value: bytes) -> None:
+        return await self.meter.call("kv.set", lambda: self.inner.set(key, value))
+
+    async def delete(self, key: str) -> None:
+        return await self.meter.call("kv.delete", lambda: self.inner.delete(key))
+
+    async def keys(self, prefix: str = "") -> list[str]:
+        return await self.meter.call("kv.keys", lambda: self.inner.keys(prefix))
+
+
+class InstantEmbedder:
+    """Returns the next prepared vector at once: the benchmark excludes the embedding itself."""
+
+    def __init__(self, meter: HostMeter, rng: np.random.Generator) -> None:
+        self.meter, self.rng = meter, rng
+        self.next: list[list[float]] | None = None
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        async def _go() -> list[list[float]]:
+            if self.next is not None and len(self.next) == len(texts):
+                out, self.next = self.next, None
+                return out
+            return [unit(self.rng.standard_normal(DIM)).tolist() for _ in texts]
+
+        return await self.meter.call("embed", _go)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# A fake host turn for the listener
+# ---------------------------------------------------------------------------------------------
+
+
+class _Event:
+    def __init__(self, session_name: str) -> None:
+        self.session_name = session_name
+        self.default_prompt: list[Any] = []
+
+
+class FakeTurn:
+    """The slice of the SDK's EventContext that ``inject_memory`` touches, metered as host calls."""
+
+    def __init__(self, meter: HostMeter, session_name: str, text: str, sender: str) -> None:
+        self.meter = meter
+        self.event = _Event(session_name)
+        self.query_id = 1
+        self._vars: dict[str, Any] = {"user_message_text": text, "sender_id": sender, "_knowledge_base_uuids": [KB]}
+
+    async def get_query_vars(self) -> dict[str, Any]:
+        async def _go() -> dict[str, Any]:
+            return dict(self._vars)
+
+        return await self.meter.call("host.get_query_vars", _go)
+
+    async def get_bot_uuid(self) -> str:
+        async def _go() -> str:
+            return BOT
+
+        return await self.meter.call("host.get_bot_uuid", _go)
+
+    async def set_query_var(self, key: str, value: Any) -> None:
+        async def _go() -> None:
+            self._vars[key] = value
+
+        return await self.meter.call("host.set_query_var", _go)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+
+def sentence(rng: random.Random) -> str:
+    words = rng.sample(_WORDS, rng.randint(6, 14))
+    if rng.random() < 0.1:
+        words.insert(rng.randrange(len(words)), rng.choice(_ZH))
+    return "I " + " ".join(words) + "."
+
+
+def session_of(i: int) -> str:
+    return f"group_{i:03d}"
+
+
+def make_records(n: int, seed: int) -> tuple[list[VectorRecord], np.ndarray]:
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    vecs = nrng.standard_normal((n, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    records: list[VectorRecord] = []
+    for i in range(n):
+        scope = derive_scope(session_name=session_of(i % SCOPES), bot_uuid=BOT, isolation="session", collection=KB)
+        at = base + timedelta(minutes=7 * i)
+        text = sentence(rng)
+        ep = Episode(
+            id=f"ep_{i:07d}",
+            content=text,
+            user_key=scope.user_key,
+            scope_key=scope.scope_key,
+            session_name=scope.session_name,
+            bot_uuid=BOT,
+            sender_id=f"user{rng.randrange(5)}",
+            importance=round(rng.random(), 2),
+            tags=[rng.choice(["travel", "food", "work", "family"])] if rng.random() < 0.3 else [],
+            timestamp=to_iso(at),
+            event_at=to_iso(at),
+            claim_type="user_statement",
+            confidence="stated",
+            origin="import",
+        )
+        records.append(VectorRecord(id=ep.id, vector=vecs[i].tolist(), metadata=ep.to_metadata(), document=text))
+    return records, vecs
+
+
+class NumpyScan:
+    """The baseline: a brute-force filtered scan over plain arrays (scope, status, validity)."""
+
+    def __init__(self, records: Sequence[VectorRecord], vecs: np.ndarray) -> None:
+        self.vecs = vecs
+        keys = [r.metadata["user_key"] for r in records]
+        self.codes = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+        self.user = np.array([self.codes[k] for k in keys], dtype=np.int32)
+        self.active = np.array([r.metadata["status"] == "active" for r in records], dtype=bool)
+        self.vfrom = np.array([r.metadata["valid_from_ts"] for r in records], dtype=np.float64)
+        self.vuntil = np.array([r.metadata["valid_until_ts"] for r in records], dtype=np.float64)
+
+    def search(self, qv: np.ndarray, user_key: str, as_of: float, k: int) -> np.ndarray:
+        mask = (self.user == self.codes[user_key]) & self.active & (self.vfrom <= as_of) & (self.vuntil > as_of)
+        idx = np.flatnonzero(mask)
+        sims = self.vecs[idx] @ qv
+        kk = min(k, idx.size)
+        top = np.argpartition(-sims, kk - 1)[:kk] if kk < idx.size else np.arange(idx.size)
+        return idx[top[np.argsort(-sims[top])]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Measurement
+# ---------------------------------------------------------------------------------------------
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo, hi = int(pos), min(int(pos) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def stats_ms(values: Sequence[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(1000 * pct(values, 0.5), 3),
+        "p95_ms": round(1000 * pct(values, 0.95), 3),
+        "mean_ms": round(1000 * statistics.fmean(values), 3) if values else float("nan"),
+        "n": len(values),
+    }
+
+
+@dataclass
+class Engine:
+    name: str
+    service: MemoryService
+    meter: HostMeter
+    embedder: InstantEmbedder
+    index: Any
+
+
+async def build_engine(
+    name: str, index: Any, records: Sequence[VectorRecord], seed: int, clock: Callable[[], datetime]
+) -> tuple[Engine, float]:
+    meter = HostMeter()
+    emb = InstantEmbedder(meter, np.random.default_rng(seed))
+    settings = Settings(memory_kb=KB)
+    svc = MemoryService(
+        kv=MeteredKV(MemoryKeyValueStore(), meter),
+        vectors=MeteredVectors(index, meter),
+        embedder_for=lambda c, kb: emb,
+        settings=lambda: settings,
+        clock=clock,
+    )
+    await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
+    t0 = time.perf_counter()
+    for start in range(0, len(records), 5000):
+        await index.upsert(KB, records[start : start + 5000])
+    return Engine(name, svc, meter, emb, index), time.perf_counter() - t0
+
+
+async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict]:
+    engine.meter.reset()
+    t0 = time.perf_counter()
+    await turn()
+    wall = time.perf_counter() - t0
+    m = engine.meter
+    return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
+
+
+async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    from components.event_listener.default import inject_memory
+
+    seed = args.seed + n
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n== {n:,} episodes in one collection, {SCOPES} scopes (load average {load}) ==", flush=True)
+    t0 = time.perf_counter()
+    records, vecs = make_records(n, seed)
+    now = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=7 * n + 60)
+
+    def clock() -> datetime:
+        return now
+
+    chroma_dir = workdir / f"chroma-{n}"
+    chroma, chroma_insert = await build_engine("chroma", ChromaIndex(str(chroma_dir)), records, seed, clock)
+    numpy_engine, numpy_insert = await build_engine("numpy", NumpyIndex(), records, seed, clock)
+    print(f"data {time.perf_counter() - t0 - chroma_insert - numpy_insert:.1f}s, chroma insert {chroma_insert:.1f}s")
+    scan = NumpyScan(records, vecs)
+    rng = random.Random(seed)
+    qrng = np.random.default_rng(seed + 1)
+
+    # Each turn: a scope, a sender, a query text and a query vector near one of the scope's rows.
+    turns = []
+    for _ in range(args.queries):
+        s = rng.randrange(SCOPES)
+        row = rng.randrange(s, n, SCOPES) if n > s else 0
+        qv = unit(vecs[row] + 0.8 * unit(qrng.standard_normal(DIM)))
+        text = " ".join(rng.sample(records[row].document.rstrip(".").split()[1:], 3)) + "?"
+        turns.append((s, f"user{rng.randrange(5)}", text, qv))
+
+    out: dict[str, Any] = {"episodes": n, "scopes": SCOPES, "insert_seconds": {"chroma": round(chroma_insert, 2)}}
+    for engine in (chroma, numpy_engine):
+        svc = engine.service
+
+        async def recall_turn(s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine) -> Any:
+            engine.embedder.next = [qv.tolist()]
+            return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
+
+        # Cold: the first recall of a scope builds its lexical index (pages the scope's rows).
+        cold = []
+        for s in range(min(args.cold, SCOPES)):
+            _, sender, text, qv = next(t for t in turns if t[0] == s) if any(t[0] == s for t in turns) else turns[0]
+            cold.append(
+                await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
+            )
+        for s in range(min(args.cold, SCOPES), SCOPES):  # warm the rest (not measured)
+            await recall_turn(s, "user0", "warm up", turns[0][3])
+        hits_before = len(svc.lexical._indexes)  # diagnostic only
+        warm = []
+        for s, sender, text, qv in turns:
+            warm.append(
+                await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
+            )
+        remember = []
+        for i in range(args.remembers):
+            s = i % SCOPES
+            scope = await svc.scope_for(kb_id=KB, session_name=session_of(s), bot_uuid=BOT, sender_id="user1")
+            content = {"content": sentence(rng) + f" #{i}", "importance": 0.6, "tags": ["bench"]}
+            remember.append(
+                await timed_turn(
+                    engine,
+                    lambda scope=scope, content=content, svc=svc: svc.remember(
+                        scope, content, Actor(surface="tool", sender_id="user1")
+                    ),
+                )
+            )
+        key = engine.name
+        out[key] = {
+            "auto_recall_warm": {
+                "wall": stats_ms([w[0] for w in warm]),
+                "plugin_overhead": stats_ms([w[1] for w in warm]),
+                "host_calls_per_turn": statistics.median(w[2] for w in warm),
+                "host_round_trips_per_turn": statistics.median(w[3] for w in warm),
+                "max_round_trips": max(w[3] for w in warm),
+                "calls_by_kind": warm[0][4],
+                # Turns whose scope's lexical index had to be rebuilt (the cache keeps max_scopes indexes).
+                "lexical_rebuild_share": round(sum(1 for w in warm if w[4].get("vector.list")) / len(warm), 3),
+            },
+            "auto_recall_cached": _turn_stats([w for w in warm if not w[4].get("vector.list")]),
+            "auto_recall_rebuild": _turn_stats([w for w in warm if w[4].get("vector.list")]),
+            "auto_recall_cold": {
+                "wall": stats_ms([c[0] for c in cold]),
+                "plugin_overhead": stats_ms([c[1] for c in cold]),
+                "host_round_trips_per_turn": statistics.median(c[3] for c in cold) if cold else None,
+                "calls_by_kind": cold[0][4] if cold else {},
+            },
+            "remember": {
+                "wall": stats_ms([r[0] for r in remember]),
+                "plugin_overhead": stats_ms([r[1] for r in remember]),
+                "host_round_trips": statistics.median(r[3] for r in remember),
+                "calls_by_kind": remember[0][4],
+            },
+            "lexical_indexes_cached": hits_before,
+        }
+
+    # Raw filtered vector search: Chroma vs a numpy brute-force scan over the same rows.
+    chroma_raw, scan_raw = [], []
+    for s, _, _, qv in turns:
+        where = scope_filter(
+            derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key, Criteria(as_of_ts=now.timestamp())
+        )
+        t1 = time.perf_counter()
+        await chroma.index.search(KB, qv.tolist(), POOL, where)
+        chroma_raw.append(time.perf_counter() - t1)
+        t1 = time.perf_counter()
+        scan.search(qv, derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key, now.timestamp(), POOL)
+        scan_raw.append(time.perf_counter() - t1)
+    out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
+    cw, nw = out["chroma"]["auto_recall_warm"]["wall"], out["numpy"]["auto_recall_warm"]["wall"]
+    out["ratio_chroma_to_numpy"] = {
+        "auto_recall_p50": round(cw["p50_ms"] / nw["p50_ms"], 2) if nw["p50_ms"] else None,
+        "auto_recall_p95": round(cw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None,
+        "filtered_search_p50": round(
+            out["filtered_search_top40"]["chroma"]["p50_ms"]
+            / max(1e-6, out["filtered_search_top40"]["numpy_scan"]["p50_ms"]),
+            1,
+        ),
+    }
+    close = getattr(chroma.index, "close", None)
+    if close:
+        close()
+    return out
+
+
+def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[str, Any]:
+    if not turns:
+        return {"n": 0}
+    return {
+        "wall": stats_ms([t[0] for t in turns]),
+        "plugin_overhead": stats_ms([t[1] for t in turns]),
+        "host_round_trips_per_turn": statistics.median(t[3] for t in turns),
+        "max_round_trips": max(t[3] for t in turns),
+    }
+
+
+def print_size(r: dict[str, Any]) -> None:
+    for eng in ("chroma", "numpy"):
+        w, c, m = r[eng]["auto_recall_warm"], r[eng]["auto_recall_cold"], r[eng]["remember"]
+        print(
+            f"{eng:<7} auto-recall warm p50/p95 {w['wall']['p50_ms']:8.2f}/{w['wall']['p95_ms']:8.2f} ms"
+            f"  plugin overhead p50/p95 {w['plugin_overhead']['p50_ms']:6.2f}/{w['plugin_overhead']['p95_ms']:6.2f} ms"
+            f"  round trips {w['host_round_trips_per_turn']:.0f} (max {w['max_round_trips']}),"
+            f" calls {w['host_calls_per_turn']:.0f}, lexical rebuilds {w['lexical_rebuild_share']:.0%}"
+        )
+        for label, key in (("index cached", "auto_recall_cached"), ("index rebuilt", "auto_recall_rebuild")):
+            t = r[eng][key]
+            if t.get("n", 1):
+                print(
+                    f"{'':<7}  {label:<13} p50/p95 {t['wall']['p50_ms']:8.2f}/{t['wall']['p95_ms']:8.2f} ms"
+                    f"  plugin overhead p50/p95 {t['plugin_overhead']['p50_ms']:6.2f}/"
+                    f"{t['plugin_overhead']['p95_ms']:6.2f} ms  round trips {t['host_round_trips_per_turn']:.0f}"
+                    f" (max {t['max_round_trips']})"
+                )
+        print(
+            f"{'':<7} auto-recall cold p50/p95 {c['wall']['p50_ms']:8.2f}/{c['wall']['p95_ms']:8.2f} ms"
+            f"  round trips {c['host_round_trips_per_turn']}"
+        )
+        print(
+            f"{'':<7} remember         p50/p95 {m['wall']['p50_ms']:8.2f}/{m['wall']['p95_ms']:8.2f} ms"
+            f"  plugin overhead p50/p95 {m['plugin_overhead']['p50_ms']:6.2f}/{m['plugin_overhead']['p95_ms']:6.2f} ms"
+            f"  round trips {m['host_round_trips']:.0f}"
+        )
+    f = r["filtered_search_top40"]
+    print(
+        f"filtered top-40 search p50/p95: chroma {f['chroma']['p50_ms']:.2f}/{f['chroma']['p95_ms']:.2f} ms,"
+        f" numpy scan {f['numpy_scan']['p50_ms']:.3f}/{f['numpy_scan']['p95_ms']:.3f} ms;"
+        f" ratios chroma/numpy: {r['ratio_chroma_to_numpy']}"
+    )
+
+
+async def amain(args: argparse.Namespace) -> dict[str, Any]:
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    workdir = Path(tempfile.mkdtemp(prefix="ltm-latency-"))
+    results = []
+    try:
+        for n in sizes:
+            r = await measure_size(n, args, workdir)
+            print_size(r)
+            results.append(r)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {
+        "sizes": results,
+        "targets": {"host_round_trips_per_turn": 4, "plugin_overhead_p95_ms_at_100k": 25},
+        "config": {
+            "queries": args.queries,
+            "cold": args.cold,
+            "remembers": args.remembers,
+            "scopes": SCOPES,
+            "dim": DIM,
+            "seed": args.seed,
+            "settings": Settings(memory_kb=KB).__dict__ | {"extra": None},
+        },
+        **git_commit(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "created_at": to_iso(datetime.now(UTC)),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.latency", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000", help="collection sizes (default 1000,10000,100000)")
+    ap.add_argument("--queries", type=int, default=200, help="warm auto-recall turns per size")
+    ap.add_argument("--cold", type=int, default=20, help="cold turns (first recall of a scope) per size")
+    ap.add_argument("--remembers", type=int, default=100, help="remember calls per size")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    result = asyncio.run(amain(args))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

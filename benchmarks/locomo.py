@@ -1,0 +1,790 @@
+"""LoCoMo evidence-recall benchmark of the recall ranking.
+
+    python -m benchmarks.locomo [DATA_FOLDER] [--out result.json] [--k 5,10]
+
+``DATA_FOLDER`` (default ``../shared/data/locomo`` relative to the repository root) holds LoCoMo
+conversation files (``*.json``, the format described in that folder's README). Each conversation
+is ingested into a fresh scope: every turn is an episode (speaker as ``sender_id``, ``dia_id`` as
+``source_ref``, the session's date as ``event_at`` and ``timestamp``). Every question of categories
+1-4 is then asked through the same composition the plugin's recall uses (vector leg + lexical leg
+over the scope, :func:`ltm.domain.ranking.rank` on the complete candidate set, then
+:func:`ltm.domain.budget.fit_budget`), and evidence recall@k is reported per category and overall,
+with the dense-only and BM25-only baselines computed in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltm.domain import budget, ranking
+from ltm.domain.lexical import BM25Index
+from ltm.domain.models import Episode
+from ltm.domain.scope import Criteria, matches, scope_filter
+from ltm.domain.timefields import to_iso
+from ltm.domain.timewindow import parse_time_window
+
+from . import REPO_ROOT, git_commit, sha256_files
+
+log = logging.getLogger("benchmarks.locomo")
+
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+_SESSION_DT = re.compile(
+    r"^\s*(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>am|pm)\s+on\s+(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?\s+(?P<y>\d{4})\s*$",
+    re.IGNORECASE,
+)
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+         "november", "december"],
+        start=1,
+    )
+}  # fmt: skip
+
+
+def parse_session_datetime(value: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime (the data names no timezone: UTC)."""
+    m = _SESSION_DT.match(value or "")
+    if not m:
+        raise ValueError(f"unrecognised session date {value!r}")
+    hour = int(m["h"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)
+    mon = _MONTHS.get(m["mon"].lower()) or _MONTHS.get(
+        next((k for k in _MONTHS if k.startswith(m["mon"].lower()[:3])), ""), 0
+    )
+    if not mon:
+        raise ValueError(f"unrecognised month in {value!r}")
+    return datetime(int(m["y"]), mon, int(m["d"]), hour, int(m["m"]), tzinfo=UTC)
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    caption: str
+    session: int
+    index: int  # position in the whole conversation
+    at: datetime
+
+
+@dataclass
+class Question:
+    text: str
+    evidence: list[str]
+    category: int
+
+
+@dataclass
+class Conversation:
+    name: str
+    speakers: tuple[str, str]
+    turns: list[Turn]
+    questions: list[Question]
+    skipped_questions: int = 0
+    dropped_evidence: int = 0
+
+    @property
+    def now(self) -> datetime:
+        """When the questions are asked: one day after the last session."""
+        return max(t.at for t in self.turns) + timedelta(days=1)
+
+
+def load_conversation(path: Path) -> Conversation:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    conv = raw.get("conversation", raw)
+    sessions = sorted(
+        (int(k.split("_")[1]), k) for k in conv if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list)
+    )
+    turns: list[Turn] = []
+    for num, key in sessions:
+        at = parse_session_datetime(conv[f"{key}_date_time"])
+        for t in conv[key]:
+            turns.append(
+                Turn(
+                    dia_id=str(t["dia_id"]),
+                    speaker=str(t["speaker"]),
+                    text=str(t.get("text") or ""),
+                    caption=str(t.get("blip_caption") or ""),
+                    session=num,
+                    index=len(turns),
+                    at=at,
+                )
+            )
+    known = {t.dia_id for t in turns}
+    questions: list[Question] = []
+    skipped = dropped = 0
+    for qa in raw.get("qa", []):
+        cat = int(qa.get("category", 0))
+        if cat not in CATEGORIES:
+            continue
+        ev: list[str] = []
+        for item in qa.get("evidence") or []:
+            # One item in the data lists two ids in one string ("D8:6; D9:17").
+            for part in re.split(r"[;,\s]+", str(item)):
+                if part in known and part not in ev:
+                    ev.append(part)
+                elif part:
+                    dropped += part not in known
+        if not ev:
+            skipped += 1
+            continue
+        questions.append(Question(text=str(qa["question"]), evidence=ev, category=cat))
+    return Conversation(
+        name=path.stem,
+        speakers=(str(conv.get("speaker_a", "")), str(conv.get("speaker_b", ""))),
+        turns=turns,
+        questions=questions,
+        skipped_questions=skipped,
+        dropped_evidence=dropped,
+    )
+
+
+def data_files(folder: Path) -> list[Path]:
+    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    if not files:
+        raise SystemExit(f"no *.json conversation files in {folder}")
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedder
+# ---------------------------------------------------------------------------------------------
+
+
+class Embeddings:
+    """Embeds texts once per run (texts repeat across variants) and returns float32 matrices."""
+
+    def __init__(self, embedder: Any | None = None, kind: str = "minilm") -> None:
+        self.name = ""
+        if embedder is None:
+            embedder, self.name = make_embedder(kind)
+        self.embedder = embedder
+        self._cache: dict[str, np.ndarray] = {}
+        self.seconds = 0.0
+
+    def matrix(self, texts: Sequence[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            t0 = time.perf_counter()
+            if hasattr(self.embedder, "embed_sync"):
+                vecs = np.asarray(self.embedder.embed_sync(todo), dtype=np.float32)
+            elif hasattr(self.embedder, "embed_one"):
+                vecs = np.asarray([self.embedder.embed_one(t) for t in todo], dtype=np.float32)
+            else:
+                vecs = np.asarray(asyncio.run(self.embedder.embed(todo)), dtype=np.float32)
+            self.seconds += time.perf_counter() - t0
+            for t, v in zip(todo, vecs, strict=True):
+                self._cache[t] = np.asarray(v, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        return np.vstack([self._cache[t] for t in texts])
+
+
+def make_embedder(kind: str = "minilm") -> tuple[Any, str]:
+    """The plugin's local embedder (all-MiniLM-L6-v2, int8 ONNX), as the plugin loads it; ``hashing``
+    is the lexical stand-in for smoke tests (its numbers mean nothing)."""
+    from ltm.adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
+
+    if kind == "hashing":
+        return HashingEmbedder(), "ltm.adapters.embedders.HashingEmbedder (smoke test only)"
+    emb = LocalMiniLMEmbedder()
+    return emb, f"ltm.adapters.embedders.LocalMiniLMEmbedder ({getattr(emb, 'name', 'all-MiniLM-L6-v2')})"
+
+
+# ---------------------------------------------------------------------------------------------
+# One scope per conversation, and the recall composition of the plugin
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class IngestConfig:
+    """How a turn becomes an episode's content (the text both legs index)."""
+
+    captions: bool = True  # append the shared image's caption: "[image: a photo of ...]"
+    prev_turn: bool = True  # prepend the previous turn of the same session as context
+    speaker_prefix: bool = True  # "Caroline: text" (a chat transcript line)
+
+
+@dataclass
+class RecallConfig:
+    """The recall composition (mirrors ``MemoryService.recall``)."""
+
+    pool_min: int = 40  # candidates per leg: max(4 * k, pool_min)
+    pool_factor: int = 4
+    vector_pool: int | None = None  # the vector leg's own pool size when it differs from the lexical one
+    k: int = 10  # top_k asked of the recall (recall@5 reads the first five)
+    window: str = "rank"  # "rank": rank() handles the parsed window; "filter": also a hard filter on both legs
+    fill_missing: bool = False  # score every candidate in both legs (BM25 of vector-only hits etc.)
+    fill: tuple[str, ...] = ("lexical", "vector")  # which legs fill_missing fills
+    budget_tokens: int = 1500
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    rank: ranking.RankSettings = field(default_factory=ranking.RankSettings)
+
+
+def turn_content(turn: Turn, prev: Turn | None, cfg: IngestConfig) -> str:
+    text = turn.text.strip()
+    if cfg.captions and turn.caption:
+        text = f"{text} [image: {turn.caption.strip()}]"
+    if cfg.speaker_prefix:
+        text = f"{turn.speaker}: {text}"
+    if cfg.prev_turn and prev is not None:
+        ptxt = prev.text.strip()
+        if cfg.captions and prev.caption:
+            ptxt = f"{ptxt} [image: {prev.caption.strip()}]"
+        text = f"({prev.speaker}: {ptxt})\n{text}"
+    return text
+
+
+USER_KEY = "bench:locomo"
+
+
+class Scope:
+    """One conversation ingested as episodes: metadata rows, a vector matrix and a BM25 index."""
+
+    def __init__(self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, rc: RecallConfig) -> None:
+        self.conv = conv
+        self.ids: list[str] = []
+        self.meta: list[dict[str, Any]] = []
+        self.content: list[str] = []
+        prev: Turn | None = None
+        for t in conv.turns:
+            p = prev if prev is not None and prev.session == t.session else None
+            content = turn_content(t, p, ingest)
+            eid = f"ep_{conv.name}_{t.index:05d}"
+            ep = Episode(
+                id=eid,
+                content=content,
+                user_key=USER_KEY,
+                scope_key=USER_KEY,
+                session_name="group_locomo",
+                sender_id=t.speaker,
+                importance=0.5,
+                timestamp=to_iso(t.at),
+                event_at=to_iso(t.at),
+                claim_type="user_statement",
+                confidence="stated",
+                source_ref=t.dia_id,
+                origin="import",
+            )
+            self.ids.append(eid)
+            self.meta.append(ep.to_metadata())
+            self.content.append(content)
+            prev = t
+        self.dia = {eid: md["source_ref"] for eid, md in zip(self.ids, self.meta, strict=True)}
+        self.row = {eid: i for i, eid in enumerate(self.ids)}
+        self.vectors = emb.matrix(self.content)
+        self._masks: dict[str, np.ndarray] = {}
+        self.bm25 = BM25Index(max_docs=max(len(self.ids), 1), k1=rc.bm25_k1, b=rc.bm25_b)
+        for eid, text in zip(self.ids, self.content, strict=True):
+            self.bm25.add(eid, text)
+
+    # The two legs, each under the one scope filter (numpy brute force stands in for the vector store).
+    def vector_leg(self, qv: np.ndarray, pool: int, where: dict[str, Any]) -> list[tuple[str, float]]:
+        key = json.dumps(where, sort_keys=True)
+        idx = self._masks.get(key)
+        if idx is None:
+            idx = np.flatnonzero(np.array([matches(md, where) for md in self.meta], dtype=bool))
+            self._masks[key] = idx
+        if idx.size == 0:
+            return []
+        sims = self.vectors[idx] @ qv
+        order = np.argsort(-sims, kind="stable")[:pool]
+        return [(self.ids[int(idx[o])], float(sims[o])) for o in order]
+
+    def lexical_leg(self, query: str, pool: int, where: dict[str, Any]) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        for rid, score in self.bm25.search(query, pool * 3):
+            if matches(self.meta[self.row[rid]], where):
+                out.append((rid, score))
+                if len(out) >= pool:
+                    break
+        return out
+
+
+@dataclass
+class Recalled:
+    ids: list[str]  # ranked, at most k
+    injected: list[str]  # after the budget
+    tokens: int
+    candidates: int
+
+
+def gather(
+    scope: Scope, query: str, qv: np.ndarray, *, now: datetime, rc: RecallConfig
+) -> tuple[list[ranking.Candidate], tuple[float, float] | None]:
+    """The bounded candidate set: both legs under the one scope filter, united (and the window)."""
+    pool = max(rc.pool_factor * rc.k, rc.pool_min)
+    window = parse_time_window(query, now) if rc.window != "off" else None
+    crit = Criteria(
+        as_of_ts=now.timestamp(),
+        event_from_ts=window[0] if window and rc.window == "filter" else None,
+        event_until_ts=window[1] if window and rc.window == "filter" else None,
+    )
+    where = scope_filter(USER_KEY, crit)
+    cands: dict[str, ranking.Candidate] = {}
+    for rid, sim in scope.vector_leg(qv, rc.vector_pool or pool, where):
+        md = scope.meta[scope.row[rid]]
+        cands[rid] = ranking.Candidate(id=rid, text=md["text"], metadata=md, vector_sim=sim, lexical=None)
+    for rid, score in scope.lexical_leg(query, pool, where):
+        if rid in cands:
+            cands[rid].lexical = score
+        else:
+            md = scope.meta[scope.row[rid]]
+            cands[rid] = ranking.Candidate(id=rid, text=md["text"], metadata=md, vector_sim=None, lexical=score)
+    if rc.fill_missing and cands:
+        lex = scope.bm25.scores(query, list(cands))
+        for c in cands.values():
+            if c.lexical is None and "lexical" in rc.fill:
+                c.lexical = lex.get(c.id, 0.0)
+            if c.vector_sim is None and "vector" in rc.fill:
+                c.vector_sim = float(scope.vectors[scope.row[c.id]] @ qv)
+    return list(cands.values()), window
+
+
+def recall(
+    scope: Scope,
+    query: str,
+    qv: np.ndarray,
+    *,
+    now: datetime,
+    speaker_id: str | None,
+    rc: RecallConfig,
+) -> Recalled:
+    """The plugin's recall composition: both legs under the scope filter, rank, top k, budget."""
+    cands, window = gather(scope, query, qv, now=now, rc=rc)
+    ranked = ranking.rank(
+        cands,
+        query=query,
+        now_ts=now.timestamp(),
+        speaker_id=speaker_id,
+        settings=rc.rank,
+        time_window=window if rc.window != "off" else None,
+    )[: rc.k]
+    keep = budget.fit_budget([(c.id, c.text, s) for c, s in ranked], rc.budget_tokens)
+    kept = set(keep)
+    tokens = sum(budget.estimate_tokens(c.text) for c, _ in ranked if c.id in kept)
+    # What is injected is what counts (as in the service): the ranked top k after the budget.
+    return Recalled(ids=[c.id for c, _ in ranked if c.id in kept], injected=keep, tokens=tokens, candidates=len(cands))
+
+
+class CachingEmbedder:
+    """The benchmark's embedder seen through the plugin's ``Embedder`` port (texts embedded once)."""
+
+    def __init__(self, emb: Embeddings) -> None:
+        self.emb = emb
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.emb.matrix(list(texts)).tolist()
+
+
+class ServiceScope:
+    """One conversation remembered through the plugin's own ``MemoryService`` (numpy vector index,
+    in-memory KV), so that recall runs the plugin's code end to end: filter, both legs, rank, budget."""
+
+    def __init__(self, conv: Conversation, emb: Embeddings, ingest: IngestConfig) -> None:
+        from ltm.adapters.numpy_index import NumpyIndex
+        from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+        from ltm.service import MemoryService, Settings
+
+        self.conv = conv
+        self.clock_value = conv.turns[0].at
+        embedder = CachingEmbedder(emb)
+        settings = Settings(memory_kb="locomo")
+        self.service = MemoryService(
+            kv=MemoryKeyValueStore(),
+            vectors=NumpyIndex(),
+            embedder_for=lambda c, kb: embedder,
+            settings=lambda: settings,
+            clock=lambda: self.clock_value,
+        )
+        self.contents: list[str] = []
+        prev: Turn | None = None
+        for t in conv.turns:
+            p = prev if prev is not None and prev.session == t.session else None
+            self.contents.append(turn_content(t, p, ingest))
+            prev = t
+        emb.matrix(self.contents)  # one batched embedding pass; remember() then hits the cache
+
+    async def ingest(self) -> None:
+        from ltm.service import Actor
+
+        svc = self.service
+        await svc.register_kb("locomo", {"embedding_model": "all-MiniLM-L6-v2", "isolation": "session"})
+        for t, content in zip(self.conv.turns, self.contents, strict=True):
+            self.clock_value = t.at
+            scope = await svc.scope_for(
+                kb_id="locomo", session_name="group_locomo", bot_uuid="bench", sender_id=t.speaker
+            )
+            raw = {"content": content, "event_at": to_iso(t.at), "source_ref": t.dia_id, "importance": 0.5}
+            await svc.remember(scope, raw, Actor(surface="import", sender_id=t.speaker), origin="import")
+        self.clock_value = self.conv.now
+
+    async def recall(self, query: str, k: int, budget_tokens: int) -> Recalled:
+        svc = self.service
+        scope = await svc.scope_for(kb_id="locomo", session_name="group_locomo", bot_uuid="bench", sender_id="")
+        res = await svc.recall(scope, query, limit=k, speaker_id="", with_profiles=False, budget_tokens=budget_tokens)
+        ids = [r.episode.source_ref for r in res.episodes]
+        return Recalled(ids=ids, injected=ids, tokens=res.tokens, candidates=res.candidates)
+
+
+def dense_only(scope: Scope, qv: np.ndarray, k: int) -> list[str]:
+    sims = scope.vectors @ qv
+    return [scope.ids[int(i)] for i in np.argsort(-sims, kind="stable")[:k]]
+
+
+def bm25_only(scope: Scope, query: str, k: int) -> list[str]:
+    return [rid for rid, _ in scope.bm25.search(query, k)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------
+
+
+def evidence_recall(ranked_dia: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    top = set(ranked_dia[:k])
+    return sum(1 for e in evidence if e in top) / len(evidence)
+
+
+@dataclass
+class QuestionResult:
+    conv: str
+    category: int
+    question: str
+    evidence: list[str]
+    ours: list[str]
+    dense: list[str]
+    bm25: list[str]
+    tokens: int  # estimated tokens of the injected episodes (top k after the budget)
+    injected: int
+    tokens_at_5: int = 0  # the same for the first five (the plugin's default auto-recall top_k)
+
+
+@dataclass
+class Run:
+    questions: list[QuestionResult]
+    embed_seconds: float
+    recall_seconds: float
+
+
+def run(
+    convs: Sequence[Conversation],
+    emb: Embeddings,
+    *,
+    ingest: IngestConfig | None = None,
+    rc: RecallConfig | None = None,
+    speaker: Callable[[Conversation, Question], str | None] | None = None,
+    kmax: int = 10,
+    engine: str = "pure",
+) -> Run:
+    """Ask every question of every conversation. ``engine``: ``"service"`` runs the plugin's
+    ``MemoryService.recall``; ``"pure"`` runs the same composition from the pure modules here (for
+    ablations: every knob of :class:`RecallConfig` applies)."""
+    ingest = ingest or IngestConfig()
+    rc = rc or RecallConfig()
+    rc = replace(rc, k=max(rc.k, kmax))
+    results: list[QuestionResult] = []
+    t_recall = 0.0
+    for conv in convs:
+        scope = Scope(conv, emb, ingest, rc)
+        svc_scope: ServiceScope | None = None
+        loop: asyncio.AbstractEventLoop | None = None
+        if engine == "service":
+            loop = asyncio.new_event_loop()
+            svc_scope = ServiceScope(conv, emb, ingest)
+            loop.run_until_complete(svc_scope.ingest())
+        by_dia = {scope.dia[i]: text for i, text in zip(scope.ids, scope.content, strict=True)}
+        qvecs = emb.matrix([q.text for q in conv.questions])
+        for q, qv in zip(conv.questions, qvecs, strict=True):
+            t0 = time.perf_counter()
+            if svc_scope is not None and loop is not None:
+                got = loop.run_until_complete(svc_scope.recall(q.text, rc.k, rc.budget_tokens))
+                ours = got.ids
+            else:
+                sp = speaker(conv, q) if speaker else None
+                got = recall(scope, q.text, qv, now=conv.now, speaker_id=sp, rc=rc)
+                ours = [scope.dia[i] for i in got.ids]
+            t_recall += time.perf_counter() - t0
+            results.append(
+                QuestionResult(
+                    conv=conv.name,
+                    category=q.category,
+                    question=q.text,
+                    evidence=q.evidence,
+                    ours=ours,
+                    dense=[scope.dia[i] for i in dense_only(scope, qv, kmax)],
+                    bm25=[scope.dia[i] for i in bm25_only(scope, q.text, kmax)],
+                    tokens=got.tokens,
+                    injected=len(got.injected),
+                    tokens_at_5=sum(budget.estimate_tokens(by_dia[d]) for d in ours[:5]),
+                )
+            )
+        if loop is not None:
+            loop.close()
+    return Run(results, emb.seconds, t_recall)
+
+
+def summarize(results: Sequence[QuestionResult], system: str, ks: Sequence[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in ks:
+        per_cat: dict[str, float] = {}
+        for cat, name in CATEGORIES.items():
+            vals = [evidence_recall(getattr(r, system), r.evidence, k) for r in results if r.category == cat]
+            if vals:
+                per_cat[f"{cat}-{name}"] = round(statistics.fmean(vals), 4)
+        allv = [evidence_recall(getattr(r, system), r.evidence, k) for r in results]
+        out[f"recall_at_{k}"] = round(statistics.fmean(allv), 4) if allv else 0.0
+        out[f"per_category_at_{k}"] = per_cat
+    return out
+
+
+def per_conversation(results: Sequence[QuestionResult], system: str, ks: Sequence[int]) -> dict[str, dict[str, float]]:
+    convs = sorted({r.conv for r in results})
+    return {
+        c: {
+            f"recall_at_{k}": round(
+                statistics.fmean(evidence_recall(getattr(r, system), r.evidence, k) for r in results if r.conv == c), 4
+            )
+            for k in ks
+        }
+        for c in convs
+    }
+
+
+def _table(rows: list[tuple[str, dict[str, Any]]], ks: Sequence[int]) -> str:
+    cats = [f"{c}-{n}" for c, n in CATEGORIES.items()]
+    head = f"{'system':<10} {'k':>3} " + " ".join(f"{c:>13}" for c in cats) + f" {'overall':>8}"
+    lines = [head, "-" * len(head)]
+    for name, summ in rows:
+        for k in ks:
+            pc = summ[f"per_category_at_{k}"]
+            cells = " ".join(f"{pc.get(c, float('nan')):>13.3f}" for c in cats)
+            lines.append(f"{name:<10} {k:>3} {cells} {summ[f'recall_at_{k}']:>8.3f}")
+    return "\n".join(lines)
+
+
+def resolve_folder(arg: str | None) -> Path:
+    """The data folder: the default is ``../shared/data/locomo`` next to the repository; a relative
+    argument is read from the current directory, then from the repository root."""
+    if not arg:
+        return DEFAULT_DATA
+    p = Path(arg).expanduser()
+    if p.is_absolute() or p.exists():
+        return p.resolve()
+    return (REPO_ROOT / p).resolve()
+
+
+# ---------------------------------------------------------------------------------------------
+# Leave-one-conversation-out check of the tuned weights (pure engine: candidates gathered once)
+# ---------------------------------------------------------------------------------------------
+
+GRID = {
+    "vector_weight": (0.4, 0.5, 0.6),
+    "sender_mention_boost": (0.0, 0.25, 0.5, 1.0),
+    "time_window_boost": (0.0, 0.25, 0.5, 1.0),
+}
+
+
+def leave_one_out(
+    convs: Sequence[Conversation], emb: Embeddings, ingest: IngestConfig, rc: RecallConfig
+) -> dict[str, Any]:
+    """For each conversation: pick the grid point best on the other ones, score it on this one.
+
+    Reports the held-out recall next to the shipped defaults' recall on the same conversation; a
+    large gap would mean the defaults are tuned to these files.
+    """
+    import itertools
+
+    rc = replace(rc, k=max(rc.k, 10))
+    gathered: list[tuple[str, Question, Scope, list[ranking.Candidate], dict[str, Any]]] = []
+    for conv in convs:
+        scope = Scope(conv, emb, ingest, rc)
+        for q, qv in zip(conv.questions, emb.matrix([q.text for q in conv.questions]), strict=True):
+            cands, window = gather(scope, q.text, qv, now=conv.now, rc=rc)
+            kw = {"query": q.text, "now_ts": conv.now.timestamp(), "speaker_id": None, "time_window": window}
+            gathered.append((conv.name, q, scope, cands, kw))
+
+    def evaluate(settings: ranking.RankSettings) -> dict[str, list[tuple[float, float]]]:
+        per: dict[str, list[tuple[float, float]]] = {}
+        for name, q, scope, cands, kw in gathered:
+            got = ranking.rank([replace(c) for c in cands], **{**kw, "settings": settings})[:10]
+            dia = [scope.dia[c.id] for c, _ in got]
+            per.setdefault(name, []).append((evidence_recall(dia, q.evidence, 5), evidence_recall(dia, q.evidence, 10)))
+        return per
+
+    def mean(per: dict[str, list[tuple[float, float]]], names: Sequence[str], i: int) -> float:
+        vals = [v[i] for n in names for v in per[n]]
+        return statistics.fmean(vals) if vals else 0.0
+
+    keys = list(GRID)
+    points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*GRID.values())]
+    scored = [(pt, evaluate(replace(rc.rank, **pt))) for pt in points]
+    default = evaluate(rc.rank)
+    names = sorted(default)
+    folds = []
+    for held in names:
+        train = [n for n in names if n != held]
+        best_pt, best = max(scored, key=lambda s: mean(s[1], train, 0) + mean(s[1], train, 1))
+        folds.append(
+            {
+                "held_out": held,
+                "picked": best_pt,
+                "held_out_recall_at_5": round(mean(best, [held], 0), 4),
+                "held_out_recall_at_10": round(mean(best, [held], 1), 4),
+                "defaults_recall_at_5": round(mean(default, [held], 0), 4),
+                "defaults_recall_at_10": round(mean(default, [held], 1), 4),
+            }
+        )
+    return {
+        "grid": {k: list(v) for k, v in GRID.items()},
+        "folds": folds,
+        "mean_held_out_at_5": round(statistics.fmean(f["held_out_recall_at_5"] for f in folds), 4),
+        "mean_held_out_at_10": round(statistics.fmean(f["held_out_recall_at_10"] for f in folds), 4),
+        "mean_defaults_at_5": round(statistics.fmean(f["defaults_recall_at_5"] for f in folds), 4),
+        "mean_defaults_at_10": round(statistics.fmean(f["defaults_recall_at_10"] for f in folds), 4),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.split("\n\n")[0])
+    ap.add_argument("data", nargs="?", default=None, help=f"folder of LoCoMo *.json files (default {DEFAULT_DATA})")
+    ap.add_argument("--out", default=None, help="write the JSON result here")
+    ap.add_argument("--k", default="5,10", help="cut-offs to report (default 5,10)")
+    ap.add_argument(
+        "--engine",
+        choices=("service", "pure"),
+        default="service",
+        help="service: the plugin's MemoryService.recall (default); pure: the same composition from the pure modules",
+    )
+    ap.add_argument("--compare", action="store_true", help="also report the pure composition with recall options")
+    ap.add_argument("--fill-missing", action="store_true", help="pure engine: score every candidate in both legs")
+    ap.add_argument("--window", choices=("rank", "filter", "off"), default="rank", help="pure engine: time windows")
+    ap.add_argument("--no-prev-turn", action="store_true", help="ingest turns without the previous turn as context")
+    ap.add_argument("--no-speaker-prefix", action="store_true", help="ingest turns without 'Speaker: '")
+    ap.add_argument("--no-captions", action="store_true", help="ingest turns without the shared image's caption")
+    ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
+    ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
+    ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: smoke tests only")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    folder = resolve_folder(args.data)
+    ks = sorted({int(x) for x in args.k.split(",") if x.strip()})
+    files = data_files(folder)
+    convs = [load_conversation(p) for p in files]
+    t0 = time.perf_counter()
+    emb = Embeddings(kind=args.embedder)
+    ingest = IngestConfig(
+        captions=not args.no_captions, prev_turn=not args.no_prev_turn, speaker_prefix=not args.no_speaker_prefix
+    )
+    rc = RecallConfig(fill_missing=args.fill_missing, window=args.window)
+    result = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine=args.engine)
+    total_s = time.perf_counter() - t0
+
+    ours = summarize(result.questions, "ours", ks)
+    dense = summarize(result.questions, "dense", ks)
+    bm25 = summarize(result.questions, "bm25", ks)
+    rows: list[tuple[str, dict[str, Any]]] = [("ours", ours), ("dense", dense), ("bm25", bm25)]
+    compare: dict[str, Any] = {}
+    if args.compare:
+        for name, cfg in (("pure", RecallConfig()), ("pure+fill", RecallConfig(fill_missing=True))):
+            r = run(convs, emb, ingest=ingest, rc=cfg, kmax=max(ks), engine="pure")
+            compare[name] = summarize(r.questions, "ours", ks)
+            rows.append((name, compare[name]))
+    tokens = [r.tokens for r in result.questions]
+    tokens5 = [r.tokens_at_5 for r in result.questions]
+    print(f"LoCoMo evidence recall: {len(result.questions)} questions (categories 1-4) in {len(convs)} conversations")
+    print(f"data: {folder}   engine: {args.engine}   embedder: {emb.name}")
+    print(_table(rows, ks))
+    print(
+        f"median injected tokens: {statistics.median(tokens):.0f} for the top {rc.k},"
+        f" {statistics.median(tokens5):.0f} for the top 5 (budget {rc.budget_tokens});"
+        f" embed {result.embed_seconds:.1f}s,"
+        f" recall {1000 * result.recall_seconds / max(1, len(tokens)):.2f} ms/question"
+    )
+    per_conv = per_conversation(result.questions, "ours", ks)
+    print("per conversation (ours): " + ", ".join(f"{c} {v[f'recall_at_{ks[0]}']:.3f}" for c, v in per_conv.items()))
+    loo: dict[str, Any] | None = None
+    if args.loo:
+        loo = leave_one_out(convs, emb, ingest, RecallConfig(fill_missing=args.fill_missing, window=args.window))
+        for f in loo["folds"]:
+            print(
+                f"LOO held out {f['held_out']}: picked {f['picked']} ->"
+                f" {f['held_out_recall_at_5']:.3f}/{f['held_out_recall_at_10']:.3f}"
+                f" (defaults {f['defaults_recall_at_5']:.3f}/{f['defaults_recall_at_10']:.3f})"
+            )
+        print(
+            f"LOO mean held-out @5/@10 {loo['mean_held_out_at_5']:.3f}/{loo['mean_held_out_at_10']:.3f};"
+            f" defaults {loo['mean_defaults_at_5']:.3f}/{loo['mean_defaults_at_10']:.3f}"
+        )
+
+    out: dict[str, Any] = {f"recall_at_{k}": ours[f"recall_at_{k}"] for k in ks}
+    out.update(
+        {
+            "per_category": {f"at_{k}": ours[f"per_category_at_{k}"] for k in ks},
+            "baselines": {"dense": dense, "bm25": bm25},
+            "compare": compare or None,
+            "per_conversation": per_conv,
+            "leave_one_out": loo,
+            "median_injected_tokens": statistics.median(tokens) if tokens else 0,
+            "median_injected_tokens_top5": statistics.median(tokens5) if tokens5 else 0,
+            "questions": len(result.questions),
+            "skipped_questions": sum(c.skipped_questions for c in convs),
+            "dropped_evidence_ids": sum(c.dropped_evidence for c in convs),
+            "config": {
+                "engine": args.engine,
+                "ingest": asdict(ingest),
+                "recall": _jsonable(asdict(rc)),
+                "embedder": emb.name,
+            },
+            "dataset": {"folder": str(folder), "files": [p.name for p in files], "sha256": sha256_files(files)},
+            **git_commit(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "seconds": round(total_s, 2),
+            "created_at": to_iso(datetime.now(UTC)),
+        }
+    )
+    if args.per_question:
+        out["per_question"] = [asdict(r) for r in result.questions]
+    if args.out:
+        Path(args.out).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and math.isinf(value):
+        return str(value)
+    return value
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""A :class:`~ltm.ports.ChatModel` over the LangBot host's ``invoke_llm`` (SDK §4.1).
+
+The reply's ``content`` may be a string or a list of content elements; the text parts are joined.
+Tool calls are never offered (``funcs=[]``), so a reply is text or nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langbot_plugin.api.entities.builtin.provider.message import Message
+
+
+def message_text(message: Any) -> str:
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(getattr(e, "text", "") or "") for e in content if getattr(e, "type", "") == "text")
+    return ""
+
+
+class HostChatModel:
+    """Invokes a workspace LLM by UUID through the plugin's host connection."""
+
+    name = "host"
+
+    def __init__(self, plugin: Any) -> None:
+        self._plugin = plugin
+
+    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+        messages = [Message(role="system", content=system), Message(role="user", content=user)]
+        reply = await self._plugin.invoke_llm(model_uuid, messages, [], {}, timeout)
+        return message_text(reply)

@@ -1,0 +1,807 @@
+"""Consolidation: preview cleanup candidates, store a reviewed one-use summary proposal, run it.
+
+- :meth:`Consolidator.preview` changes no memory. It lists superseded records that may be archived
+  (with risk notes) and, with a model configured, asks the model for a summary of a bounded set of
+  active records of the scope (given as escaped JSON data). A valid draft is stored as a one-use
+  proposal in the key-value store (``consolidation/<user_key>/<proposal id>``) and audited.
+- :meth:`Consolidator.run` (only with ``consolidation_enabled``) archives the superseded candidates
+  (never an active record) and, given a proposal id, re-checks every source and writes the summary
+  through ``MemoryService.remember`` with its lineage. A missing, used, stale, expired or other
+  scope's proposal is refused and nothing changes.
+- Cascades: a retire listener removes the summaries derived from a retired record (same scope) and
+  every pending proposal that contains it; :meth:`Consolidator.on_kb_deleted` drops the proposals of
+  a deleted knowledge base.
+
+The model is a port (:class:`ChatModel`): ``await model(messages) -> text``. The LangBot adapter lives
+in ``components/consolidation_model.py``; this module imports nothing of LangBot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Protocol
+
+from ..domain import consolidation as rules
+from ..domain.errors import (
+    ConflictError,
+    FencedError,
+    MemoryError_,
+    NotFoundError,
+    ScopeError,
+    ValidationError,
+)
+from ..domain.models import Episode
+from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.timefields import parse_instant, to_iso
+from .memory_service import Actor, MemoryService, RetireEvent
+
+log = logging.getLogger(__name__)
+
+PREFIX = "consolidation/"
+RECORD_FORMAT = "ltm-consolidation/1"
+MAX_PENDING_PER_SCOPE = 5
+PROPOSAL_TTL_DAYS = 7
+MODEL_TIMEOUT_S = 90.0
+
+# Preview outcomes of the summary path besides the draft codes of ltm.domain.consolidation.
+DRAFT_NO_MODEL = "no_model"
+DRAFT_NO_SOURCES = "no_sources"
+DRAFT_MODEL_FAILED = "model_failed"
+DRAFT_MODEL_TIMEOUT = "model_timeout"
+DRAFT_KB_DELETED = "kb_deleted"
+DRAFT_SOURCES_CHANGED = "sources_changed"
+
+
+class ChatModel(Protocol):
+    """A chat model: role/content messages in, the answer text out. Raises on failure."""
+
+    async def __call__(self, messages: list[dict[str, str]]) -> str: ...
+
+
+class CompletionModel(Protocol):
+    """The shape of ``ltm.ports.ChatModel`` (e.g. ``ltm.adapters.host_chat.HostChatModel``): the model
+    uuid, a system prompt and one user message in, the reply text out. Also accepted."""
+
+    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str: ...
+
+
+AnyModel = ChatModel | CompletionModel
+
+
+# ---------------------------------------------------------------------------------------- settings
+def _int(raw: Any, default: int, lo: int, hi: int) -> int:
+    if isinstance(raw, bool):
+        return default
+    try:
+        val = int(raw)
+    except (TypeError, ValueError):
+        return default
+    return max(lo, min(hi, val))
+
+
+def _bool(raw: Any, default: bool) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return default
+
+
+@dataclass(frozen=True)
+class ConsolidationSettings:
+    """``consolidation_*`` items of the plugin config."""
+
+    enabled: bool = False
+    model_uuid: str = ""
+    min_age_days: int = 7
+    max_candidates: int = 20
+    # Reserved: consolidation never changes profiles in this version (a profile item has no lineage,
+    # so it could not be removed when its source is forgotten). Read and shown, nothing more.
+    apply_profile_updates: bool = False
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None) -> ConsolidationSettings:
+        c = dict(config or {})
+        return cls(
+            enabled=_bool(c.get("consolidation_enabled"), False),
+            model_uuid=str(c.get("consolidation_model_uuid") or "").strip(),
+            min_age_days=_int(c.get("consolidation_min_age_days"), 7, 0, 3650),
+            max_candidates=_int(c.get("consolidation_max_candidates"), 20, 1, 100),
+            apply_profile_updates=_bool(c.get("consolidation_apply_profile_updates"), False),
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ConsolidationSettings:
+        """From ``MemoryService.settings``: ``consolidation_*`` attributes when the Settings class has
+        them, else the same names in ``settings.extra``, else the defaults."""
+        extra = getattr(settings, "extra", None) or {}
+        names = (
+            "consolidation_enabled",
+            "consolidation_model_uuid",
+            "consolidation_min_age_days",
+            "consolidation_max_candidates",
+            "consolidation_apply_profile_updates",
+        )
+        conf: dict[str, Any] = {}
+        for name in names:
+            value = getattr(settings, name, None)
+            if value is None and isinstance(extra, dict):
+                value = extra.get(name)
+            if value is not None:
+                conf[name] = value
+        return cls.from_config(conf)
+
+
+# ---------------------------------------------------------------------------------------- records
+@dataclass
+class Proposal:
+    """A reviewed-before-use summary draft of one L2 scope (collection + user_key)."""
+
+    id: str
+    collection: str
+    user_key: str
+    scope_key: str
+    sender_id: str
+    created_at: str
+    created_by: dict[str, Any]
+    sources: list[rules.SourceRef]
+    summary: str
+    valid_from: str | None
+    valid_until: str | None
+    model_uuid: str = ""
+    status: str = "pending"  # pending | used | stale (used/stale keep no text)
+    used_at: str = ""
+    result_id: str = ""
+    reason: str = ""
+
+    @property
+    def source_ids(self) -> list[str]:
+        return [s.id for s in self.sources]
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "id": self.id,
+            "status": self.status,
+            "collection": self.collection,
+            "user_key": self.user_key,
+            "scope_key": self.scope_key,
+            "sender_id": self.sender_id,
+            "created_at": self.created_at,
+            "created_by": self.created_by,
+            "sources": [{"id": s.id, "content_hash": s.content_hash} for s in self.sources],
+            "summary": self.summary,
+            "valid_from": self.valid_from,
+            "valid_until": self.valid_until,
+            "model_uuid": self.model_uuid,
+            "used_at": self.used_at,
+            "result_id": self.result_id,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_record(cls, d: dict[str, Any]) -> Proposal:
+        return cls(
+            id=str(d.get("id") or ""),
+            collection=str(d.get("collection") or ""),
+            user_key=str(d.get("user_key") or ""),
+            scope_key=str(d.get("scope_key") or ""),
+            sender_id=str(d.get("sender_id") or ""),
+            created_at=str(d.get("created_at") or ""),
+            created_by=dict(d.get("created_by") or {}),
+            sources=[
+                rules.SourceRef(str(s.get("id") or ""), str(s.get("content_hash") or ""))
+                for s in (d.get("sources") or [])
+                if isinstance(s, dict)
+            ],
+            summary=str(d.get("summary") or ""),
+            valid_from=d.get("valid_from") or None,
+            valid_until=d.get("valid_until") or None,
+            model_uuid=str(d.get("model_uuid") or ""),
+            status=str(d.get("status") or "pending"),
+            used_at=str(d.get("used_at") or ""),
+            result_id=str(d.get("result_id") or ""),
+            reason=str(d.get("reason") or ""),
+        )
+
+    def spent(self, status: str, at: str, *, result_id: str = "", reason: str = "") -> Proposal:
+        """The marker left after use or invalidation: ids and outcome, no summary, no hashes."""
+        return Proposal(
+            id=self.id,
+            collection=self.collection,
+            user_key=self.user_key,
+            scope_key=self.scope_key,
+            sender_id=self.sender_id,
+            created_at=self.created_at,
+            created_by=self.created_by,
+            sources=[],
+            summary="",
+            valid_from=None,
+            valid_until=None,
+            model_uuid=self.model_uuid,
+            status=status,
+            used_at=at,
+            result_id=result_id,
+            reason=reason,
+        )
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "created_at": self.created_at,
+            "sender_id": self.sender_id,
+            "source_ids": self.source_ids,
+            "summary": self.summary,
+            "valid_from": self.valid_from,
+            "valid_until": self.valid_until,
+            "used_at": self.used_at,
+            "result_id": self.result_id,
+        }
+
+
+STALE_REASONS = ("missing_source", "inactive", "changed", "validity", "sender", "covered")
+
+
+def _stale(reason: str) -> ConflictError:
+    """A stale proposal: one message key per reason (``consol.error.stale_<reason>``)."""
+    code = reason if reason in STALE_REASONS else "changed"
+    return ConflictError(f"proposal is stale: {reason}", key=f"consol.error.stale_{code}", reason=code)
+
+
+def _key(user_key: str, proposal_id: str) -> str:
+    return f"{PREFIX}{user_key}/{proposal_id}"
+
+
+def new_proposal_id() -> str:
+    return "cp_" + uuid.uuid4().hex[:20]
+
+
+@dataclass
+class Preview:
+    scope: Scope
+    enabled: bool
+    model_configured: bool
+    candidates: list[rules.ArchiveCandidate] = field(default_factory=list)
+    sources: list[Episode] = field(default_factory=list)
+    proposal: Proposal | None = None
+    draft_error: str = ""  # "" or a DRAFT_* / rules.DRAFT_* code
+    skipped_long: int = 0
+    apply_profile_updates: bool = False
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "enabled": self.enabled,
+            "model_configured": self.model_configured,
+            "candidates": [
+                {
+                    "id": c.episode.id,
+                    "content": c.episode.content,
+                    "status": c.episode.status,
+                    "superseded_by": c.episode.superseded_by,
+                    "importance": c.episode.importance,
+                    "timestamp": c.episode.timestamp,
+                    "age_days": c.age_days,
+                    "risks": list(c.risks),
+                }
+                for c in self.candidates
+            ],
+            "sources": [
+                {
+                    "id": e.id,
+                    "content": e.content,
+                    "sender_id": e.sender_id,
+                    "timestamp": e.timestamp,
+                    "valid_from": e.valid_from,
+                    "valid_until": e.valid_until,
+                }
+                for e in self.sources
+            ],
+            "proposal": self.proposal.to_public() if self.proposal else None,
+            "draft_error": self.draft_error,
+            "skipped_long": self.skipped_long,
+            "apply_profile_updates": self.apply_profile_updates,
+        }
+
+
+@dataclass
+class RunResult:
+    archived: list[str] = field(default_factory=list)
+    summary: Episode | None = None
+    proposal_id: str = ""
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "archived": list(self.archived),
+            "summary": self.summary.to_public() if self.summary else None,
+            "proposal_id": self.proposal_id,
+        }
+
+
+# ------------------------------------------------------------------------------------ the service
+class Consolidator:
+    """Consolidation over one :class:`MemoryService`. Creating it registers its retire listener."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        model: AnyModel | None = None,
+        *,
+        settings: Callable[[], ConsolidationSettings] | None = None,
+        model_for: Callable[[str], AnyModel | None] | None = None,
+        model_timeout: float = MODEL_TIMEOUT_S,
+    ) -> None:
+        self.service = service
+        self.model = model
+        self.model_for = model_for
+        self.model_timeout = model_timeout
+        self._settings = settings or (lambda: ConsolidationSettings.from_settings(service.settings))
+        self._kb_epoch: dict[str, int] = {}
+        service.retire_listeners.append(self.on_retired)
+
+    def close(self) -> None:
+        """Unregister the retire listener (tests, plugin teardown)."""
+        if self.on_retired in self.service.retire_listeners:
+            self.service.retire_listeners.remove(self.on_retired)
+
+    @property
+    def settings(self) -> ConsolidationSettings:
+        return self._settings()
+
+    def _model(self, s: ConsolidationSettings) -> AnyModel | None:
+        """A model is used only when ``consolidation_model_uuid`` is set."""
+        if not s.model_uuid:
+            return None
+        if self.model is not None:
+            return self.model
+        return self.model_for(s.model_uuid) if self.model_for else None
+
+    async def _ask(self, model: AnyModel, model_uuid: str, messages: list[dict[str, str]]) -> str:
+        """One bounded model call, whichever of the two model shapes ``model`` has."""
+        complete = getattr(model, "complete", None)
+        if callable(complete):
+            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+            user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
+            # the host applies the timeout itself; the guard here only catches a host that does not
+            return await asyncio.wait_for(
+                complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
+            )
+        return await asyncio.wait_for(model(messages), timeout=self.model_timeout)  # type: ignore[operator]
+
+    @staticmethod
+    def _need_l2(scope: Scope) -> None:
+        if not scope.collection or not scope.user_key:
+            raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
+
+    def _lock(self, scope: Scope) -> str:
+        return f"l2:{scope.collection}:{scope.user_key}"
+
+    # ------------------------------------------------------------------ reads
+    async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
+        svc = self.service
+        superseded = await svc._fetch(scope, Criteria(statuses=("superseded",)))
+        repl_ids = sorted({e.superseded_by for e in superseded if e.superseded_by})
+        replacements: dict[str, Episode] = {}
+        for i in range(0, len(repl_ids), 100):
+            for e in await svc._fetch(scope, Criteria(statuses=None, ids=tuple(repl_ids[i : i + 100]))):
+                replacements[e.id] = e
+        return rules.archive_candidates(
+            superseded,
+            replacements,
+            now_ts=svc.clock().timestamp(),
+            min_age_days=s.min_age_days,
+            max_candidates=s.max_candidates,
+        )
+
+    async def _summaries(self, scope: Scope, statuses: tuple[str, ...] | None = None) -> list[Episode]:
+        found = await self.service._fetch(scope, Criteria(statuses=statuses, extra={"origin": rules.ORIGIN}))
+        return [e for e in found if rules.is_summary(e)]
+
+    async def _covered(self, scope: Scope) -> set[str]:
+        """Ids already cited by an active summary of the scope."""
+        return {sid for e in await self._summaries(scope, ACTIVE) for sid in rules.sources_of(e)}
+
+    async def _by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Episode]:
+        out: dict[str, Episode] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 100):
+            for e in await self.service._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
+                out[e.id] = e
+        return out
+
+    # ------------------------------------------------------------------ proposals (KV)
+    async def _load(self, user_key: str, proposal_id: str) -> Proposal | None:
+        raw = await self.service.kv.get(_key(user_key, proposal_id))
+        if not raw:
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            log.warning("unreadable consolidation proposal %s", proposal_id)
+            return None
+        return Proposal.from_record(data) if isinstance(data, dict) else None
+
+    async def _store(self, p: Proposal) -> None:
+        await self.service.kv.set(_key(p.user_key, p.id), json.dumps(p.to_record(), ensure_ascii=False).encode())
+
+    async def _delete(self, p: Proposal) -> None:
+        await self.service.kv.delete(_key(p.user_key, p.id))
+
+    async def _scope_proposals(self, scope: Scope) -> list[Proposal]:
+        """Every proposal record of this L2 scope (the key prefix is re-checked against the record:
+        a user key that is a prefix of another must not see the other's proposals)."""
+        out = []
+        for key in await self.service.kv.keys(f"{PREFIX}{scope.user_key}/"):
+            pid = key.rsplit("/", 1)[-1]
+            p = await self._load(scope.user_key, pid)
+            if (
+                p
+                and p.user_key == scope.user_key
+                and p.collection == scope.collection
+                and key == _key(p.user_key, p.id)
+            ):
+                out.append(p)
+        return out
+
+    async def list_proposals(self, scope: Scope) -> list[Proposal]:
+        """Pending proposals of the scope, newest first."""
+        self._need_l2(scope)
+        pending = [p for p in await self._scope_proposals(scope) if p.status == "pending"]
+        return sorted(pending, key=lambda p: (p.created_at, p.id), reverse=True)
+
+    def _expired(self, p: Proposal) -> bool:
+        try:
+            created = parse_instant(p.created_at, "created_at")
+        except MemoryError_:
+            return True
+        return self.service.clock() - created > timedelta(days=PROPOSAL_TTL_DAYS)
+
+    async def _prune(self, scope: Scope, keep: str) -> None:
+        """Bound the pending proposals of a scope: expired ones go, then the oldest beyond the cap."""
+        pending = await self.list_proposals(scope)  # newest first
+        alive = [p for p in pending if p.id == keep]
+        for p in pending:
+            if p.id == keep:
+                continue
+            if self._expired(p):
+                await self._delete(p)
+            else:
+                alive.append(p)
+        for p in alive[MAX_PENDING_PER_SCOPE:]:
+            await self._delete(p)
+
+    async def _kb_alive(self, kb_id: str, epoch: int) -> bool:
+        return self._kb_epoch.get(kb_id, 0) == epoch and await self.service.kb_settings(kb_id) is not None
+
+    # ------------------------------------------------------------------ preview
+    async def preview(self, scope: Scope, actor: Actor, *, lang: str | None = None) -> Preview:
+        """Candidates and (with a model) a stored one-use summary proposal. Changes no memory."""
+        self._need_l2(scope)
+        s = self.settings
+        svc = self.service
+        out = Preview(
+            scope=scope,
+            enabled=s.enabled,
+            model_configured=bool(s.model_uuid),
+            apply_profile_updates=s.apply_profile_updates,
+        )
+        out.candidates = await self._archive_candidates(scope, s)
+        model = self._model(s)
+        if model is None:
+            out.draft_error = DRAFT_NO_MODEL if s.model_uuid else ""
+            return out
+        epoch = self._kb_epoch.get(scope.collection, 0)
+        now = svc.clock()
+        active = await svc._fetch(scope, Criteria(statuses=ACTIVE))
+        selection = rules.select_sources(
+            active,
+            now_ts=now.timestamp(),
+            min_age_days=s.min_age_days,
+            max_sources=s.max_candidates,
+            already_summarised=await self._covered(scope),
+        )
+        if selection is None:
+            out.draft_error = DRAFT_NO_SOURCES
+            return out
+        out.sources = selection.sources
+        out.skipped_long = selection.skipped_long
+        ids = [e.id for e in selection.sources]
+        messages = rules.build_prompt(selection.sources, lang=lang or svc.settings.language)
+        try:
+            answer = await self._ask(model, s.model_uuid, messages)
+        except TimeoutError:
+            log.warning("consolidation model timed out in %s", scope.user_key)
+            out.draft_error = DRAFT_MODEL_TIMEOUT
+            return out
+        except Exception as exc:  # the host answers an error: no draft, nothing stored
+            log.warning("consolidation model failed in %s: %s", scope.user_key, exc)
+            out.draft_error = DRAFT_MODEL_FAILED
+            return out
+        try:
+            draft = rules.parse_draft(answer, ids, budget_tokens=svc.settings.recall_token_budget)
+        except rules.DraftRejected as exc:
+            log.info("consolidation draft refused in %s: %s", scope.user_key, exc)
+            out.draft_error = exc.code
+            return out
+        interval = rules.common_validity(selection.sources)
+        if interval is None:  # select_sources only picks currently valid records; kept as a guard
+            out.draft_error = DRAFT_NO_SOURCES
+            return out
+        proposal = Proposal(
+            id=new_proposal_id(),
+            collection=scope.collection,
+            user_key=scope.user_key,
+            scope_key=scope.scope_key,
+            sender_id=selection.sender_id,
+            created_at=to_iso(svc.clock()),
+            created_by={"surface": actor.surface, "sender_id": actor.sender_id},
+            sources=rules.source_refs(selection.sources),
+            summary=draft.summary,
+            valid_from=interval[0],
+            valid_until=interval[1],
+            model_uuid=s.model_uuid,
+        )
+        # The knowledge base may have been deleted while the model was thinking: then nothing is kept.
+        if not await self._kb_alive(scope.collection, epoch):
+            out.draft_error = DRAFT_KB_DELETED
+            return out
+        await self._store(proposal)
+        # Close the races with a concurrent delete (the KB, or a source): re-check after storing.
+        # A deletion that commits after this check finds the stored proposal through its own cascade.
+        if not await self._kb_alive(scope.collection, epoch):
+            await self._delete(proposal)
+            out.draft_error = DRAFT_KB_DELETED
+            return out
+        check = rules.recheck_sources(
+            proposal.sources,
+            await self._by_ids(scope, ids),
+            sender_id=proposal.sender_id,
+            valid_from=proposal.valid_from,
+            valid_until=proposal.valid_until,
+        )
+        if not check.ok:
+            await self._delete(proposal)
+            out.draft_error = DRAFT_SOURCES_CHANGED
+            return out
+        await svc._audit(
+            scope,
+            actor,
+            "consolidation.preview",
+            [proposal.id, *ids][:50],
+            f"proposal {proposal.id}: summary of {len(ids)} memories",
+        )
+        await self._prune(scope, keep=proposal.id)
+        out.proposal = proposal
+        log.info("consolidation proposal %s stored in %s (%d sources)", proposal.id, scope.user_key, len(ids))
+        return out
+
+    # ------------------------------------------------------------------ run
+    async def run(self, scope: Scope, actor: Actor, proposal_id: str | None = None) -> RunResult:
+        """Archive the superseded candidates and, with ``proposal_id``, apply that reviewed proposal.
+        Refused (nothing changes, nothing audited) when disabled or when the proposal is missing,
+        used, stale, expired or of another scope."""
+        self._need_l2(scope)
+        s = self.settings
+        if not s.enabled:
+            raise ConflictError("consolidation is disabled", key="consol.error.disabled")
+        if proposal_id is not None and not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
+            raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
+        result = RunResult(proposal_id=proposal_id or "")
+        if proposal_id:
+            result.summary = await self._apply(scope, actor, proposal_id)
+        result.archived = await self._archive(scope, actor, s)
+        targets = [*([proposal_id] if proposal_id else []), *([result.summary.id] if result.summary else [])]
+        await self.service._audit(
+            scope,
+            actor,
+            "consolidation.run",
+            [*targets, *result.archived][:50],
+            f"consolidation run: {len(result.archived)} archived"
+            + (f", summary {result.summary.id} from {proposal_id}" if result.summary else ""),
+        )
+        log.info(
+            "consolidation run in %s: %d archived, summary %s",
+            scope.user_key,
+            len(result.archived),
+            result.summary.id if result.summary else "-",
+        )
+        return result
+
+    async def _archive(self, scope: Scope, actor: Actor, s: ConsolidationSettings) -> list[str]:
+        """Archive the superseded candidates under the scope lock, in one audited write. The status of
+        every record is read under the lock: an active record is never archived here."""
+        svc = self.service
+        lock = self._lock(scope)
+        async with svc.locks.hold(lock):
+            cands = [c for c in await self._archive_candidates(scope, s) if c.episode.status == "superseded"]
+            if not cands:
+                return []
+            updated = [c.episode.retagged(status="archived") for c in cands]
+            ids = [e.id for e in updated]
+            await svc._mutate(
+                scope,
+                actor,
+                lock_key=lock,
+                operation="consolidation.archive",
+                targets=ids[:50],
+                summary=f"archived {len(ids)} superseded memories",
+                expect=dict.fromkeys(ids, "archived"),
+                reason="consolidation",
+                write=lambda: svc._upsert(scope, updated, "consolidation.archive"),
+            )
+        # No retire event: these records left the active set when they were superseded (and the
+        # cascade ran then).
+        return ids
+
+    async def _claim(self, scope: Scope, proposal_id: str) -> tuple[Proposal, list[Episode]]:
+        """Under the scope lock: load, check and mark the proposal used (one use). Raises when it
+        cannot be applied; a stale one is invalidated (its text dropped)."""
+        svc = self.service
+        async with svc.locks.hold(self._lock(scope)):
+            p = await self._load(scope.user_key, proposal_id)
+            if p is None or p.user_key != scope.user_key or p.collection != scope.collection or p.id != proposal_id:
+                # Another scope's proposal is reported as missing: its existence is not disclosed.
+                raise NotFoundError("no such proposal in this scope", key="consol.error.proposal_missing")
+            if p.status == "used":
+                raise ConflictError("proposal already used", key="consol.error.proposal_used")
+            if p.status != "pending":
+                raise ConflictError("proposal is stale", key="consol.error.proposal_stale")
+            now = to_iso(svc.clock())
+            if self._expired(p):
+                await self._store(p.spent("stale", now, reason="expired"))
+                raise ConflictError("proposal expired", key="consol.error.proposal_expired", days=PROPOSAL_TTL_DAYS)
+            check = rules.recheck_sources(
+                p.sources,
+                await self._by_ids(scope, p.source_ids),
+                sender_id=p.sender_id,
+                valid_from=p.valid_from,
+                valid_until=p.valid_until,
+            )
+            if check.ok and set(p.source_ids) & await self._covered(scope):
+                check = rules.ProposalCheck(False, "covered")
+            if not check.ok:
+                await self._store(p.spent("stale", now, reason=check.reason))
+                raise _stale(check.reason)
+            if not rules.summary_fits(p.summary, svc.settings.recall_token_budget):
+                raise ValidationError("summary does not fit the recall budget", key="consol.error.budget")
+            await self._store(p.spent("used", now))
+            return p, check.sources
+
+    async def _apply(self, scope: Scope, actor: Actor, proposal_id: str) -> Episode:
+        svc = self.service
+        p, sources = await self._claim(scope, proposal_id)
+        raw, links = rules.summary_fields(p.summary, sources, p.id)
+        target = scope.with_sender(p.sender_id)
+        try:
+            # Guarded: the statement guards see origin "consolidation" and decide (the review queue
+            # refuses a tombstoned value on every write path and parks conflicts only for
+            # conversational origins).
+            summary, _ = await svc.remember(target, raw, actor, origin=rules.ORIGIN, links=links, guarded=True)
+        except FencedError:
+            raise  # the outcome is unknown: the proposal stays used (no second summary)
+        except BaseException:
+            await self._release(scope, p)  # nothing was written: the proposal may be run again
+            raise
+        # A source retired between the claim and the write is caught here (or, when it retires
+        # after this check, by the cascade, which then finds the summary).
+        check = rules.recheck_sources(
+            p.sources,
+            await self._by_ids(scope, p.source_ids),
+            sender_id=p.sender_id,
+            valid_from=p.valid_from,
+            valid_until=p.valid_until,
+        )
+        now = to_iso(svc.clock())
+        if not check.ok:
+            await svc.bulk_delete(
+                scope,
+                Criteria(statuses=None, ids=(summary.id,)),
+                actor,
+                reason=f"consolidation {p.id}: a source changed during the run",
+            )
+            await self._store(p.spent("stale", now, reason=check.reason))
+            raise _stale(check.reason)
+        await self._store(p.spent("used", now, result_id=summary.id))
+        return summary
+
+    async def _release(self, scope: Scope, p: Proposal) -> None:
+        """Put a claimed proposal back after a write that certainly failed, unless a source changed
+        meanwhile (then it is stale: the cascade skipped it while it was claimed)."""
+        try:
+            check = rules.recheck_sources(
+                p.sources,
+                await self._by_ids(scope, p.source_ids),
+                sender_id=p.sender_id,
+                valid_from=p.valid_from,
+                valid_until=p.valid_until,
+            )
+            await self._store(p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason))
+        except Exception as exc:  # the claim stays: a used proposal cannot be applied twice
+            log.warning("could not release consolidation proposal %s: %s", p.id, exc)
+
+    # ------------------------------------------------------------------ discard
+    async def discard(self, scope: Scope, actor: Actor, proposal_id: str) -> bool:
+        """Drop a pending proposal of this scope (audited). False when there is none."""
+        self._need_l2(scope)
+        if not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
+            raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
+        async with self.service.locks.hold(self._lock(scope)):
+            p = await self._load(scope.user_key, proposal_id)
+            if p is None or p.collection != scope.collection or p.user_key != scope.user_key or p.status != "pending":
+                return False
+            await self._delete(p)
+        await self.service._audit(scope, actor, "consolidation.discard", [p.id], f"proposal {p.id} discarded")
+        return True
+
+    # ------------------------------------------------------------------ cascades
+    async def on_retired(self, event: RetireEvent) -> None:
+        """Retire listener: delete the summaries derived from a retired record (same scope only; from
+        every index, through ``bulk_delete``) and drop every pending proposal of the scope that
+        contains it. Both parts run even when one fails; the first failure is re-raised (the service
+        logs it: the retirement itself already committed)."""
+        retired = {e.id for e in event.episodes if not rules.is_summary(e)}
+        scope = event.scope
+        if not retired or not scope.collection or not scope.user_key:
+            return
+        failure: BaseException | None = None
+        victims: list[str] = []
+        try:
+            victims = [e.id for e in await self._summaries(scope) if retired & set(rules.sources_of(e))]
+            if victims:
+                actor = Actor(
+                    surface="consolidation",
+                    sender_id=event.actor.sender_id,
+                    query_id=event.actor.query_id,
+                    privilege=event.actor.privilege,
+                )
+                await self.service.bulk_delete(
+                    scope,
+                    Criteria(statuses=None, ids=tuple(victims)),
+                    actor,
+                    reason=f"derived summary of a source that was removed ({event.operation})",
+                )
+        except Exception as exc:
+            log.error("derived summaries of %s in %s not removed: %s", sorted(retired)[:5], scope.user_key, exc)
+            failure = exc
+        dropped = 0
+        try:
+            for p in await self._scope_proposals(scope):
+                if p.status == "pending" and retired & set(p.source_ids):
+                    await self._delete(p)
+                    dropped += 1
+        except Exception as exc:
+            log.error("pending proposals of %s in %s not dropped: %s", sorted(retired)[:5], scope.user_key, exc)
+            failure = failure or exc
+        if dropped or victims:
+            log.info(
+                "consolidation cascade after %s in %s: %d summaries, %d proposals",
+                event.operation,
+                scope.user_key,
+                len(victims),
+                dropped,
+            )
+        if failure is not None:
+            raise failure
+
+    async def on_kb_deleted(self, kb_id: str) -> int:
+        """The knowledge base is gone: drop every proposal of that collection (any scope) and make a
+        preview still waiting for its model discard its draft. Returns the number dropped."""
+        self._kb_epoch[kb_id] = self._kb_epoch.get(kb_id, 0) + 1
+        n = 0
+        for key in await self.service.kv.keys(PREFIX):
+            raw = await self.service.kv.get(key)
+            try:
+                data = json.loads(raw) if raw else None
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and data.get("collection") == kb_id:
+                await self.service.kv.delete(key)
+                n += 1
+        log.info("consolidation proposals of deleted knowledge base %s dropped: %d", kb_id, n)
+        return n

@@ -1,0 +1,786 @@
+"""The review queue: candidates, value tombstones, conflict parking and the one resolver.
+
+One queue per memory scope (knowledge base + ``user_key``). A candidate is a statement waiting for
+a person: extracted from the user's own words of a turn (rules or a model that may only pick
+sentences), or parked by :meth:`ReviewQueue.guard` because a ``remember`` contradicted an active
+memory. Its status is set only by rules and people:
+
+- ``pending``: waiting; ``conflict``: waiting, and it contradicts the active memories it lists
+  (both sides are kept for review);
+- ``accepted``: :meth:`ReviewQueue.accept` wrote it through the normal write path
+  (``MemoryService.remember`` with ``origin="candidate"`` and a ``candidate_id`` link, superseding
+  the conflicting memories; or ``MemoryService.update_profile`` for a name);
+- ``rejected``: :meth:`ReviewQueue.reject` refused it and recorded a tombstone on its value.
+
+A model's recommendation is stored next to the candidate and never read as a status. Accept and
+reject are the only resolvers; the ``!memory`` command and the Memory Console both call them.
+
+Tombstones are keyed on the normalised value (:mod:`ltm.domain.tombstone`), per scope, and hold no
+text: a hash, the reason, who, when, and the ids it came from. The guard refuses a tombstoned value
+on every ``remember`` and document ingest; ``accept`` refuses it too; ``forget(..., never=True)``
+records one through the retire listener. An admin can lift a tombstone.
+
+Storage (plugin KV), per ``<kb>/<user_key>``:
+
+- ``cand/<kb>/<user_key>/r/<id>``: one candidate;
+- ``cand/<kb>/<user_key>/head`` ``{"seq": n}`` and ``cand/<kb>/<user_key>/i/<k>``: ids by sequence,
+  in chunks of :data:`INDEX_CHUNK` (the all-statuses pages read only their chunks);
+- ``cand/<kb>/<user_key>/open``: the open candidates (id, seq, status, value key), at most
+  :data:`MAX_OPEN` (the default page reads only this list and its page's records);
+- ``tomb/<kb>/<user_key>/<tombstone id>``: one tombstone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..domain import candidates as rules
+from ..domain.conflict import find_conflicts
+from ..domain.errors import (
+    ConflictError,
+    NotFoundError,
+    ParkedError,
+    TombstonedError,
+    ValidationError,
+)
+from ..domain.models import Episode, EpisodeInput, Profile, content_hash
+from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.timefields import to_iso
+from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
+from ..ports import ChatModel
+from .locks import ScopeLocks
+from .memory_service import Actor, MemoryService, RetireEvent
+from .settings import _bool, _int
+
+log = logging.getLogger(__name__)
+
+PENDING, CONFLICT, ACCEPTED, REJECTED = "pending", "conflict", "accepted", "rejected"
+CANDIDATE_STATUSES: tuple[str, ...] = (PENDING, CONFLICT, ACCEPTED, REJECTED)
+OPEN: tuple[str, ...] = (PENDING, CONFLICT)
+CAND_PREFIX = "cand/"
+TOMB_PREFIX = "tomb/"
+INDEX_CHUNK = 50
+MAX_OPEN = 500
+MODEL_TIMEOUT_S = 30.0
+CONFLICT_SCAN_LIMIT = 2_000
+MAX_REASON = 500
+# Statements from these origins are checked for conflicts; every origin is checked for tombstones.
+CONFLICT_ORIGINS: tuple[str, ...] = ("tool", "command", "console")
+EPISODE_FIELDS = ("importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "source_ref")
+CANDIDATE_ID = re.compile(r"^cand_[0-9a-f]{20}$")
+TOMBSTONE_ID = re.compile(r"^" + TOMBSTONE_ID_PREFIX + r"[0-9a-f]{16}$")
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    """The review part of the plugin config (``spec.config`` in manifest.yaml), read per call."""
+
+    enabled: bool = False  # candidate_extraction_enabled
+    auto_apply: bool = False  # candidate_auto_apply
+    max_per_turn: int = 3  # candidate_max_per_turn
+    model_uuid: str = ""  # candidate_model_uuid: empty = rules
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None) -> ReviewSettings:
+        c = dict(config or {})
+        return cls(
+            enabled=_bool(c.get("candidate_extraction_enabled"), False),
+            auto_apply=_bool(c.get("candidate_auto_apply"), False),
+            max_per_turn=_int(c.get("candidate_max_per_turn"), 3, 1, 10),
+            model_uuid=str(c.get("candidate_model_uuid") or "").strip(),
+        )
+
+
+@dataclass
+class Candidate:
+    id: str
+    scope: dict[str, str]  # Scope.describe() of where it was proposed
+    sender_id: str
+    content: str
+    classification: str
+    origin: str  # "rules" | "model" | the origin of a parked remember ("tool", ...)
+    value_key: str  # the tombstone id its value would get
+    status: str = PENDING
+    seq: int = 0
+    evidence_quote: str = ""
+    target: str = "episode"  # "episode" | "profile"
+    profile_patch: dict[str, Any] = field(default_factory=dict)
+    episode_fields: dict[str, Any] = field(default_factory=dict)
+    source_ref: str = ""
+    redactions: int = 0
+    model_recommendation: str = ""  # stored, never read as a status
+    model_note: str = ""
+    conflicts_with: list[dict[str, Any]] = field(default_factory=list)
+    created_at: str = ""
+    created_by: dict[str, Any] = field(default_factory=dict)
+    decided_by: dict[str, Any] = field(default_factory=dict)
+    decided_at: str = ""
+    reason: str = ""
+    result_id: str = ""
+    superseded: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Candidate:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class Tombstone:
+    id: str
+    collection: str
+    user_key: str
+    subject: str  # the speaker of a first-person value, "" for the whole scope
+    kind: str  # "rejected" | "forgotten"
+    reason: str
+    by: dict[str, Any]
+    at: str
+    sources: list[str] = field(default_factory=list)  # candidate / episode ids, newest last
+    count: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Tombstone:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class ExtractReport:
+    mode: str  # "rules" | "model"
+    candidates: list[Candidate] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)  # auto-applied candidate ids
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (why, detail)
+    redactions: int = 0
+    truncated: bool = False
+    model_error: str = ""
+
+
+@dataclass
+class CandidatePage:
+    items: list[Candidate]
+    page: int
+    page_size: int
+    has_more: bool
+    total: int
+
+
+@dataclass
+class Decision:
+    candidate: Candidate
+    episode: Episode | None = None
+    superseded: list[Episode] = field(default_factory=list)
+    profile: Profile | None = None
+    parked: bool = False  # accept found a (new) conflict: the candidate waits with both sides shown
+
+
+class _Skip(Exception):
+    def __init__(self, why: str, detail: str = "") -> None:
+        super().__init__(why)
+        self.why, self.detail = why, detail
+
+
+def _actor_dict(actor: Actor) -> dict[str, Any]:
+    return {"surface": actor.surface, "sender_id": actor.sender_id, "query_id": actor.query_id}
+
+
+def _reason(reason: str) -> str:
+    if not isinstance(reason, str):
+        raise ValidationError("reason: text", key="error.field_type", field="reason")
+    return " ".join(reason.split())[:MAX_REASON]
+
+
+class ReviewQueue:
+    """Candidates, tombstones and the resolver over one :class:`MemoryService` (registers its guard
+    and retire listener on the service)."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        settings: Callable[[], ReviewSettings] = ReviewSettings,
+        model: ChatModel | None = None,
+    ) -> None:
+        self.service = service
+        self._settings = settings
+        self.model = model
+        self.locks = ScopeLocks()
+        service.statement_guards.append(self.guard)
+        service.retire_listeners.append(self.on_retired)
+
+    @property
+    def settings(self) -> ReviewSettings:
+        return self._settings()
+
+    def _now(self) -> str:
+        return to_iso(self.service.clock())
+
+    # ------------------------------------------------------------------ keys
+    @staticmethod
+    def _base(scope: Scope) -> str:
+        return f"{scope.collection}/{scope.user_key}"
+
+    def _rkey(self, scope: Scope, cid: str) -> str:
+        return f"{CAND_PREFIX}{self._base(scope)}/r/{cid}"
+
+    def _tkey(self, scope: Scope, tid: str) -> str:
+        return f"{TOMB_PREFIX}{self._base(scope)}/{tid}"
+
+    async def _read(self, key: str) -> Any:
+        raw = await self.service._backend(self.service.kv.get(key), "review read")
+        return json.loads(raw) if raw else None
+
+    async def _write(self, key: str, value: Any) -> None:
+        data = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        await self.service._backend(self.service.kv.set(key, data), "review write")
+
+    # ------------------------------------------------------------------ tombstones
+    async def tombstone_for(self, scope: Scope, content: str, sender_id: str) -> Tombstone | None:
+        """The tombstone that refuses ``content`` said by ``sender_id`` in this scope, if any."""
+        tid = value_key(content, sender_id)
+        if not tid or not scope.collection:
+            return None
+        raw = await self._read(self._tkey(scope, tid))
+        return Tombstone.from_dict(raw) if raw else None
+
+    def _refusal(self, tb: Tombstone) -> TombstonedError:
+        return TombstonedError(
+            f"the value was {tb.kind} ({tb.id})",
+            key=f"review.error.tombstoned_{tb.kind}" if tb.kind in ("rejected", "forgotten") else None,
+            tombstone=tb.id,
+            kind=tb.kind,
+            reason=tb.reason or "-",
+            at=tb.at,
+            by=str(tb.by.get("sender_id") or tb.by.get("surface") or "-"),
+        )
+
+    async def _record_tombstone(
+        self, scope: Scope, content: str, sender_id: str, kind: str, reason: str, actor: Actor, source: str
+    ) -> Tombstone | None:
+        tid = value_key(content, sender_id)
+        if not tid:
+            return None
+        key = self._tkey(scope, tid)
+        async with self.locks.hold("tomb:" + key):
+            old = await self._read(key)
+            tb = Tombstone(
+                id=tid,
+                collection=scope.collection,
+                user_key=scope.user_key,
+                subject=subject_of(content, sender_id),
+                kind=kind,
+                reason=reason,
+                by=_actor_dict(actor),
+                at=self._now(),
+                sources=[source],
+                count=1,
+            )
+            if old:
+                prev = Tombstone.from_dict(old)
+                tb.sources = [*[s for s in prev.sources if s != source], source][-10:]
+                tb.count = prev.count + 1
+            await self._write(key, tb.to_dict())
+        return tb
+
+    async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
+        """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
+        self.service._need_l2(scope)
+        prefix = f"{TOMB_PREFIX}{self._base(scope)}/"
+        items = []
+        for k in await self.service._backend(self.service.kv.keys(prefix), "review keys"):
+            raw = await self._read(k)
+            if raw:
+                items.append(Tombstone.from_dict(raw))
+        items.sort(key=lambda t: (t.at, t.id), reverse=True)
+        start = (max(1, page) - 1) * page_size
+        return items[start : start + page_size], len(items)
+
+    async def lift_tombstone(self, scope: Scope, tombstone_id: str, actor: Actor, reason: str = "") -> Tombstone:
+        """An admin lifts a tombstone: the value may be stored again. Audited."""
+        self.service._need_l2(scope)
+        reason = _reason(reason)
+        if not isinstance(tombstone_id, str) or not TOMBSTONE_ID.match(tombstone_id):
+            raise NotFoundError(
+                f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=str(tombstone_id)
+            )
+        key = self._tkey(scope, tombstone_id)
+        async with self.locks.hold("tomb:" + key):
+            raw = await self._read(key)
+            if not raw:
+                raise NotFoundError(
+                    f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=tombstone_id
+                )
+            tb = Tombstone.from_dict(raw)
+            await self.service._backend(self.service.kv.delete(key), "review write")
+        await self.service._audit(scope, actor, "tombstone.lift", [tb.id], f"tombstone {tb.id} lifted", reason)
+        log.info("tombstone %s lifted in %s", tb.id, scope.user_key)
+        return tb
+
+    # ------------------------------------------------------------------ the guard (remember, ingest)
+    async def guard(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
+        """A statement guard: refuse a tombstoned value; park a contradicting statement as a
+        ``conflict`` candidate and refuse the write (unless it names what it ``supersedes``)."""
+        tb = await self.tombstone_for(scope, data.content, scope.sender_id)
+        if tb is not None:
+            raise self._refusal(tb)
+        if origin not in CONFLICT_ORIGINS or data.supersedes:
+            return
+        conflicts = await self._episode_conflicts(scope, data.content)
+        if not conflicts:
+            return
+        fields = {k: getattr(data, k) for k in EPISODE_FIELDS}
+        cand = await self._insert(
+            scope,
+            rules.Proposal(data.content, "", rules.classify(data.content) or "correction"),
+            actor,
+            origin=origin,
+            status=CONFLICT,
+            conflicts=conflicts,
+            source_ref=data.source_ref,
+            episode_fields=fields,
+        )
+        ids = ", ".join(c["id"] for c in conflicts)
+        raise ParkedError(
+            f"contradicts {ids}; parked as {cand.id}",
+            candidate=cand.id,
+            ids=ids,
+            existing=" / ".join(c["content"] for c in conflicts)[:300],
+        )
+
+    async def on_retired(self, event: RetireEvent) -> None:
+        """``forget(..., never=True)``: a tombstone on each forgotten value."""
+        if not event.never or event.operation != "forget":
+            return
+        for e in event.episodes:
+            tb = await self._record_tombstone(
+                event.scope, e.content, e.sender_id, "forgotten", event.reason, event.actor, e.id
+            )
+            if tb is not None:
+                await self.service._audit(
+                    event.scope, event.actor, "tombstone.record", [tb.id, e.id], f"forgot {e.id} for good", event.reason
+                )
+
+    # ------------------------------------------------------------------ conflicts
+    async def _episode_conflicts(self, scope: Scope, content: str) -> list[dict[str, Any]]:
+        """Active, currently valid memories of this speaker that ``content`` contradicts."""
+        if not scope.collection:
+            return []
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, as_of_ts=self.service.clock().timestamp())
+        episodes = await self.service._fetch(scope, crit, limit=CONFLICT_SCAN_LIMIT)
+        aliases = [scope.sender_id]
+        if scope.sender_id:
+            aliases.append((await self.service.get_profile(scope, "speaker", scope.sender_id)).name)
+        by_id = {e.id: e for e in episodes}
+        out = []
+        for eid, v in find_conflicts(content, [(e.id, e.content) for e in episodes], aliases):
+            e = by_id[eid]
+            out.append(
+                {
+                    "kind": "episode",
+                    "id": e.id,
+                    "content": e.content,
+                    "sender_id": e.sender_id,
+                    "timestamp": e.timestamp,
+                    "claim_type": e.claim_type,
+                    "confidence": e.confidence,
+                    "attribute": v.attribute,
+                    "new_value": v.new_value,
+                    "old_value": v.old_value,
+                    "why": v.reason,
+                }
+            )
+        return out
+
+    async def _profile_conflicts(self, scope: Scope, patch: dict[str, Any]) -> list[dict[str, Any]]:
+        name = str(patch.get("name") or "")
+        if not name or not scope.sender_id:
+            return []
+        current = await self.service.get_profile(scope, "speaker", scope.sender_id)
+        if current.name and current.name.casefold() != name.casefold():
+            return [{"kind": "profile", "id": current.key, "field": "name", "content": current.name, "new_value": name}]
+        return []
+
+    # ------------------------------------------------------------------ the store
+    def _store_lock(self, scope: Scope) -> str:
+        return "store:" + self._base(scope)
+
+    async def _open_list(self, scope: Scope) -> list[dict[str, Any]]:
+        return list(await self._read(f"{CAND_PREFIX}{self._base(scope)}/open") or [])
+
+    async def _insert(
+        self,
+        scope: Scope,
+        p: rules.Proposal,
+        actor: Actor,
+        *,
+        origin: str,
+        status: str,
+        conflicts: list[dict[str, Any]],
+        source_ref: str = "",
+        redactions: int = 0,
+        episode_fields: dict[str, Any] | None = None,
+    ) -> Candidate:
+        cand = Candidate(
+            id="cand_" + uuid.uuid4().hex[:20],
+            scope=scope.describe(),
+            sender_id=scope.sender_id,
+            content=p.content,
+            classification=p.classification,
+            origin=origin,
+            value_key=value_key(p.content, scope.sender_id),
+            status=status,
+            evidence_quote=p.evidence_quote,
+            target=p.target,
+            profile_patch=dict(p.profile_patch),
+            episode_fields=dict(episode_fields or {"claim_type": "user_statement", "source_ref": source_ref}),
+            source_ref=source_ref,
+            redactions=redactions,
+            model_recommendation=p.recommendation,
+            model_note=p.note,
+            conflicts_with=conflicts,
+            created_at=self._now(),
+            created_by=_actor_dict(actor),
+        )
+        base = f"{CAND_PREFIX}{self._base(scope)}"
+        async with self.locks.hold(self._store_lock(scope)):
+            open_ = await self._open_list(scope)
+            if len(open_) >= MAX_OPEN:
+                raise ConflictError("the review queue is full", key="review.error.queue_full", limit=MAX_OPEN)
+            head = await self._read(base + "/head") or {"seq": 0}
+            cand.seq = int(head["seq"]) + 1
+            await self._write(self._rkey(scope, cand.id), cand.to_dict())
+            chunk_key = f"{base}/i/{(cand.seq - 1) // INDEX_CHUNK}"
+            chunk = list(await self._read(chunk_key) or []) if (cand.seq - 1) % INDEX_CHUNK else []
+            chunk.append([cand.seq, cand.id])
+            await self._write(chunk_key, chunk)
+            await self._write(base + "/head", {"seq": cand.seq})
+            open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
+            await self._write(base + "/open", open_)
+        kind = "parked" if status == CONFLICT else "proposed"
+        await self.service._audit(
+            scope,
+            actor,
+            "candidate.propose",
+            [cand.id, *[c["id"] for c in conflicts]][:50],
+            f"candidate {cand.id} {kind} ({cand.classification}, {origin})",
+        )
+        log.info("candidate %s %s in %s (%s, %s)", cand.id, kind, scope.user_key, cand.classification, origin)
+        return cand
+
+    async def _save(self, scope: Scope, cand: Candidate) -> None:
+        async with self.locks.hold(self._store_lock(scope)):
+            await self._write(self._rkey(scope, cand.id), cand.to_dict())
+            open_ = [o for o in await self._open_list(scope) if o["id"] != cand.id]
+            if cand.status in OPEN:
+                open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
+                open_.sort(key=lambda o: o["seq"])
+            await self._write(f"{CAND_PREFIX}{self._base(scope)}/open", open_)
+
+    async def get(self, scope: Scope, candidate_id: str) -> Candidate:
+        self.service._need_l2(scope)
+        if not isinstance(candidate_id, str) or not CANDIDATE_ID.match(candidate_id):
+            raise NotFoundError(
+                f"no candidate {candidate_id}", key="review.error.candidate_missing", id=str(candidate_id)
+            )
+        raw = await self._read(self._rkey(scope, candidate_id))
+        if not raw:
+            raise NotFoundError(f"no candidate {candidate_id}", key="review.error.candidate_missing", id=candidate_id)
+        return Candidate.from_dict(raw)
+
+    async def list(
+        self, scope: Scope, *, page: int = 1, page_size: int = 10, all_statuses: bool = False
+    ) -> CandidatePage:
+        """Newest first: the open candidates (pending and conflict), or every candidate."""
+        self.service._need_l2(scope)
+        page, page_size = max(1, int(page)), max(1, min(100, int(page_size)))
+        start = (page - 1) * page_size
+        if not all_statuses:
+            rows = sorted(await self._open_list(scope), key=lambda o: o["seq"], reverse=True)
+            ids = [o["id"] for o in rows[start : start + page_size]]
+            total = len(rows)
+        else:
+            base = f"{CAND_PREFIX}{self._base(scope)}"
+            total = int((await self._read(base + "/head") or {"seq": 0})["seq"])
+            hi, lo = total - start, max(1, total - start - page_size + 1)
+            ids = []
+            if hi >= 1:
+                for k in range((hi - 1) // INDEX_CHUNK, (lo - 1) // INDEX_CHUNK - 1, -1):
+                    chunk = await self._read(f"{base}/i/{k}") or []
+                    ids += [cid for seq, cid in sorted(chunk, reverse=True) if lo <= seq <= hi]
+        items = []
+        for cid in ids:
+            raw = await self._read(self._rkey(scope, cid))
+            if raw:
+                items.append(Candidate.from_dict(raw))
+        return CandidatePage(items, page, page_size, total > start + page_size, total)
+
+    # ------------------------------------------------------------------ proposing
+    async def propose(
+        self,
+        scope: Scope,
+        proposal: rules.Proposal,
+        actor: Actor,
+        *,
+        origin: str,
+        source_ref: str = "",
+        redactions: int = 0,
+    ) -> Candidate:
+        """Queue one statement of ``scope.sender_id``: refused when tombstoned; skipped (``_Skip``)
+        when already queued or already remembered; ``conflict`` when it contradicts an active one."""
+        self.service._need_l2(scope)
+        tb = await self.tombstone_for(scope, proposal.content, scope.sender_id)
+        if tb is not None:
+            raise self._refusal(tb)
+        vk = value_key(proposal.content, scope.sender_id)
+        if any(o.get("value_key") == vk for o in await self._open_list(scope)):
+            raise _Skip("queued", vk)
+        if proposal.target == "profile":
+            current = await self.service.get_profile(scope, "speaker", scope.sender_id) if scope.sender_id else None
+            if (
+                current is not None
+                and current.name.casefold() == str(proposal.profile_patch.get("name", "")).casefold()
+            ):
+                raise _Skip("known", current.key)
+            conflicts = await self._profile_conflicts(scope, proposal.profile_patch)
+        else:
+            if await self._same_statement(scope, proposal.content):
+                raise _Skip("known", vk)
+            conflicts = await self._episode_conflicts(scope, proposal.content)
+        return await self._insert(
+            scope,
+            proposal,
+            actor,
+            origin=origin,
+            status=CONFLICT if conflicts else PENDING,
+            conflicts=conflicts,
+            source_ref=source_ref,
+            redactions=redactions,
+            episode_fields={
+                "claim_type": "user_statement",
+                "source_ref": source_ref,
+                "tags": [proposal.classification],
+            },
+        )
+
+    async def _same_statement(self, scope: Scope, content: str) -> Episode | None:
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(content)})
+        found = await self.service._fetch(scope, crit, limit=1)
+        return found[0] if found else None
+
+    async def extract(self, scope: Scope, user_text: str, actor: Actor, *, source_ref: str = "") -> ExtractReport:
+        """Candidates from the user's own text of one turn (see :mod:`ltm.domain.candidates`).
+
+        With ``candidate_model_uuid`` set, the model may only pick sentences, within
+        :data:`MODEL_TIMEOUT_S`; any fault in its answer writes nothing. Rule candidates are
+        accepted at once when ``candidate_auto_apply`` is on; model candidates always wait."""
+        s = self.settings
+        self.service._need_l2(scope)
+        turn = rules.prepare(user_text)
+        mode = "model" if s.model_uuid and self.model is not None else "rules"
+        report = ExtractReport(mode=mode, redactions=turn.redactions, truncated=turn.truncated)
+        if not turn.sentences:
+            return report
+        if mode == "model":
+            system, user = rules.model_messages(turn, s.max_per_turn)
+            try:
+                raw = await asyncio.wait_for(
+                    self.model.complete(s.model_uuid, system, user, MODEL_TIMEOUT_S),  # type: ignore[union-attr]
+                    MODEL_TIMEOUT_S,
+                )
+                proposals = rules.parse_model_result(raw, turn, s.max_per_turn)
+            except rules.ModelResultError as exc:
+                report.model_error = str(exc.args_.get("reason") or exc)
+                log.warning("candidate model result rejected in %s: %s", scope.user_key, report.model_error)
+                return report
+            except TimeoutError:
+                report.model_error = f"no answer within {MODEL_TIMEOUT_S:.0f} s"
+                log.warning("candidate model timed out in %s", scope.user_key)
+                return report
+            except Exception as exc:  # the host refused the call: nothing is proposed this turn
+                report.model_error = f"model call failed: {type(exc).__name__}"
+                log.warning("candidate model call failed in %s: %s", scope.user_key, exc)
+                return report
+        else:
+            proposals = rules.extract_by_rules(turn, s.max_per_turn)
+        for p in proposals:
+            try:
+                cand = await self.propose(
+                    scope, p, actor, origin=mode, source_ref=source_ref, redactions=turn.redactions
+                )
+            except TombstonedError as exc:
+                report.skipped.append(("tombstoned", str(exc.args_.get("tombstone"))))
+                continue
+            except _Skip as skip:
+                report.skipped.append((skip.why, skip.detail))
+                continue
+            except ConflictError as exc:
+                if exc.key != "review.error.queue_full":
+                    raise
+                report.skipped.append(("queue_full", str(MAX_OPEN)))
+                log.warning("review queue of %s is full; candidate dropped", scope.user_key)
+                continue
+            report.candidates.append(cand)
+            if s.auto_apply and mode == "rules" and cand.status == PENDING:
+                auto = Actor(surface="auto-apply", sender_id=actor.sender_id, query_id=actor.query_id)
+                decision = await self.accept(scope, cand.id, auto, reason="candidate_auto_apply")
+                if not decision.parked:
+                    report.accepted.append(cand.id)
+        log.info(
+            "extract in %s (%s): %d candidates, %d skipped, %d redacted",
+            scope.user_key,
+            mode,
+            len(report.candidates),
+            len(report.skipped),
+            turn.redactions,
+        )
+        return report
+
+    # ------------------------------------------------------------------ the resolver
+    async def _candidate_scope(self, scope: Scope, cand: Candidate) -> Scope:
+        d = cand.scope
+        cscope = await self.service.scope_for(
+            kb_id=str(d.get("collection") or ""),
+            session_name=str(d.get("session_name") or ""),
+            bot_uuid=str(d.get("bot_uuid") or ""),
+            sender_id=cand.sender_id,
+        )
+        if (cscope.user_key, cscope.collection) != (scope.user_key, scope.collection):
+            raise ConflictError("the knowledge base isolation changed", key="review.error.scope_changed")
+        return cscope
+
+    async def _park(self, scope: Scope, cand: Candidate, conflicts: list[dict[str, Any]], actor: Actor) -> Decision:
+        cand.status = CONFLICT
+        cand.conflicts_with = conflicts
+        await self._save(scope, cand)
+        await self.service._audit(
+            scope,
+            actor,
+            "candidate.park",
+            [cand.id, *[c["id"] for c in conflicts]][:50],
+            f"candidate {cand.id} contradicts {len(conflicts)} active memories: parked for review",
+        )
+        return Decision(cand, parked=True)
+
+    async def _applied(self, scope: Scope, cand: Candidate) -> Episode | None:
+        """The episode an earlier, interrupted accept of this candidate already wrote."""
+        crit = Criteria(statuses=None, sender_id=scope.sender_id, extra={"content_hash": content_hash(cand.content)})
+        for e in await self.service._fetch(scope, crit, limit=50):
+            if e.extra.get("candidate_id") == cand.id:
+                return e
+        return None
+
+    async def accept(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Decision:
+        """Write an open candidate through the normal write path and link the result to it.
+
+        A pending candidate that now contradicts an active memory is parked instead (``parked``);
+        accepting a ``conflict`` candidate supersedes the memories it contradicts. A tombstoned
+        value is refused and the candidate is left as it was."""
+        reason = _reason(reason)
+        self.service._need_l2(scope)
+        async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
+            cand = await self.get(scope, candidate_id)
+            if cand.status not in OPEN:
+                raise ConflictError(
+                    f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
+                )
+            cscope = await self._candidate_scope(scope, cand)
+            tb = await self.tombstone_for(cscope, cand.content, cand.sender_id)
+            if tb is not None:
+                raise self._refusal(tb)
+            decision = Decision(cand)
+            if cand.target == "profile":
+                current = await self._profile_conflicts(cscope, cand.profile_patch)
+                if current and cand.status == PENDING:
+                    return await self._park(scope, cand, current, actor)
+                decision.profile = await self.service.update_profile(
+                    cscope, {"target": "speaker", **cand.profile_patch}, actor
+                )
+                cand.result_id = "profile:" + decision.profile.key
+            else:
+                current = await self._episode_conflicts(cscope, cand.content)
+                ids = {c["id"] for c in current}
+                known = {c["id"] for c in cand.conflicts_with if c.get("kind") == "episode"}
+                if current and (cand.status == PENDING or ids - known):
+                    return await self._park(scope, cand, current, actor)
+                episode = await self._applied(cscope, cand)
+                if episode is None:
+                    raw = {"content": cand.content, **cand.episode_fields, "supersedes": sorted(ids)}
+                    episode, decision.superseded = await self.service.remember(
+                        cscope, raw, actor, origin="candidate", links={"candidate_id": cand.id}, guarded=False
+                    )
+                decision.episode = episode
+                cand.result_id = episode.id
+                cand.superseded = [e.id for e in decision.superseded]
+            cand.status = ACCEPTED
+            cand.decided_by = _actor_dict(actor)
+            cand.decided_at = self._now()
+            cand.reason = reason
+            await self._save(scope, cand)
+            await self.service._audit(
+                scope,
+                actor,
+                "candidate.accept",
+                [cand.id, cand.result_id, *cand.superseded][:50],
+                f"candidate {cand.id} accepted as {cand.result_id}"
+                + (f", superseding {', '.join(cand.superseded)}" if cand.superseded else ""),
+                reason,
+            )
+        log.info("candidate %s accepted in %s -> %s", cand.id, scope.user_key, cand.result_id)
+        return decision
+
+    async def reject(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Candidate:
+        """Refuse an open candidate: it is never written or recalled, stays inspectable, and its
+        value gets a tombstone. A conflict's other side stays as it is."""
+        reason = _reason(reason)
+        self.service._need_l2(scope)
+        async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
+            cand = await self.get(scope, candidate_id)
+            if cand.status not in OPEN:
+                raise ConflictError(
+                    f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
+                )
+            tb = await self._record_tombstone(scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id)
+            cand.status = REJECTED
+            cand.decided_by = _actor_dict(actor)
+            cand.decided_at = self._now()
+            cand.reason = reason
+            cand.result_id = tb.id if tb else ""
+            await self._save(scope, cand)
+            await self.service._audit(
+                scope,
+                actor,
+                "candidate.reject",
+                [cand.id, *([tb.id] if tb else [])],
+                f"candidate {cand.id} rejected" + (f"; tombstone {tb.id}" if tb else ""),
+                reason,
+            )
+        log.info("candidate %s rejected in %s", cand.id, scope.user_key)
+        return cand
+
+
+__all__ = [
+    "ACCEPTED",
+    "CANDIDATE_STATUSES",
+    "CONFLICT",
+    "OPEN",
+    "PENDING",
+    "REJECTED",
+    "Candidate",
+    "CandidatePage",
+    "Decision",
+    "ExtractReport",
+    "ReviewQueue",
+    "ReviewSettings",
+    "Tombstone",
+]

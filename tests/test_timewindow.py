@@ -1,0 +1,133 @@
+"""Explicit time windows in queries, English and Chinese, against a fixed ``now``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ltm.domain.timewindow import parse_time_window
+
+# Wednesday 13 March 2024, 15:00 UTC.
+NOW = datetime(2024, 3, 13, 15, 0, tzinfo=UTC)
+
+
+def window(query: str, now: datetime = NOW) -> tuple[str, str] | None:
+    got = parse_time_window(query, now)
+    if got is None:
+        return None
+    tz = now.tzinfo
+    return (
+        datetime.fromtimestamp(got[0], tz).strftime("%Y-%m-%d %H:%M"),
+        datetime.fromtimestamp(got[1], tz).strftime("%Y-%m-%d %H:%M"),
+    )
+
+
+class TestEnglish:
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("what did I say yesterday?", "2024-03-12 00:00", "2024-03-13 00:00"),
+            ("anything today", "2024-03-13 00:00", "2024-03-14 00:00"),
+            ("the day before yesterday", "2024-03-11 00:00", "2024-03-12 00:00"),
+            ("what happened last week", "2024-03-04 00:00", "2024-03-11 00:00"),
+            ("this week so far", "2024-03-11 00:00", "2024-03-13 15:00"),
+            ("last month", "2024-02-01 00:00", "2024-03-01 00:00"),
+            ("last year", "2023-01-01 00:00", "2024-01-01 00:00"),
+            ("where did we go in May", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("in March", "2024-03-01 00:00", "2024-04-01 00:00"),
+            ("in May 2023", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("What did Gina find on 1 February, 2023?", "2023-02-01 00:00", "2023-02-02 00:00"),
+            ("on May 23, 2023", "2023-05-23 00:00", "2023-05-24 00:00"),
+            ("on 2023-05-08", "2023-05-08 00:00", "2023-05-09 00:00"),
+            ("2023-05", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("in 2022", "2022-01-01 00:00", "2023-01-01 00:00"),
+            ("3 days ago", "2024-03-10 00:00", "2024-03-11 00:00"),
+            ("two weeks ago", "2024-02-28 15:00", "2024-03-06 15:00"),
+            ("in the past 3 days", "2024-03-10 15:00", "2024-03-13 15:00"),
+            ("the past week", "2024-03-06 15:00", "2024-03-13 15:00"),
+            ("last Monday", "2024-03-11 00:00", "2024-03-12 00:00"),
+            ("last weekend", "2024-03-09 00:00", "2024-03-11 00:00"),
+        ],
+    )
+    def test_windows(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    @pytest.mark.parametrize(
+        "query",
+        ["May I ask you something?", "we march on", "what's new", "recently", "I have 2023 dollars", ""],
+    )
+    def test_no_explicit_window(self, query: str) -> None:
+        """Modal 'May', the verb 'march', vague words and bare numbers name no window."""
+        assert parse_time_window(query, NOW) is None
+
+    def test_first_expression_wins_and_longest_at_a_place(self) -> None:
+        """'in May 2023' is the month of 2023 (not the latest May); the earliest expression wins."""
+        assert window("in May 2023, or yesterday") == ("2023-05-01 00:00", "2023-06-01 00:00")
+
+
+class TestChinese:
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("昨天我说了什么", "2024-03-12 00:00", "2024-03-13 00:00"),
+            ("前天", "2024-03-11 00:00", "2024-03-12 00:00"),
+            ("今天", "2024-03-13 00:00", "2024-03-14 00:00"),
+            ("上周聊了什么", "2024-03-04 00:00", "2024-03-11 00:00"),
+            ("上个星期", "2024-03-04 00:00", "2024-03-11 00:00"),
+            ("上周三吃了啥", "2024-03-06 00:00", "2024-03-07 00:00"),
+            ("上个月", "2024-02-01 00:00", "2024-03-01 00:00"),
+            ("去年", "2023-01-01 00:00", "2024-01-01 00:00"),
+            ("2023年5月", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("2023年5月8日", "2023-05-08 00:00", "2023-05-09 00:00"),
+            ("5月8号", "2023-05-08 00:00", "2023-05-09 00:00"),
+            ("五月", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("三天前", "2024-03-10 00:00", "2024-03-11 00:00"),
+            ("过去两周", "2024-02-28 15:00", "2024-03-13 15:00"),
+            ("2023年", "2023-01-01 00:00", "2024-01-01 00:00"),
+        ],
+    )
+    def test_windows(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    def test_no_window(self) -> None:
+        assert parse_time_window("最近怎么样", NOW) is None
+        assert parse_time_window("三个苹果", NOW) is None
+
+
+class TestCalendar:
+    def test_days_follow_the_timezone_of_now(self) -> None:
+        """'Yesterday' at 01:00 in UTC+8 is the previous local day, not the previous UTC day."""
+        tz8 = timezone(timedelta(hours=8))
+        now = datetime(2024, 3, 13, 1, 0, tzinfo=tz8)
+        start, end = parse_time_window("昨天", now)  # type: ignore[misc]
+        assert start == datetime(2024, 3, 12, tzinfo=tz8).timestamp()
+        assert end == datetime(2024, 3, 13, tzinfo=tz8).timestamp()
+
+    def test_naive_now_is_utc(self) -> None:
+        assert parse_time_window("yesterday", NOW.replace(tzinfo=None)) == parse_time_window("yesterday", NOW)
+
+    def test_month_not_yet_started_is_last_year(self) -> None:
+        """'In December' asked in March means the December that has passed."""
+        assert window("in December") == ("2023-12-01 00:00", "2024-01-01 00:00")
+
+    def test_windows_are_half_open_and_ordered(self) -> None:
+        for q in ["yesterday", "last week", "in May", "去年", "2023-05-08", "3 days ago"]:
+            start, end = parse_time_window(q, NOW)  # type: ignore[misc]
+            assert start < end
+
+
+_pieces = st.sampled_from(
+    ["in", "May", "last", "week", "2023", "-", "05", "昨天", "上周", "三", "天前", "月", "年", "8", "ago", "days",
+     "on", "the", "31", "February", ",", "十二", "号", "past", "two", "Monday", "since", "0000", "9999"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.lists(_pieces, max_size=8).map(" ".join), st.lists(_pieces).map("".join)))
+def test_never_raises_and_ranges_are_ordered(query: str) -> None:
+    """Any text: either no window or a non-empty half-open range."""
+    got = parse_time_window(query, NOW)
+    assert got is None or got[0] < got[1]
