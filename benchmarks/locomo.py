@@ -716,12 +716,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append((name, compare[name]))
     tokens = [r.tokens for r in result.questions]
     tokens5 = [r.tokens_at_5 for r in result.questions]
+
+    def p95(values: list[int]) -> float:
+        ordered = sorted(values)
+        return float(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]) if ordered else 0.0
+
     print(f"LoCoMo evidence recall: {len(result.questions)} questions (categories 1-4) in {len(convs)} conversations")
     print(f"data: {folder}   engine: {args.engine}   embedder: {emb.name}")
     print(_table(rows, ks))
     print(
         f"median injected tokens: {statistics.median(tokens):.0f} for the top {rc.k},"
         f" {statistics.median(tokens5):.0f} for the top 5 (budget {rc.budget_tokens});"
+        f" p95 {p95(tokens):.0f} / {p95(tokens5):.0f};"
         f" embed {result.embed_seconds:.1f}s,"
         f" recall {1000 * result.recall_seconds / max(1, len(tokens)):.2f} ms/question"
     )
@@ -751,6 +757,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "leave_one_out": loo,
             "median_injected_tokens": statistics.median(tokens) if tokens else 0,
             "median_injected_tokens_top5": statistics.median(tokens5) if tokens5 else 0,
+            "p95_injected_tokens": p95(tokens),
+            "p95_injected_tokens_top5": p95(tokens5),
             "questions": len(result.questions),
             "skipped_questions": sum(c.skipped_questions for c in convs),
             "dropped_evidence_ids": sum(c.dropped_evidence for c in convs),
