@@ -40,6 +40,7 @@ from ..domain.models import Episode
 from ..domain.scope import ACTIVE, Criteria, Scope
 from ..domain.timefields import parse_instant, to_iso
 from .memory_service import Actor, MemoryService, RetireEvent
+from .settings import _bool, _int
 
 log = logging.getLogger(__name__)
 
@@ -75,24 +76,6 @@ AnyModel = ChatModel | CompletionModel
 
 
 # ---------------------------------------------------------------------------------------- settings
-def _int(raw: Any, default: int, lo: int, hi: int) -> int:
-    if isinstance(raw, bool):
-        return default
-    try:
-        val = int(raw)
-    except (TypeError, ValueError):
-        return default
-    return max(lo, min(hi, val))
-
-
-def _bool(raw: Any, default: bool) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str):
-        return raw.strip().lower() in ("1", "true", "yes", "on")
-    return default
-
-
 @dataclass(frozen=True)
 class ConsolidationSettings:
     """``consolidation_*`` items of the plugin config."""

@@ -7,6 +7,8 @@ from typing import Any
 
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
+    if isinstance(raw, bool):  # a boolean is not a count
+        return default
     try:
         val = int(raw)
     except (TypeError, ValueError):
