@@ -396,3 +396,29 @@ def test_opened_outside_langbot_says_so(browser: Any, server: ConsoleServer) -> 
         assert "Open it from the LangBot WebUI" in page.locator("#no-host").inner_text()
     finally:
         context.close()
+
+
+def test_consolidation_preview_and_archive_only_run(console: Console, server: ConsoleServer) -> None:
+    """The Consolidation tab (the stand-in installs an enabled, model-less Consolidator): Preview lists
+    the superseded record as a cleanup candidate; Run (confirmed in the page) archives it."""
+    c, seeded = console, server.seeded
+    assert isinstance(seeded, Seeded)
+    svc, alice = seeded.service, seeded.alice
+    c.f.locator('#scope-list button[data-session="person_alice"]').wait_for()
+    c.open("person_alice")
+    c.f.locator('#tabs [data-tab="consolidation"]:not([hidden])').wait_for()
+    c.tab("consolidation")
+    c.f.locator('#panel-consolidation [data-role="consol-proposals"]').wait_for()
+    c.f.locator("#consol-preview").click()
+    cand = c.f.locator(f'#panel-consolidation [data-consol-candidate="{seeded.superseded_id}"]')
+    cand.wait_for()
+    assert "Alice lives in Paris" in cand.inner_text()
+    c.shot("15-consolidation")
+    c.f.locator('#panel-consolidation [data-action="consol-run"]').click()
+    c.f.locator('#panel-consolidation [data-action="confirm"]').click()
+    result = c.f.locator('#panel-consolidation [data-role="consol-result"]')
+    result.wait_for()
+    assert seeded.superseded_id in result.inner_text()
+    assert server.run(svc.get_episode(alice, seeded.superseded_id)).status == "archived"
+    c.assert_no_script_ran()
+    c.shot("15b-consolidation-run")

@@ -40,6 +40,7 @@ import langbot_plugin.assets as sdk_assets
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from components.pages.console import MemoryConsole
+from ltm.service.consolidation import ConsolidationSettings, Consolidator
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,6 +50,15 @@ SDK_JS = Path(sdk_assets.__file__).resolve().parent / "langbot-page-sdk.js"
 AUTHOR, PLUGIN, PAGE_ID = "tester", "LongTermMemory", "console"
 PAGE_PATH = "components/pages/console.html"
 HOST_SANDBOX = "allow-scripts allow-forms"
+
+
+def consolidation_settings() -> ConsolidationSettings:
+    """Consolidation on, no model (archive-only cleanup), no age threshold: the seeded superseded
+    record is a cleanup candidate at once."""
+    return ConsolidationSettings(
+        enabled=True, model_uuid="", min_age_days=0, max_candidates=20, apply_profile_updates=False
+    )
+
 
 HOST_HTML = """<!doctype html>
 <html><head><meta charset="utf-8"><title>LangBot host stand-in</title>
@@ -151,7 +161,12 @@ class ConsoleServer:
         self.service = getattr(self.seeded, "service", self.seeded)
         page = MemoryConsole()
         review = getattr(self.seeded, "review", None)
-        page.plugin = SimpleNamespace(service=self.service, review=review)  # type: ignore[assignment]
+        consolidator = getattr(self.seeded, "consolidator", None)
+        if consolidator is None:  # the plugin installs one in main.py; archive-only (no model), enabled
+            consolidator = Consolidator(self.service, None, settings=consolidation_settings)
+        page.plugin = SimpleNamespace(  # type: ignore[assignment]
+            service=self.service, review=review, consolidator=consolidator
+        )
         self.page = page
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.httpd.daemon_threads = True
