@@ -4,7 +4,6 @@ every kind, the Page ``execution`` block); each tool, the listener and the engin
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,38 +18,14 @@ from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 from langbot_plugin.cli.run.controller import PluginRuntimeController
-from langbot_plugin.cli.utils.page_components import discover_plugin_components, populate_plugin_pages
-from langbot_plugin.utils.discover.engine import ComponentDiscoveryEngine
 
 from tests.fakes.host_runtime import FakeHostHandler
+from tests.reliability_support import component, load_plugin  # the one plugin loader of the tests
 
 pytestmark = pytest.mark.asyncio
 ROOT = Path(__file__).resolve().parent.parent
 KB = "kb-smoke"
 BOT = "bot-smoke"
-
-
-async def load_plugin(fake: FakeHostHandler, config: dict[str, Any] | None = None) -> PluginRuntimeController:
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        engine = ComponentDiscoveryEngine()
-        manifest = engine.load_component_manifest(path="manifest.yaml", owner="builtin", no_save=True)
-        comps = discover_plugin_components(manifest, engine)
-        populate_plugin_pages(manifest, comps)
-        ctl = PluginRuntimeController(manifest, comps, stdio=True, ws_debug_url="")
-        ctl.handler = fake
-        await ctl.initialize({"enabled": True, "priority": 0, "plugin_config": config or {}})
-    finally:
-        os.chdir(cwd)
-    return ctl
-
-
-def component(ctl: PluginRuntimeController, kind: str, name: str) -> Any:
-    for c in ctl.plugin_container.components:
-        if c.manifest.kind == kind and c.manifest.metadata.name == name:
-            return c.component_instance
-    raise KeyError((kind, name))
 
 
 def query_vars(text: str, session: str = "u1", sender: str = "u1") -> dict[str, Any]:
