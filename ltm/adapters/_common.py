@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -45,3 +46,25 @@ def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 def as_float_list(vector: Iterable[Any]) -> list[float]:
     """Plain Python floats (engines and JSON reject numpy scalars)."""
     return [float(x) for x in vector]
+
+
+class ThreadedIndex:
+    """The async ``VectorIndex`` surface over blocking ``_*_sync`` methods (embedded engines):
+    each call runs in a worker thread so the plugin's event loop never blocks on the engine."""
+
+    async def upsert(self, collection: str, records: Sequence[Any]) -> None:
+        if records:
+            await asyncio.to_thread(self._upsert_sync, collection, list(records))  # type: ignore[attr-defined]
+
+    async def search(self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]) -> Any:
+        return await asyncio.to_thread(self._search_sync, collection, vector, top_k, where)  # type: ignore[attr-defined]
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> Any:
+        return await asyncio.to_thread(self._list_sync, collection, where, limit, offset)  # type: ignore[attr-defined]
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        require_where(where, "delete")
+        await asyncio.to_thread(self._delete_sync, collection, where)  # type: ignore[attr-defined]
+
+    async def drop_collection(self, collection: str) -> None:
+        await asyncio.to_thread(self._drop_sync, collection)  # type: ignore[attr-defined]

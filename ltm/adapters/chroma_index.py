@@ -22,7 +22,6 @@ pages as long as nothing is inserted concurrently. ``total`` is exact: a filtere
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ import chromadb
 import chromadb.errors
 
 from ..ports import ListPage, VectorHit, VectorItem, VectorRecord
-from ._common import as_float_list, batched, clean_metadata, physical_name, require_where
+from ._common import ThreadedIndex, as_float_list, batched, clean_metadata, physical_name
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ def similarity_from_distance(distance: float, space: str) -> float:
     return 1.0 - distance  # cosine: 1 - cos ; ip: 1 - <a,b>
 
 
-class ChromaIndex:
+class ChromaIndex(ThreadedIndex):
     """Chroma-backed index: ``PersistentClient(path)``, or the process-wide in-memory store when
     ``path`` is ``None`` (Chroma's ``EphemeralClient``s share one store per process, so callers
     must use distinct collection ids)."""
@@ -170,24 +169,3 @@ class ChromaIndex:
                 self._client.delete_collection(cname)
             except chromadb.errors.NotFoundError:
                 logger.debug("chroma: collection %s already absent", cname)
-
-    # -- VectorIndex ----------------------------------------------------------------------
-
-    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
-        if records:
-            await asyncio.to_thread(self._upsert_sync, collection, list(records))
-
-    async def search(
-        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
-    ) -> list[VectorHit]:
-        return await asyncio.to_thread(self._search_sync, collection, vector, top_k, where)
-
-    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        return await asyncio.to_thread(self._list_sync, collection, where, limit, offset)
-
-    async def delete(self, collection: str, where: dict[str, Any]) -> None:
-        require_where(where, "delete")
-        await asyncio.to_thread(self._delete_sync, collection, where)
-
-    async def drop_collection(self, collection: str) -> None:
-        await asyncio.to_thread(self._drop_sync, collection)

@@ -24,7 +24,6 @@ Mapping:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import uuid
@@ -35,7 +34,7 @@ from qdrant_client import QdrantClient, models
 
 from ..domain.scope import filter_conditions
 from ..ports import ListPage, VectorHit, VectorItem, VectorRecord
-from ._common import as_float_list, batched, clean_metadata, physical_name, require_where
+from ._common import ThreadedIndex, as_float_list, batched, clean_metadata, physical_name
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +108,7 @@ def _metadata_of(payload: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (payload or {}).items() if k not in _RESERVED}
 
 
-class QdrantIndex:
+class QdrantIndex(ThreadedIndex):
     """Qdrant-backed index. ``path=None`` keeps everything in memory."""
 
     name = "qdrant"
@@ -220,24 +219,3 @@ class QdrantIndex:
         with self._lock:
             if self._exists(cname):
                 self._client.delete_collection(cname)
-
-    # -- VectorIndex ----------------------------------------------------------------------
-
-    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
-        if records:
-            await asyncio.to_thread(self._upsert_sync, collection, list(records))
-
-    async def search(
-        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
-    ) -> list[VectorHit]:
-        return await asyncio.to_thread(self._search_sync, collection, vector, top_k, where)
-
-    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        return await asyncio.to_thread(self._list_sync, collection, where, limit, offset)
-
-    async def delete(self, collection: str, where: dict[str, Any]) -> None:
-        require_where(where, "delete")
-        await asyncio.to_thread(self._delete_sync, collection, where)
-
-    async def drop_collection(self, collection: str) -> None:
-        await asyncio.to_thread(self._drop_sync, collection)
