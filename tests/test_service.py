@@ -159,3 +159,23 @@ class TestAuditAndProfiles:
         assert (await fast_service.get_profile(b, "speaker", "alice")).name == ""
         res = await fast_service.recall(a, "anything")
         assert res.speaker_profile is not None and res.speaker_profile.preferences == {"drink": "tea"}
+
+
+class TestRestoreUndoesArchive:
+    async def test_restoring_an_archived_superseded_record_keeps_it_superseded(
+        self, fast_service: MemoryService
+    ) -> None:
+        """Consolidation archives superseded records; restoring one must not bring an outdated fact back."""
+        a = await scope_of(fast_service)
+        old, _ = await fast_service.remember(a, {"content": "Alice lives in Paris"}, ADMIN)
+        await fast_service.remember(a, {"content": "Alice lives in Berlin", "supersedes": [old.id]}, ADMIN)
+        plain, _ = await fast_service.remember(a, {"content": "Alice likes tea"}, ADMIN)
+        await fast_service.set_status(a, plain.id, "archived", ADMIN)
+        assert (await fast_service.set_status(a, plain.id, "active", ADMIN)).status == "active"  # positive control
+        archived = (await fast_service.get_episode(a, old.id)).retagged(status="archived")
+        await fast_service._upsert(a, [archived])  # what consolidation's cleanup does
+        restored = await fast_service.set_status(a, old.id, "active", ADMIN)
+        assert restored.status == "superseded"
+        assert "Alice lives in Paris" not in [
+            r.episode.content for r in (await fast_service.recall(a, "where")).episodes
+        ]

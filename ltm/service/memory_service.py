@@ -814,7 +814,10 @@ class MemoryService:
                 raise ConflictError(
                     f"{episode.id} is {episode.status}", key="error.restore_status", status=episode.status
                 )
-            updated = episode.retagged(status=status)
+            # Restoring undoes the archive: a record that had been superseded before it was archived
+            # (consolidation archives superseded records) goes back to superseded, never to active.
+            target = "superseded" if status == "active" and episode.superseded_by else status
+            updated = episode.retagged(status=target)
             op = "episode.archive" if status == "archived" else "episode.restore"
             await self._mutate(
                 scope,
@@ -823,7 +826,7 @@ class MemoryService:
                 operation=op,
                 targets=[episode.id],
                 summary=f"{op.split('.')[1]} {episode.id}",
-                expect={episode.id: status},
+                expect={episode.id: target},
                 reason=reason,
                 write=lambda: self._upsert(scope, [updated], op),
             )
