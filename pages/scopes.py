@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from ltm.domain.errors import ScopeError
 from ltm.domain.scope import split_session_name
@@ -78,11 +79,11 @@ async def known_scopes(service: MemoryService) -> dict[str, Any]:
 
     for k in await service.kv.keys("profile/"):
         rest = k[len("profile/") :]
-        if rest.endswith("#session"):
-            add(rest[: -len("#session")], "profile")
+        if rest.endswith("#session"):  # key parts are escaped (ltm.domain.scope.key_part)
+            add(unquote(rest[: -len("#session")]), "profile")
         elif "#speaker:" in rest:
             owner, _, speaker = rest.partition("#speaker:")
-            add(owner, "speaker", speaker)
+            add(unquote(owner), "speaker", unquote(speaker))
     for k in await service.kv.keys("inject/"):
         add(k[len("inject/") :], "injection")
     audit_users: list[str] = []

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Episode, Profile
-from ltm.domain.scope import Criteria, Scope, key_part
+from ltm.domain.scope import Scope, key_part
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
@@ -53,22 +53,16 @@ async def episode_page(
     page_size: int,
 ) -> dict[str, Any]:
     """One page of the scope's episodes, newest first, paged on the server."""
-    if time_from or time_until:
-        # list_episodes has no time filter yet: the same scoped read it uses, narrowed by event
-        # time through the one filter builder (Criteria), then the same ordering and slicing.
-        crit = Criteria(
-            statuses=statuses,
-            sender_id=speaker,
-            event_from_ts=parse_instant(time_from, "time_from").timestamp() if time_from else None,
-            event_until_ts=parse_instant(time_until, "time_until").timestamp() if time_until else None,
-        )
-        rows = await service._fetch(scope, crit)
-        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
-        start = (page - 1) * page_size
-        items, has_more = rows[start : start + page_size], len(rows) > start + page_size
-    else:
-        res = await service.list_episodes(scope, statuses=statuses, page=page, page_size=page_size, sender_id=speaker)
-        items, has_more = res.items, res.has_more
+    res = await service.list_episodes(
+        scope,
+        statuses=statuses,
+        page=page,
+        page_size=page_size,
+        sender_id=speaker,
+        event_from_ts=parse_instant(time_from, "time_from").timestamp() if time_from else None,
+        event_until_ts=parse_instant(time_until, "time_until").timestamp() if time_until else None,
+    )
+    items, has_more = res.items, res.has_more
     return {
         "items": [episode_view(e) for e in items],
         "page": page,

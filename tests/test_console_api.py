@@ -760,3 +760,22 @@ async def test_health_is_installation_level_liveness(tmp_path) -> None:
     service = await build_service("numpy", tmp_path)
     resp = await console_router.handle(service, PageRequest(endpoint="/health", method="GET", body=None))
     assert resp.error is None and resp.data == {"ok": True, "knowledge_bases": 1, "fences": 0}
+
+
+async def test_known_scopes_show_ids_with_escaped_delimiters(tmp_path) -> None:
+    """Profile keys escape '#'/'%' (no id can forge another scope's key); the sidebar shows the real ids."""
+    from langbot_plugin.api.definition.components.page import PageRequest
+
+    from ltm.service import Actor
+    from tests.support import build_service, scope_of
+
+    service = await build_service("numpy", tmp_path)
+    odd = await scope_of(service, "person_a#b%c", "s#1")
+    plain = await scope_of(service, "person_plain", "p")
+    await service.update_profile(plain, {"name": "P"}, Actor("test", "p"))  # positive control
+    await service.update_profile(odd, {"name": "Odd"}, Actor("test", "s#1"))
+    resp = await console_router.handle(service, PageRequest(endpoint="/scopes", method="GET", body=None))
+    assert resp.error is None, resp.error
+    names = {s["session_name"] for s in resp.data["scopes"]}
+    assert {"person_plain", "person_a#b%c"} <= names
+    assert not any("%23" in n for n in names)

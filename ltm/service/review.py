@@ -98,8 +98,20 @@ class ReviewSettings:
         )
 
 
+class _Record:
+    """JSON round trip of a stored record; unknown keys (a newer version's) are ignored."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any:
+        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
 @dataclass
-class Candidate:
+class Candidate(_Record):
     id: str
     scope: dict[str, str]  # Scope.describe() of where it was proposed
     sender_id: str
@@ -126,17 +138,9 @@ class Candidate:
     result_id: str = ""
     superseded: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Candidate:
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
-
 
 @dataclass
-class Tombstone:
+class Tombstone(_Record):
     id: str
     collection: str
     user_key: str
@@ -147,14 +151,6 @@ class Tombstone:
     at: str
     sources: list[str] = field(default_factory=list)  # candidate / episode ids, newest last
     count: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Tombstone:
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass
