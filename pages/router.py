@@ -153,7 +153,7 @@ async def _overview(c: Ctx) -> dict[str, Any]:
         "scope": scope.describe(),
         "kb": kb.to_dict() if kb else None,
         "counts": counts,
-        "audit_total": await c.service.audit.count(scope.user_key),
+        "audit_total": await c.service.audit_count(scope),
         "has_injection": (await c.service.last_injection(scope)) is not None,
     }
 
@@ -216,17 +216,17 @@ async def _audit(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     page = c.body.integer("page", 1, 1, MAX_PAGE)
     size = c.body.integer("page_size", 20, 1, 100)
-    entries, total = await c.service.audit.page(scope.user_key, page, size)
+    entries, total = await c.service.audit_page(scope, page, size)
     return {"entries": entries, "total": total, "page": page, "page_size": size, "pages": max(1, -(-total // size))}
 
 
 async def _audit_export(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
-    entries = await c.service.audit.export(scope.user_key)
+    entries = await c.service.audit_export(scope)
     return {
         "format": AUDIT_FORMAT,
         "exported_at": to_iso(now_utc()),
-        "source": {"scope_key": scope.scope_key, "user_key": scope.user_key},
+        "source": {"knowledge_base": scope.collection, "scope_key": scope.scope_key, "user_key": scope.user_key},
         "count": len(entries),
         "entries": entries,
     }

@@ -19,8 +19,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from ltm.domain.errors import ScopeError
-from ltm.domain.scope import split_session_name
+from ltm.domain.scope import parse_audit_log_key, split_session_name
 from ltm.service import MemoryService
+from ltm.service.audit import PREFIX as AUDIT_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -86,20 +87,21 @@ async def known_scopes(service: MemoryService) -> dict[str, Any]:
             add(unquote(owner), "speaker", unquote(speaker))
     for k in await service.kv.keys("inject/"):
         add(k[len("inject/") :], "injection")
-    audit_users: list[str] = []
-    for k in await service.kv.keys("audit/"):
+    audit_logs: list[tuple[str, str]] = []  # (log key, user key): one log per knowledge base and user key
+    for k in await service.kv.keys(AUDIT_PREFIX):
         if k.endswith("/head"):
-            user_key = k[len("audit/") : -len("/head")]
-            audit_users.append(user_key)
+            log_key = k[len(AUDIT_PREFIX) : -len("/head")]
+            user_key = parse_audit_log_key(log_key)[1]
+            audit_logs.append((log_key, user_key))
             add(user_key, "audit")
     # A bot-wide log (bot isolation) names the sessions that wrote to it: sample its newest page.
-    for user_key in audit_users:
+    for log_key, user_key in audit_logs:
         if not user_key.startswith("bot:"):
             continue
         try:
-            entries, _ = await service.audit.page(user_key, 1, BOT_AUDIT_SAMPLE)
+            entries, _ = await service.audit.page(log_key, 1, BOT_AUDIT_SAMPLE)
         except Exception as exc:  # a damaged log must not hide the other scopes
-            log.warning("audit of %s unreadable: %s", user_key, exc)
+            log.warning("audit of %s unreadable: %s", log_key, exc)
             continue
         for e in entries:
             add(str(e.get("scope_key") or ""), "audit")

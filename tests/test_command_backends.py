@@ -39,7 +39,7 @@ async def rows(h: Harness, chat: tuple[str, str]) -> list[dict[str, Any]]:
 
 async def frozen(h: Harness, chat: tuple[str, str]) -> tuple[str, int]:
     scope = await h.scope(chat)
-    return json.dumps(await rows(h, chat), sort_keys=True), await h.service.audit.count(scope.user_key)
+    return json.dumps(await rows(h, chat), sort_keys=True), await h.service.audit_count(scope)
 
 
 async def populate(h: Harness) -> None:
@@ -70,7 +70,7 @@ class TestBulkDelete:
         if gone == 6:
             assert "No memories" in listed
         scope = await eh.scope(ALICE)
-        entry = (await eh.service.audit.page(scope.user_key, 1, 1))[0][0]
+        entry = (await eh.service.audit_page(scope, 1, 1))[0][0]
         assert entry["operation"] == "episode.bulk_delete" and entry["sender"] == ADMIN_ID
 
     async def test_refused_changes_nothing(self, eh: Harness) -> None:

@@ -124,7 +124,7 @@ class Harness:
 
     async def state(self, chat: tuple[str, str] = ("person", "alice")) -> tuple[dict[str, int], int]:
         scope = await self.scope(chat)
-        return await self.service.count_by_status(scope), await self.service.audit.count(scope.user_key)
+        return await self.service.count_by_status(scope), await self.service.audit_count(scope)
 
 
 async def _command(plugin: Any) -> MemoryCommand:
@@ -338,7 +338,7 @@ class TestAdminRows:
         assert f"Forgot {ep.id}" in text
         listed = await h.one("memory list")
         assert ep.id not in listed and keep.id in listed
-        entry = (await h.service.audit.page((await h.scope()).user_key, 1, 1))[0][0]
+        entry = (await h.service.audit_page((await h.scope()), 1, 1))[0][0]
         assert entry["operation"] == "episode.forget" and entry["reason"] == "asked to"
         assert entry["query_id"] == h.qid - 1 and entry["sender"] == "alice"
 

@@ -19,7 +19,7 @@ import pytest
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, audit_log_key
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import KB as HOST_KB
@@ -91,10 +91,10 @@ async def _scope(service: MemoryService, kb: str, session: str, sender: str) -> 
     return await service.scope_for(kb_id=kb, session_name=session, bot_uuid="bot1", sender_id=sender)
 
 
-async def _audit_entries(service: MemoryService, user_key: str) -> list[dict[str, Any]]:
-    """Every stored audit entry of a scope (all chunks, orphans included)."""
+async def _audit_entries(service: MemoryService, scope: Scope) -> list[dict[str, Any]]:
+    """Every stored audit entry of a scope's log (all chunks, orphans included)."""
     out: list[dict[str, Any]] = []
-    for key in await service.kv.keys(f"audit/{user_key}/c/"):
+    for key in await service.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
         raw = await service.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out
@@ -142,10 +142,10 @@ async def test_concurrent_writers_keep_a_gapless_audit_log(svc: tuple[MemoryServ
     unique, gapless sequence numbers."""
     service, kb = svc
     scope = await _fifty_and_fifty(service, kb)
-    entries = await _audit_entries(service, scope.user_key)
+    entries = await _audit_entries(service, scope)
     seqs = sorted(e["seq"] for e in entries)
     assert seqs == list(range(1, 2 * N + 10 + 1)), "audit entries lost or sequence numbers reused"
-    assert await service.audit.count(scope.user_key) == 2 * N + 10
+    assert await service.audit_count(scope) == 2 * N + 10
 
 
 async def test_concurrent_remembers_alone_keep_a_gapless_audit_log(svc: tuple[MemoryService, str]) -> None:
@@ -153,7 +153,7 @@ async def test_concurrent_remembers_alone_keep_a_gapless_audit_log(svc: tuple[Me
     service, kb = svc
     scope = await _scope(service, kb, "person_carol", "carol")
     await asyncio.gather(*(service.remember(scope, {"content": f"solo fact {n}"}, ADMIN) for n in range(N)))
-    seqs = sorted(e["seq"] for e in await _audit_entries(service, scope.user_key))
+    seqs = sorted(e["seq"] for e in await _audit_entries(service, scope))
     assert seqs == list(range(1, N + 1))
 
 
@@ -283,7 +283,7 @@ async def test_a_blocked_write_on_scope_a_does_not_block_scope_b(backend: str, t
     e1, _ = await asyncio.wait_for(first_a, 5)
     e2, _ = await asyncio.wait_for(second_a, 5)
     assert {e.content for e in (await service.list_episodes(a)).items} == {"Alice first", "Alice second"}
-    seqs = [e["seq"] for e in await _audit_entries(service, a.user_key) if e["operation"] == "episode.remember"]
+    seqs = [e["seq"] for e in await _audit_entries(service, a) if e["operation"] == "episode.remember"]
     assert len(seqs) == 2 and e1.id != e2.id
     close = getattr(inner, "close", None)
     if close:

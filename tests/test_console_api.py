@@ -79,7 +79,7 @@ def page(seeded: Seeded) -> MemoryConsole:
 
 
 async def last_audit(svc: MemoryService, scope: Scope) -> dict[str, Any]:
-    entries, _ = await svc.audit.page(scope.user_key, 1, 1)
+    entries, _ = await svc.audit_page(scope, 1, 1)
     return entries[0]
 
 
@@ -231,7 +231,7 @@ async def test_overview(page: MemoryConsole, seeded: Seeded) -> None:
     o = await ok(page, "/overview", scope_body(seeded.alice))
     n_active = N_PLAIN + 4 + 1 + 1 + 3  # plain + hostile + tea + lyon + dentist
     assert o["counts"] == {"active": n_active, "superseded": 1, "archived": 1, "deleted": 0}
-    assert o["audit_total"] == await seeded.service.audit.count(seeded.alice.user_key)
+    assert o["audit_total"] == await seeded.service.audit_count(seeded.alice)
     assert o["has_injection"] is True and o["scope"]["user_key"] == seeded.alice.user_key
     no_kb = scope_body(seeded.alice)
     no_kb["scope"]["kb_id"] = ""
@@ -429,7 +429,7 @@ async def test_injection(page: MemoryConsole, seeded: Seeded) -> None:
 
 async def test_audit_paging_and_export(page: MemoryConsole, seeded: Seeded) -> None:
     svc, alice = seeded.service, seeded.alice
-    total = await svc.audit.count(alice.user_key)
+    total = await svc.audit_count(alice)
     p1 = await ok(page, "/audit", scope_body(alice, page=1, page_size=5))
     p2 = await ok(page, "/audit", scope_body(alice, page=2, page_size=5))
     assert p1["total"] == total and p1["pages"] == -(-total // 5)

@@ -149,7 +149,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     session_card.locator('[data-role="value"]').fill("reads <i>novels</i>")
     session_card.locator('[data-action="save-profile"]').click()
     c.f.locator('[data-profile="session"] .chip', has_text="reads <i>novels</i>").wait_for()
-    entries, _ = server.run(svc.audit.page(alice.user_key, 1, 1))
+    entries, _ = server.run(svc.audit_page(alice, 1, 1))
     assert (entries[0]["operation"], entries[0]["surface"]) == ("profile.update", "console")
     c.shot("02-profiles")
 
@@ -216,7 +216,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     c.f.locator("#toast", has_text="Forgot").wait_for()
     with pytest.raises(NotFoundError):
         server.run(svc.get_episode(alice, seeded.hostile_ids[0]))
-    ops = [e["operation"] for e in server.run(svc.audit.page(alice.user_key, 1, 3))[0]]
+    ops = [e["operation"] for e in server.run(svc.audit_page(alice, 1, 3))[0]]
     assert ops == ["episode.forget", "episode.restore", "episode.archive"]
 
     # -- Injection
@@ -237,7 +237,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     c.f.locator("#audit-export").click()
     c.wait_idle("audit")
     audit_doc = json.loads(c.f.locator('[data-doc="audit"] textarea').input_value())
-    assert audit_doc["count"] == server.run(svc.audit.count(alice.user_key))
+    assert audit_doc["count"] == server.run(svc.audit_count(alice))
     c.assert_no_script_ran()
     c.shot("07-audit")
 

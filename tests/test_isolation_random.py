@@ -450,18 +450,16 @@ async def test_console_isolation_probes(world: World) -> None:
         mine = [x for x in world.rows.values() if x.ident.group == ident.group]
         want = {st: sum(1 for x in mine if x.status == st) for st in ("active", "superseded", "archived")}
         assert {k: r.data["counts"][k] for k in want} == want, ident.label()
-    # /audit/export: no entry names a row of another conversation. The audit log is kept per user
-    # key, shared by the knowledge bases (see test_audit_log_is_per_knowledge_base), so rows of the
-    # same user key in the other knowledge base are not counted as probes here.
+    # /audit/export: no entry names a row of another conversation or of another knowledge base (the
+    # log is per knowledge base and user key, see test_audit_log_is_per_knowledge_base).
     for ident in world.idents:
         r = await _console(world, "/audit/export", _scope_body(ident))
         assert r.error is None, r.error
         named = {t for e in r.data["entries"] for t in e.get("targets", []) if t in world.rows}
         assert any(world.group_of(rid) == ident.group for rid in named), f"positive control: {ident.label()}"
-        ukey = world.scopes[ident].user_key
         for rid in named:
-            assert world.scopes[world.rows[rid].ident].user_key == ukey, f"LEAK: {ident.label()}'s audit names {rid}"
-        probes += sum(1 for x in world.rows.values() if world.scopes[x.ident].user_key != ukey)
+            assert world.group_of(rid) == ident.group, f"LEAK: {ident.label()}'s audit names {rid}"
+        probes += sum(1 for x in world.rows.values() if x.ident.group != ident.group)
 
     # /episodes/search
     async def run(ident: Ident, query: str) -> list[str]:
@@ -521,12 +519,6 @@ async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
     assert not leaks, leaks
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FINDING audit-not-per-kb: ltm/service/audit.py keys the log by user_key only (audit/<user_key>/...), "
-    "so two memory knowledge bases with the same user key (same session, or a bot-less session in a session- and a "
-    "bot-isolation KB) share one audit log: /audit of one KB lists the other KB's operations and episode ids",
-)
 async def test_audit_log_is_per_knowledge_base() -> None:
     """The same conversation in two memory knowledge bases: each KB's audit shows only its own rows."""
     svc = MemoryService(
@@ -542,9 +534,13 @@ async def test_audit_log_is_per_knowledge_base() -> None:
     e1, _ = await svc.remember(s1, {"content": "in the first knowledge base"}, ADMIN)
     e2, _ = await svc.remember(s2, {"content": "in the second knowledge base"}, ADMIN)
     assert [e.id for e in (await svc.list_episodes(s1)).items] == [e1.id]  # L2 is per KB (positive control)
-    targets = {t for e in await svc.audit.export(s1.user_key) for t in e["targets"]}
-    assert e1.id in targets
-    assert e2.id not in targets
+    assert [e.id for e in (await svc.list_episodes(s2)).items] == [e2.id]
+    for mine, other, scope in ((e1, e2, s1), (e2, e1, s2)):
+        targets = {t for e in await svc.audit_export(scope) for t in e["targets"]}
+        assert mine.id in targets  # positive control
+        assert other.id not in targets, "the other knowledge base's operation is in this KB's audit log"
+        assert await svc.audit_count(scope) == 1
+        assert {e["collection"] for e in await svc.audit_export(scope)} == {scope.collection}
 
 
 async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:

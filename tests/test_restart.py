@@ -23,7 +23,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import SqliteKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, audit_log_key
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
@@ -203,16 +203,17 @@ async def inst(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     await installation.close()
 
 
-async def _audit(svc: MemoryService, user_key: str) -> list[dict[str, Any]]:
+async def _audit(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
+    """Every stored audit entry of a scope's log (all chunks, orphans included)."""
     out: list[dict[str, Any]] = []
-    for key in await svc.kv.keys(f"audit/{user_key}/c/"):
+    for key in await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
         raw = await svc.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out
 
 
-async def _ops(svc: MemoryService, user_key: str, operation: str) -> int:
-    return sum(1 for e in await _audit(svc, user_key) if e["operation"] == operation)
+async def _ops(svc: MemoryService, scope: Scope, operation: str) -> int:
+    return sum(1 for e in await _audit(svc, scope) if e["operation"] == operation)
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,9 +263,9 @@ async def test_a_fence_survives_a_restart_and_still_refuses_writes(inst: Install
     assert "refused after the restart" not in contents
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.remember", "applied")]
-    assert await _ops(svc2, a2.user_key, "episode.remember") == 1
+    assert await _ops(svc2, a2, "episode.remember") == 1
     assert lock in await svc2.fences()  # recovery reports; an operator clears
-    assert await _ops(svc2, a2.user_key, "fence.set") == 1
+    assert await _ops(svc2, a2, "fence.set") == 1
 
     svc3 = await inst.start()  # and again: still fenced, nothing left to recover
     assert await svc3.recover() == []
@@ -272,7 +273,7 @@ async def test_a_fence_survives_a_restart_and_still_refuses_writes(inst: Install
     with pytest.raises(FencedError):
         await svc3.remember(a3, {"content": "still refused"}, ADMIN)
     assert await svc3.clear_fence(lock, ADMIN, reason="checked")
-    assert await _ops(svc3, a3.user_key, "fence.clear") == 1
+    assert await _ops(svc3, a3, "fence.clear") == 1
     await svc3.remember(a3, {"content": "accepted after the clear"}, ADMIN)
     svc4 = await inst.start()
     assert await svc4.fences() == {}
@@ -333,15 +334,15 @@ async def test_crash_after_the_write_before_the_audit_is_completed_by_recover(in
     svc2 = await inst.start()
     a2 = await inst.scope(svc2)
     assert await svc2.kv.keys("journal/"), "the crashed operation left no journal entry"
-    before = await _ops(svc2, a2.user_key, operation)
+    before = await _ops(svc2, a2, operation)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [(operation, "applied")]
     await _expect_applied(svc2, a2, op, ids)
-    assert await _ops(svc2, a2.user_key, operation) == before + 1
+    assert await _ops(svc2, a2, operation) == before + 1
     assert await svc2.kv.keys("journal/") == []
     assert await svc2.fences() == {}
     assert await svc2.recover() == []
-    assert await _ops(svc2, a2.user_key, operation) == before + 1
+    assert await _ops(svc2, a2, operation) == before + 1
     await svc2.remember(a2, {"content": "writes go on"}, ADMIN)
 
 
@@ -357,7 +358,7 @@ async def test_crash_after_the_audit_before_closing_the_journal_is_not_audited_t
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.forget", "applied")]
-    assert await _ops(svc2, a2.user_key, "episode.forget") == 1
+    assert await _ops(svc2, a2, "episode.forget") == 1
     assert await svc2.kv.keys("journal/") == []
 
 
@@ -374,7 +375,7 @@ async def test_crash_before_the_write_is_dropped_by_recover(inst: Installation) 
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.archive", "not_applied")]
     assert (await svc2.get_episode(a2, ids["e1"])).status == "active"
-    assert await _ops(svc2, a2.user_key, "episode.archive") == 0
+    assert await _ops(svc2, a2, "episode.archive") == 0
     assert await svc2.fences() == {}
     assert await svc2.kv.keys("journal/") == []
 
@@ -415,9 +416,9 @@ async def test_crash_between_the_audit_chunk_and_its_head_is_audited_once(inst: 
     ids = await _seed(svc, inst)
     svc = await inst.start()
     a = await inst.scope(svc)
-    svc.kv.hook = crash_at("set", f"audit/{a.user_key}/head")
+    svc.kv.hook = crash_at("set", f"audit/{audit_log_key(a)}/head")
     await inst.crash_during(svc.forget(a, ids["e1"], ADMIN))
     svc2 = await inst.start()
     a2 = await inst.scope(svc2)
     await svc2.recover()
-    assert await _ops(svc2, a2.user_key, "episode.forget") == 1
+    assert await _ops(svc2, a2, "episode.forget") == 1

@@ -32,7 +32,7 @@ def pick(*quotes: str, cls: str = "preference", **fields: Any) -> str:
 
 
 async def ops(w: World, n: int) -> list[str]:
-    entries, _ = await w.service.audit.page(w.alice.user_key, 1, n)
+    entries, _ = await w.service.audit_page(w.alice, 1, n)
     return [e["operation"] for e in reversed(entries)]
 
 
@@ -438,9 +438,9 @@ class TestTrust:
         result = await w.service.recall(w.alice, "bicycle", budget_tokens=10**6)
         assert result.episodes[0].to_public()["trust"] == "confirmed"
         assert "trust" not in context_payload(result, {"id": "alice"})["episodes"][0]
-        n = await w.service.audit.count(w.alice.user_key)
+        n = await w.service.audit_count(w.alice)
         await w.service.confirm_episode(w.alice, inf.id, ADMIN)  # already confirmed: nothing changes
-        assert await w.service.audit.count(w.alice.user_key) == n
+        assert await w.service.audit_count(w.alice) == n
         await w.service.set_status(w.alice, inf.id, "archived", ADMIN)
         with pytest.raises(ConflictError):
             await w.service.confirm_episode(w.alice, inf.id, ADMIN)

@@ -430,9 +430,9 @@ async def _snapshot(w: World) -> Any:
     episodes = (await w.service.list_episodes(scope, statuses=None, page_size=100)).items
     cands = (await w.review.list(scope, all_statuses=True)).items
     ids = {e.id: f"<ep:{e.content}>" for e in episodes} | {c.id: f"<cand:{c.content}>" for c in cands}
-    ids |= {op: "<op>" for op in re.findall(r"'op_id': '(\w+)'", str(await w.service.audit.export(scope.user_key)))}
+    ids |= {op: "<op>" for op in re.findall(r"'op_id': '(\w+)'", str(await w.service.audit_export(scope)))}
     tombs, _ = await w.review.list_tombstones(scope)
-    audit = await w.service.audit.export(scope.user_key)
+    audit = await w.service.audit_export(scope)
     return _normalise(
         {
             "episodes": sorted(

@@ -56,7 +56,7 @@ class TestRememberRecall:
             await service.remember(a, {"content": "x", "event_at": "tomorrow"}, ADMIN)
         counts = await service.count_by_status(a)
         assert counts["active"] == 1
-        assert await service.audit.count(a.user_key) == 1
+        assert await service.audit_count(a) == 1
 
 
 class TestSupersede:
@@ -137,7 +137,7 @@ class TestAuditAndProfiles:
         ep, _ = await fast_service.remember(a, {"content": "tea"}, ADMIN)
         await fast_service.set_status(a, ep.id, "archived", ADMIN)
         await fast_service.forget(a, ep.id, ADMIN, reason="r")
-        entries, total = await fast_service.audit.page(a.user_key, 1, 10)
+        entries, total = await fast_service.audit_page(a, 1, 10)
         assert total == 3
         assert [e["operation"] for e in entries] == ["episode.forget", "episode.archive", "episode.remember"]
         assert entries[0]["reason"] == "r"
@@ -146,7 +146,7 @@ class TestAuditAndProfiles:
         a = await scope_of(fast_service)
         for i in range(120):
             await fast_service._audit(a, ADMIN, "x", [str(i)], "s")
-        page2, total = await fast_service.audit.page(a.user_key, 2, 50)
+        page2, total = await fast_service.audit_page(a, 2, 50)
         assert total == 120 and [e["seq"] for e in page2] == list(range(70, 20, -1))
 
     async def test_profiles_are_scoped(self, fast_service: MemoryService) -> None:

@@ -109,7 +109,7 @@ class TestRefusals:
         assert "never store my city" in error_text(exc.value, "en_US")
         (tb,), total = await w.review.list_tombstones(w.alice)
         assert total == 1 and tb.kind == "forgotten" and tb.sources == [again.id] and tb.subject == "alice"
-        entries, _ = await w.service.audit.page(w.alice.user_key, 1, 2)
+        entries, _ = await w.service.audit_page(w.alice, 1, 2)
         assert [e["operation"] for e in entries] == ["tombstone.record", "episode.forget"]
 
     async def test_lift_lets_the_value_back(self, tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ class TestRefusals:
         assert lifted.id == tid
         ep, _ = await w.service.remember(w.alice, {"content": "I prefer Python."}, ADMIN)
         assert ep.content == "I prefer Python."
-        entries, _ = await w.service.audit.page(w.alice.user_key, 1, 2)
+        entries, _ = await w.service.audit_page(w.alice, 1, 2)
         assert entries[1]["operation"] == "tombstone.lift" and entries[1]["reason"] == "the user confirmed it after all"
         with pytest.raises(NotFoundError):
             await w.review.lift_tombstone(w.alice, tid, ADMIN)

@@ -95,7 +95,7 @@ def links(doc: dict[str, Any]) -> set[tuple[str, str]]:
 async def snapshot(svc: MemoryService, scope: Scope) -> tuple[list[tuple[Any, ...]], int]:
     """Every row of the scope (all fields) and its audit length, read without writing anything."""
     rows = sorted((episode_record(e) for e in await svc._fetch(scope, Criteria(statuses=None))), key=lambda r: r["id"])
-    return [tuple(repr(v) for v in sorted(r.items())) for r in rows], await svc.audit.count(scope.user_key)
+    return [tuple(repr(v) for v in sorted(r.items())) for r in rows], await svc.audit_count(scope)
 
 
 class TestRoundTrip:
@@ -133,11 +133,11 @@ class TestRoundTrip:
         await populate(service, a, "Alice")
         doc = await export_scope(service, a, ADMIN)
         first = await import_scope(service, c, doc, ADMIN)
-        audit_after_first = await service.audit.count(c.user_key)
+        audit_after_first = await service.audit_count(c)
         second = await import_scope(service, c, copy.deepcopy(doc), ADMIN)
         assert (first.imported, second.imported, second.skipped) == (3, 0, 3)
         assert sum((await service.count_by_status(c)).values()) == 3
-        assert await service.audit.count(c.user_key) == audit_after_first  # nothing written, nothing audited
+        assert await service.audit_count(c) == audit_after_first  # nothing written, nothing audited
 
     async def test_reimport_into_source_scope_is_a_no_op(self, service: MemoryService) -> None:
         a = await scope_of(service, "person_alice", "alice")
@@ -191,7 +191,7 @@ class TestRefusals:
             await import_scope(service, c, batch, ADMIN)
         assert err.value.key == "cmd.transfer.item" and err.value.args_["n"] == 3
         assert sum((await service.count_by_status(c)).values()) == 0
-        assert await service.audit.count(c.user_key) == 0
+        assert await service.audit_count(c) == 0
         assert (await import_scope(service, c, batch[:2], ADMIN)).imported == 2
 
     async def test_user_key_in_file_is_ignored(self, service: MemoryService) -> None:
@@ -233,7 +233,7 @@ class TestRefusals:
         with pytest.raises(ValidationError) as err:
             await import_scope(fast_service, c, payload, ADMIN)
         assert err.value.key == key
-        assert await fast_service.audit.count(c.user_key) == 0
+        assert await fast_service.audit_count(c) == 0
 
     async def test_inference_confidence_is_capped(self) -> None:
         items = validate_batch([{"content": "x", "claim_type": "inference", "confidence": "confirmed"}])
@@ -249,7 +249,7 @@ class TestAuditAndCost:
     async def test_one_audit_entry_per_import_batch(self, service: MemoryService) -> None:
         c = await scope_of(service, "person_carl", "carl")
         report = await import_scope(service, c, [{"content": f"fact {i}"} for i in range(5)], ADMIN)
-        entries, total = await service.audit.page(c.user_key, 1, 10)
+        entries, total = await service.audit_page(c, 1, 10)
         assert total == 1
         e = entries[0]
         assert e["operation"] == "episode.import" and e["targets"] == report.ids
@@ -259,7 +259,7 @@ class TestAuditAndCost:
     async def test_export_is_audited(self, fast_service: MemoryService) -> None:
         a = await scope_of(fast_service, "person_alice", "alice")
         await export_scope(fast_service, a, ADMIN)
-        entries, _ = await fast_service.audit.page(a.user_key, 1, 1)
+        entries, _ = await fast_service.audit_page(a, 1, 1)
         assert entries[0]["operation"] == "scope.export"
 
     async def test_export_and_import_read_only_their_scope(self, service: MemoryService) -> None:
@@ -301,7 +301,7 @@ class TestAuditAndCost:
         with pytest.raises(BackendError):
             await import_scope(svc, c, [{"content": f"fact {i}"} for i in range(100)], ADMIN)
         assert sum((await svc.count_by_status(c)).values()) == 0
-        assert await svc.audit.count(c.user_key) == 0
+        assert await svc.audit_count(c) == 0
         assert await svc._fetch(c, Criteria(statuses=None)) == []
 
 

@@ -170,7 +170,7 @@ class MemoryCommand(Command):
     async def _do_summary(self, c: Call) -> list[str]:
         counts = await self.service.count_by_status(c.scope) if c.scope.collection else None
         injection = await self.service.last_injection(c.scope)
-        audit_total = await self.service.audit.count(c.scope.user_key)
+        audit_total = await self.service.audit_count(c.scope)
         return [render.summary(c.lang, c.scope.describe(), counts, injection, audit_total)]
 
     async def _do_profile(self, c: Call) -> list[str]:
@@ -209,10 +209,11 @@ class MemoryCommand(Command):
 
     async def _do_audit(self, c: Call) -> list[str]:
         if c.p.action == "export":
-            entries, total = await self.service.audit.page(c.scope.user_key, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
+            entries, total = await self.service.audit_page(c.scope, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
             pages = max(1, -(-total // AUDIT_EXPORT_PAGE_SIZE))
             doc = {
                 "format": "ltm-audit/1",
+                "knowledge_base": c.scope.collection,
                 "user_key": c.scope.user_key,
                 "page": c.p.page,
                 "pages": pages,
@@ -230,7 +231,7 @@ class MemoryCommand(Command):
                 f"!memory audit export {c.p.page + 1}",
                 importable=False,
             )
-        entries, total = await self.service.audit.page(c.scope.user_key, c.p.page, PAGE_SIZE)
+        entries, total = await self.service.audit_page(c.scope, c.p.page, PAGE_SIZE)
         return [render.audit_page(c.lang, entries, total, c.p.page, PAGE_SIZE)]
 
     @staticmethod

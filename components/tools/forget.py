@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 class Forget(Tool):
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool forget called (query %s)", query_id)
-        p = (params if isinstance(params, dict) else {})
+        p = params if isinstance(params, dict) else {}
         try:
             eid = p.get("episode_id")
             if not isinstance(eid, str) or not eid.strip():

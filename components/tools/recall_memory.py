@@ -24,7 +24,7 @@ def _limit(raw: Any) -> int:
 class RecallMemory(Tool):
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool recall_memory called (query %s)", query_id)
-        p = (params if isinstance(params, dict) else {})
+        p = params if isinstance(params, dict) else {}
         try:
             query = p.get("query")
             if not isinstance(query, str) or not query.strip():

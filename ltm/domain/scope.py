@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote, unquote
 
 from .errors import ScopeError, ValidationError
 
@@ -129,6 +130,23 @@ def key_part(value: str) -> str:
     """Escape ``%`` and ``#`` in an id that goes into a composite storage key, so that no launcher
     id or sender id can forge another scope's key (``#`` separates the parts)."""
     return str(value).replace("%", "%25").replace("#", "%23")
+
+
+NO_KB_LOG = "!"  # the knowledge-base part of the log key of a scope without a memory KB (never a quote() result)
+
+
+def audit_log_key(scope: Scope) -> str:
+    """The audit log of one memory: per knowledge base AND user key, so two memory knowledge bases
+    that share a user key (the same chat) never share a log. ``<kb>/<user_key>``; the KB id is
+    percent-quoted, so the first ``/`` always ends it."""
+    kb = quote(scope.collection, safe="") if scope.collection else NO_KB_LOG
+    return f"{kb}/{scope.user_key}"
+
+
+def parse_audit_log_key(log_key: str) -> tuple[str, str]:
+    """(collection, user_key) of an :func:`audit_log_key`."""
+    kb, _, user_key = log_key.partition("/")
+    return ("" if kb == NO_KB_LOG else unquote(kb)), user_key
 
 
 def speaker_profile_prefix(scope: Scope) -> str:

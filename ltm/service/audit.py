@@ -1,8 +1,9 @@
 """The scoped audit log: append is O(chunk), paging reads only the chunks it shows.
 
-Layout in the key-value store, per L2 scope (``user_key``):
-``audit/<user_key>/head`` -> ``{"seq": n}``; ``audit/<user_key>/c/<k>`` -> up to ``CHUNK`` entries
-with ``seq`` in ``[k*CHUNK + 1, (k+1)*CHUNK]``.
+One log per memory: per knowledge base and user key (``log`` =
+:func:`ltm.domain.scope.audit_log_key`, ``<kb>/<user_key>``). Layout in the key-value store:
+``audit/<log>/head`` -> ``{"seq": n}``; ``audit/<log>/c/<k>`` -> up to ``CHUNK`` entries with ``seq``
+in ``[k*CHUNK + 1, (k+1)*CHUNK]``.
 """
 
 from __future__ import annotations
@@ -33,13 +34,17 @@ class AuditEntry:
     summary: str = ""
     reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    collection: str = ""  # the memory knowledge base ("" for a scope without one)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _key(user_key: str, part: str) -> str:
-    return f"audit/{user_key}/{part}"
+PREFIX = "audit/"
+
+
+def _key(log: str, part: str) -> str:
+    return f"{PREFIX}{log}/{part}"
 
 
 class AuditLog:
@@ -48,52 +53,52 @@ class AuditLog:
         self._heads: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
-    async def _head(self, user_key: str) -> int:
+    async def _head(self, log: str) -> int:
         """The last sequence number. The chunk is the source of truth: an entry whose chunk was
         written but whose head update was lost (a crash between the two writes) is adopted, so it
         is neither hidden, duplicated by recovery, nor overwritten by the next append."""
-        if user_key in self._heads:
-            return self._heads[user_key]
-        raw = await self._kv.get(_key(user_key, "head"))
+        if log in self._heads:
+            return self._heads[log]
+        raw = await self._kv.get(_key(log, "head"))
         seq = int(json.loads(raw)["seq"]) if raw else 0
-        chunk = await self._kv.get(_key(user_key, f"c/{seq // CHUNK}"))
+        chunk = await self._kv.get(_key(log, f"c/{seq // CHUNK}"))
         if chunk:
             seq = max([seq, *(int(e.get("seq", 0)) for e in json.loads(chunk))])
-        self._heads[user_key] = seq
+        self._heads[log] = seq
         return seq
 
-    async def append(self, entry: AuditEntry) -> AuditEntry:
-        """Assign the next ``seq`` and store the entry. Appends to one log are serialized here:
-        L1 and L2 writers of the same scope hold different write locks but share the log."""
-        lock = self._locks.setdefault(entry.user_key, asyncio.Lock())
+    async def append(self, log: str, entry: AuditEntry) -> AuditEntry:
+        """Assign the next ``seq`` of ``log`` and store the entry. Appends to one log are serialized
+        here: L1 and L2 writers of the same scope hold different write locks but share the log."""
+        lock = self._locks.setdefault(log, asyncio.Lock())
         async with lock:
-            return await self._append(entry)
+            return await self._append(log, entry)
 
-    async def _append(self, entry: AuditEntry) -> AuditEntry:
-        seq = await self._head(entry.user_key) + 1
+    async def _append(self, log: str, entry: AuditEntry) -> AuditEntry:
+        seq = await self._head(log) + 1
         entry.seq = seq
         entry.summary = entry.summary[:MAX_SUMMARY]
         entry.reason = (entry.reason or "")[:MAX_REASON]
         chunk_no = (seq - 1) // CHUNK
-        ckey = _key(entry.user_key, f"c/{chunk_no}")
+        ckey = _key(log, f"c/{chunk_no}")
         try:
             raw = await self._kv.get(ckey)
             items: list[dict[str, Any]] = [e for e in (json.loads(raw) if raw else []) if int(e.get("seq", 0)) < seq]
             items.append(entry.to_dict())
             await self._kv.set(ckey, json.dumps(items, ensure_ascii=False).encode("utf-8"))
-            await self._kv.set(_key(entry.user_key, "head"), json.dumps({"seq": seq}).encode())
+            await self._kv.set(_key(log, "head"), json.dumps({"seq": seq}).encode())
         except BaseException:
-            self._heads.pop(entry.user_key, None)  # re-read (and adopt what was written) next time
+            self._heads.pop(log, None)  # re-read (and adopt what was written) next time
             raise
-        self._heads[entry.user_key] = seq
+        self._heads[log] = seq
         return entry
 
-    async def count(self, user_key: str) -> int:
-        return await self._head(user_key)
+    async def count(self, log: str) -> int:
+        return await self._head(log)
 
-    async def page(self, user_key: str, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
+    async def page(self, log: str, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
         """Newest first. Returns (entries, total)."""
-        total = await self._head(user_key)
+        total = await self._head(log)
         page = max(1, page)
         hi = total - (page - 1) * page_size  # highest seq on this page
         lo = max(1, hi - page_size + 1)
@@ -101,15 +106,15 @@ class AuditLog:
             return [], total
         out: list[dict[str, Any]] = []
         for chunk_no in range((hi - 1) // CHUNK, (lo - 1) // CHUNK - 1, -1):
-            raw = await self._kv.get(_key(user_key, f"c/{chunk_no}"))
+            raw = await self._kv.get(_key(log, f"c/{chunk_no}"))
             items = json.loads(raw) if raw else []
             out.extend(e for e in reversed(items) if lo <= e["seq"] <= hi)
         return out, total
 
-    async def export(self, user_key: str) -> list[dict[str, Any]]:
-        total = await self._head(user_key)
+    async def export(self, log: str) -> list[dict[str, Any]]:
+        total = await self._head(log)
         out: list[dict[str, Any]] = []
         for chunk_no in range(0, (total - 1) // CHUNK + 1 if total else 0):
-            raw = await self._kv.get(_key(user_key, f"c/{chunk_no}"))
+            raw = await self._kv.get(_key(log, f"c/{chunk_no}"))
             out.extend(json.loads(raw) if raw else [])
         return out

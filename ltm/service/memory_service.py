@@ -41,6 +41,7 @@ from ..domain.scope import (
     STATUSES,
     Criteria,
     Scope,
+    audit_log_key,
     derive_scope,
     key_part,
     matches,
@@ -274,6 +275,7 @@ class MemoryService:
         op_id: str = "",
     ) -> None:
         await self.audit.append(
+            audit_log_key(scope),
             AuditEntry(
                 seq=0,
                 at=to_iso(self.clock()),
@@ -287,8 +289,20 @@ class MemoryService:
                 summary=summary,
                 reason=reason,
                 extra={"op_id": op_id} if op_id else {},
-            )
+                collection=scope.collection,
+            ),
         )
+
+    # The audit log of a scope: one per memory knowledge base and user key (never shared by two KBs).
+    async def audit_count(self, scope: Scope) -> int:
+        return await self.audit.count(audit_log_key(scope))
+
+    async def audit_page(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
+        """Newest first: (entries, total)."""
+        return await self.audit.page(audit_log_key(scope), page, page_size)
+
+    async def audit_export(self, scope: Scope) -> list[dict[str, Any]]:
+        return await self.audit.export(audit_log_key(scope))
 
     # ------------------------------------------------------------------ fences & journal
     async def _load_fences(self) -> dict[str, dict[str, Any]]:
@@ -468,7 +482,7 @@ class MemoryService:
             state = await self._expected_state(scope, entry.get("expect") or {})
             outcome = {"op_id": entry["op_id"], "operation": entry["operation"], "state": state}
             if state == "applied":
-                entries, _ = await self.audit.page(scope.user_key, 1, 50)
+                entries, _ = await self.audit_page(scope, 1, 50)
                 if not any((e.get("extra") or {}).get("op_id") == entry["op_id"] for e in entries):
                     await self._audit(
                         scope,
