@@ -2,7 +2,8 @@
 
 For each write path (remember, remember with supersede, forget, archive, restore, bulk delete - one
 chunk and several -, update_profile of a speaker and of a session, document ingest over two scopes,
-document delete, import), a clean run first enumerates its host calls (``FakeHostHandler.calls``).
+document delete, import - one chunk and several -), a clean run first enumerates its host calls
+(``FakeHostHandler.calls``).
 Then, for each call index and each fault, the same write runs again from the same seeded store with
 that fault injected at that call:
 
@@ -27,8 +28,8 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 5. after a restart, ``recover()`` leaves exactly one audit entry of the operation when the data is
    in its after-state and none when it is in its before-state, and settles the journal.
 
-Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 811
-cells over 12 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
+Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 921
+cells over 13 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
 A cell that violates an assertion fails the test unless a :data:`KNOWN_BUGS` entry (a reported
 defect, file and function named) explains it; a known bug that stops reproducing fails too.
@@ -196,6 +197,17 @@ async def _run_import(svc: MemoryService, ctx: dict[str, Any]) -> Any:
     return await import_scope(svc, await scope(svc, A_ID), payload, ADMIN)
 
 
+async def _run_import_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    from ltm.service import transfer
+
+    chunk = transfer.WRITE_CHUNK
+    transfer.WRITE_CHUNK = 1  # one row per upsert: the two imported rows are two steps
+    try:
+        return await _run_import(svc, ctx)
+    finally:
+        transfer.WRITE_CHUNK = chunk
+
+
 PATHS: dict[str, WritePath] = {
     p.name: p
     for p in (
@@ -211,6 +223,7 @@ PATHS: dict[str, WritePath] = {
         WritePath("ingest_document_two_scopes", "document.ingest", _run_ingest, audits=2),
         WritePath("delete_document", "episode.bulk_delete", _run_delete_document, _seed_document, audits=2),
         WritePath("import_scope", "episode.import", _run_import),
+        WritePath("import_two_chunks", "episode.import", _run_import_chunks),
     )
 }
 
@@ -501,24 +514,9 @@ class KnownBug:
 
 
 ALL = tuple(PATHS)
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    KnownBug(
-        "chunked-bulk-delete-not-atomic",
-        ("bulk_delete_two_chunks",),
-        r"#\d+:vector_delete \w+: (MIXED state|mixed state left unfenced|fenced \[.*\] though the outcome is known)",
-        "memory_service.py _delete_ids deletes 100 ids per call; a failure on a later chunk leaves the earlier "
-        "chunks deleted (an error answer even unfenced, journal dropped); recover() only fences a partial delete",
-    ),
-    KnownBug(
-        "multi-scope-document-not-atomic",
-        ("ingest_document_two_scopes", "delete_document"),
-        r"(MIXED state|mixed state left unfenced|unknown outcome of a data write but no fence"
-        r"|[3-9] audit entries of [\w.]+ with the data after)",
-        "memory_service.py ingest_document / delete_document: the doc/ index and each scope are separate, "
-        "separately journaled writes; a failure in a later scope leaves earlier scopes written (or deleted) and "
-        "the doc/ index write/delete is neither fenced nor journaled",
-    ),
-)
+# None open: the chunked bulk delete and the multi-scope document ingest/delete were fixed by making
+# every multi-step write all or nothing (MemoryService._mutate_steps).
+KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 
 def _triage(name: str, problems: list[str]) -> tuple[list[str], set[str]]:
@@ -537,9 +535,9 @@ def _triage(name: str, problems: list[str]) -> tuple[list[str], set[str]]:
 @pytest.mark.parametrize("name", sorted(PATHS))
 async def test_fault_matrix(name: str, det: Determinism) -> None:
     """Every host call of the write path x every applicable fault (see the module docstring).
-    Cells: remember 55, remember_supersede 59, forget 59, archive 59, restore 59, bulk_delete 59,
-    bulk_delete_two_chunks 70, update_profile_speaker 55, update_profile_session 55,
-    ingest_document_two_scopes 105, delete_document 117, import_scope 59 - 811 in total."""
+    Cells: remember 59, remember_supersede 63, forget 63, archive 63, restore 63, bulk_delete 63,
+    bulk_delete_two_chunks 70, update_profile_speaker 59, update_profile_session 59,
+    ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74 - 921 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
     unexplained, seen = _triage(name, problems)
@@ -550,12 +548,7 @@ async def test_fault_matrix(name: str, det: Determinism) -> None:
 
 
 # Which known bugs reproduce on which path (measured); the strict check above uses this.
-_REPRODUCES: dict[str, tuple[str, ...]] = {
-    name: ()
-    + (("chunked-bulk-delete-not-atomic",) if name == "bulk_delete_two_chunks" else ())
-    + (("multi-scope-document-not-atomic",) if name in ("ingest_document_two_scopes", "delete_document") else ())
-    for name in PATHS
-}
+_REPRODUCES: dict[str, tuple[str, ...]] = {name: () for name in PATHS}
 
 
 async def test_every_write_path_calls_the_host_for_its_data(det: Determinism) -> None:

@@ -346,6 +346,57 @@ async def test_crash_after_the_write_before_the_audit_is_completed_by_recover(in
     await svc2.remember(a2, {"content": "writes go on"}, ADMIN)
 
 
+async def test_crash_between_two_chunks_of_a_bulk_delete_is_fenced_and_reported(inst: Installation) -> None:
+    """The process dies between the backend calls of a chunked bulk delete (nothing could take the
+    first chunk back): after a restart ``recover()`` reports the operation as partial and fences the
+    scope; the rows are still readable; nothing was audited as done; clearing the fence lets the
+    operator finish the delete."""
+    svc = await inst.start()
+    a = await inst.scope(svc)
+    for n in range(5):
+        await svc.remember(a, {"content": f"bulk row {n}", "tags": ["bulk"]}, ADMIN)
+    svc = await inst.start(index_hook=crash_at("delete", inst.kb, nth=2))
+    svc.delete_batch = 2
+    a = await inst.scope(svc)
+    await inst.crash_during(svc.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="bulk"))
+    svc2 = await inst.start()
+    a2 = await inst.scope(svc2)
+    assert len((await svc2.list_episodes(a2, statuses=None)).items) == 3  # the first chunk is gone
+    report = await svc2.recover()
+    assert [(r["operation"], r["state"]) for r in report] == [("episode.bulk_delete", "partial")]
+    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert await _ops(svc2, a2, "episode.bulk_delete") == 0
+    with pytest.raises(FencedError):
+        await svc2.bulk_delete(a2, Criteria(statuses=None), ADMIN, tag="bulk")
+    assert await svc2.clear_fence(svc2._l2_lock(a2), ADMIN, reason="checked")
+    assert await svc2.bulk_delete(a2, Criteria(statuses=None), ADMIN, tag="bulk") == 3
+    assert (await svc2.list_episodes(a2, statuses=None)).items == []
+
+
+async def test_crash_after_a_two_scope_document_before_its_audits_is_completed_once_per_scope(
+    inst: Installation,
+) -> None:
+    """Every step of a document over two scopes applied, the crash hits the first audit append:
+    ``recover()`` finds the operation applied and writes one audit entry in each scope's log."""
+    svc = await inst.start(kv_hook=crash_at("set", "audit/"))
+    doc = {
+        "episodes": [
+            {"session_name": "person_alice", "bot_uuid": "bot1", "sender_id": "alice", "content": "Alice doc"},
+            {"session_name": "group_g1", "bot_uuid": "bot1", "sender_id": "carol", "content": "Carol doc"},
+        ]
+    }
+    await inst.crash_during(svc.ingest_document(inst.kb, "doc-r", doc, ADMIN))
+    svc2 = await inst.start()
+    a2, c2 = await inst.scope(svc2), await inst.scope(svc2, "group_g1", "carol")
+    report = await svc2.recover()
+    assert [(r["operation"], r["state"]) for r in report] == [("document.ingest", "applied")]
+    for scope, content in ((a2, "Alice doc"), (c2, "Carol doc")):
+        assert [e.content for e in (await svc2.list_episodes(scope)).items] == [content]
+        assert await _ops(svc2, scope, "document.ingest") == 1
+    assert await svc2.fences() == {} and await svc2.kv.keys("journal/") == []
+    assert await svc2.delete_document(inst.kb, "doc-r", ADMIN) == 2
+
+
 async def test_crash_after_the_audit_before_closing_the_journal_is_not_audited_twice(inst: Installation) -> None:
     """The audit entry is written, the crash hits while the journal entry is being deleted:
     recovery finds the op's audit entry (by op id) and only closes the journal."""

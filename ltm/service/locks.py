@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
 
 
 class ScopeLocks:
@@ -28,6 +28,15 @@ class ScopeLocks:
             if self._users[key] == 0:
                 self._users.pop(key, None)
                 self._locks.pop(key, None)
+
+    @asynccontextmanager
+    async def hold_all(self, keys: Iterable[str]) -> AsyncIterator[None]:
+        """Hold several locks, always taken in sorted order (``doc:`` before ``l2:``), so two
+        operations over overlapping scopes cannot deadlock."""
+        async with AsyncExitStack() as stack:
+            for key in sorted(set(keys)):
+                await stack.enter_async_context(self.hold(key))
+            yield
 
     def busy(self) -> list[str]:
         return sorted(k for k, lock in self._locks.items() if lock.locked())

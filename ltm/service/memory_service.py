@@ -137,6 +137,21 @@ class RetireEvent:
     never: bool = False  # forget --never: the value must not come back
 
 
+@dataclass
+class WriteStep:
+    """One host write of a mutation: its lock (the write scope it fences), what the store holds once
+    it applied (``{episode id: status | "absent"}``, ``{"profile:<key>": hash}``, ``{"kv:<key>": hash
+    | "absent"}``), how to apply it, how to take it back (idempotent; only multi-step mutations use
+    it) and the audit entry it owes its scope's log (``(targets, summary)``), if any."""
+
+    scope: Scope
+    lock_key: str
+    expect: dict[str, Any]
+    apply: Callable[[], Awaitable[Any]]
+    undo: Callable[[], Awaitable[Any]] | None = None
+    audit: tuple[list[str], str] | None = None
+
+
 StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
 RetireListener = Callable[[RetireEvent], Awaitable[None]]
 
@@ -403,18 +418,24 @@ class MemoryService:
             log.warning("%s refused by the backend: %s", operation, exc)
             raise BackendError(f"{operation}: {exc}", key="error.backend", what=operation) from exc
 
-    async def _journal_begin(
-        self, lock_key: str, scope: Scope, actor: Actor, operation: str, expect: dict[str, Any]
-    ) -> str:
+    async def _journal_begin(self, actor: Actor, operation: str, steps: Sequence[WriteStep]) -> str:
+        """Persist the intent of a mutation before its first write: every step's scope, lock and
+        expected state, and the audit entries it owes. :meth:`recover` settles what a crash leaves."""
         op_id = uuid.uuid4().hex[:16]
         entry = {
             "op_id": op_id,
             "operation": operation,
-            "lock_key": lock_key,
-            "scope": scope.describe(),
             "actor": {"surface": actor.surface, "sender_id": actor.sender_id, "query_id": actor.query_id},
-            "expect": expect,
             "started_at": to_iso(self.clock()),
+            "parts": [
+                {
+                    "lock_key": s.lock_key,
+                    "scope": s.scope.describe(),
+                    "expect": s.expect,
+                    "audit": list(s.audit[0][:50]) if s.audit else None,
+                }
+                for s in steps
+            ],
         }
         await self._backend(
             self.kv.set(JOURNAL_PREFIX + op_id, json.dumps(entry, ensure_ascii=False).encode()), "journal write"
@@ -422,21 +443,23 @@ class MemoryService:
         return op_id
 
     async def _journal_finish(
-        self,
-        op_id: str,
-        scope: Scope,
-        actor: Actor,
-        operation: str,
-        targets: Sequence[str],
-        summary: str,
-        reason: str = "",
+        self, op_id: str, actor: Actor, operation: str, steps: Sequence[WriteStep], reason: str = ""
     ) -> None:
-        """Audit, then close the journal entry. A failure here leaves the entry for :meth:`recover`."""
+        """Audit (one entry per step that owes one), then close the journal entry. A failure here
+        leaves the entry for :meth:`recover`, which writes the entries still missing."""
         try:
-            await self._audit(scope, actor, operation, targets, summary, reason, op_id=op_id)
+            for s in steps:
+                if s.audit:
+                    await self._audit(s.scope, actor, operation, s.audit[0], s.audit[1], reason, op_id=op_id)
             await self.kv.delete(JOURNAL_PREFIX + op_id)
         except Exception as exc:
             log.warning("%s applied, bookkeeping deferred to recovery: %s", operation, exc)
+
+    async def _close_journal(self, op_id: str) -> None:
+        try:
+            await self.kv.delete(JOURNAL_PREFIX + op_id)
+        except Exception as exc:
+            log.warning("could not close journal %s: %s", op_id, exc)
 
     async def _mutate(
         self,
@@ -451,68 +474,126 @@ class MemoryService:
         write: Callable[[], Awaitable[Any]],
         reason: str = "",
     ) -> None:
-        """One audited mutation: fence check, journal, the write (fenced on unknown outcome), audit."""
-        await self._check_fence(lock_key)
-        op_id = await self._journal_begin(lock_key, scope, actor, operation, expect)
+        """One audited mutation in one host write (see :meth:`_mutate_steps`)."""
+        step = WriteStep(scope, lock_key, expect, write, audit=(list(targets), summary))
+        await self._mutate_steps(actor, operation, [step], reason=reason)
+
+    async def _mutate_steps(
+        self,
+        actor: Actor,
+        operation: str,
+        steps: Sequence[WriteStep],
+        *,
+        reason: str = "",
+        verify: Callable[[], Awaitable[Any]] | None = None,
+    ) -> None:
+        """One audited mutation: fence check, journal, the writes (fenced on an unknown outcome),
+        an optional read-back, the audit entries, the journal closed. The caller holds every lock.
+
+        One step is one host write, atomic by itself: a deterministic failure applied nothing (the
+        journal is closed), an unknown outcome fences the scope and leaves the journal for
+        :meth:`recover`. Several steps (chunks, several scopes, a document index) are all or
+        nothing: when one fails (or the read-back does), the steps already applied - and the
+        failing one, if its outcome is unknown - are taken back with their ``undo`` in reverse
+        order, so the store is in its before-state again. A fence set by the failing write stays
+        (a late write could still land). If taking back fails too, every lock of the operation is
+        fenced and the journal stays: recovery reports it."""
+        locks = list(dict.fromkeys(s.lock_key for s in steps))
+        for key in locks:
+            await self._check_fence(key)
+        op_id = await self._journal_begin(actor, operation, steps)
+        done = 0
         try:
-            await write()
-        except asyncio.CancelledError:
-            raise  # the write may or may not have happened: the journal stays for recover()
-        except BaseException:
-            if await self.fence_of(lock_key) is None:  # deterministic failure: nothing was applied
-                try:
-                    await self.kv.delete(JOURNAL_PREFIX + op_id)
-                except Exception as exc:
-                    log.warning("could not close journal %s: %s", op_id, exc)
+            for step in steps:
+                await step.apply()
+                done += 1
+            if verify is not None:
+                await verify()
+        except BaseException as exc:
+            fenced = [k for k in locks if await self.fence_of(k) is not None]
+            if len(steps) == 1:
+                if not fenced and not isinstance(exc, asyncio.CancelledError):
+                    await self._close_journal(op_id)  # deterministic failure: nothing was applied
+                raise  # otherwise the write may or may not have happened: the journal stays
+            unknown = bool(fenced) or isinstance(exc, asyncio.CancelledError)
+            applied = list(steps[: done + 1 if unknown and done < len(steps) else done])
+            if await self._take_back(operation, applied, exc):
+                await self._close_journal(op_id)
+            else:
+                for key in locks:
+                    if await self.fence_of(key) is None:
+                        scope = next(s.scope for s in steps if s.lock_key == key)
+                        await self._set_fence(key, scope, operation, "partly applied; taking back failed")
+                if not isinstance(exc, (asyncio.CancelledError, FencedError)):
+                    raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             raise
-        await self._journal_finish(op_id, scope, actor, operation, targets, summary, reason)
+        await self._journal_finish(op_id, actor, operation, steps, reason)
+
+    async def _take_back(self, operation: str, applied: Sequence[WriteStep], cause: BaseException) -> bool:
+        """Undo ``applied`` in reverse order. True when every undo succeeded."""
+        log.warning("%s failed after %d of its writes (%s); taking them back", operation, len(applied), cause)
+        ok = True
+        for step in reversed(applied):
+            try:
+                if step.undo is not None:
+                    await step.undo()
+            except BaseException as exc:  # noqa: BLE001 - reported by the fence the caller sets
+                log.error("%s: taking back a write in %s failed: %s", operation, step.lock_key, exc)
+                ok = False
+            self.lexical.invalidate(step.scope.collection, step.scope.user_key)
+        return ok
 
     async def recover(self) -> list[dict[str, Any]]:
         """After a restart: settle every open journal entry. An operation whose expected state is
-        fully present is completed (audited once); one with no trace is dropped (it was never
-        acknowledged); a partial one fences its scope and is reported."""
+        fully present is completed (each owed audit entry written once); one with no trace is
+        dropped (it was never acknowledged); a partial one fences its scopes and is reported."""
         report: list[dict[str, Any]] = []
         for key in sorted(await self.kv.keys(JOURNAL_PREFIX)):
             raw = await self.kv.get(key)
             if not raw:
                 continue
             entry = json.loads(raw)
-            scope = _scope_from(entry["scope"])
+            if "parts" not in entry:  # an entry of a one-step mutation written before steps existed
+                entry["parts"] = [{k: entry.get(k) for k in ("lock_key", "scope", "expect")} | {"audit": []}]
+            parts = [(p, _scope_from(p["scope"])) for p in entry["parts"]]
             actor = Actor(surface="recovery", sender_id=str(entry.get("actor", {}).get("sender_id") or ""))
-            state = await self._expected_state(scope, entry.get("expect") or {})
+            # a step that expects nothing checkable (a re-joined link) does not decide the state
+            states = {await self._expected_state(scope, p["expect"]) for p, scope in parts if p.get("expect")}
+            state = states.pop() if len(states) == 1 else "partial" if states else "applied"
             outcome = {"op_id": entry["op_id"], "operation": entry["operation"], "state": state}
             if state == "applied":
-                entries, _ = await self.audit_page(scope, 1, 50)
-                if not any((e.get("extra") or {}).get("op_id") == entry["op_id"] for e in entries):
-                    await self._audit(
-                        scope,
-                        actor,
-                        entry["operation"],
-                        list((entry.get("expect") or {}).keys())[:50],
-                        "completed after restart",
-                        op_id=entry["op_id"],
-                    )
+                for p, scope in parts:
+                    if p.get("audit") is None:
+                        continue
+                    entries, _ = await self.audit_page(scope, 1, 50)
+                    if not any((e.get("extra") or {}).get("op_id") == entry["op_id"] for e in entries):
+                        targets = p["audit"] or list((p.get("expect") or {}).keys())[:50]
+                        await self._audit(
+                            scope, actor, entry["operation"], targets, "completed after restart", op_id=entry["op_id"]
+                        )
                 await self.kv.delete(key)
             elif state == "not_applied":
                 await self.kv.delete(key)
             else:
-                await self._set_fence(entry["lock_key"], scope, entry["operation"], "half-finished before restart")
+                for lock_key, scope in {p["lock_key"]: scope for p, scope in parts}.items():
+                    await self._set_fence(lock_key, scope, entry["operation"], "half-finished before restart")
             report.append(outcome)
             log.warning("recovered operation %s (%s): %s", entry["op_id"], entry["operation"], state)
         return report
 
     async def _expected_state(self, scope: Scope, expect: dict[str, Any]) -> str:
-        """Compare the store with ``expect``: ``{episode id: status | "absent"}`` or
-        ``{"profile:<key>": content hash}``."""
+        """Compare the store with ``expect``: ``{episode id: status | "absent"}``,
+        ``{"profile:<key>": content hash}`` or ``{"kv:<storage key>": content hash | "absent"}``."""
         hits = misses = 0
-        ids = [k for k in expect if not k.startswith("profile:")]
+        ids = [k for k in expect if not k.startswith(("profile:", "kv:"))]
         found: dict[str, str] = {}
         for i in range(0, len(ids), 100):
             for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
                 found[e.id] = e.status
         for k, want in expect.items():
-            if k.startswith("profile:"):
-                raw = await self.kv.get(_profile_key(k[len("profile:") :]))
+            if k.startswith(("profile:", "kv:")):
+                storage_key = _profile_key(k[len("profile:") :]) if k.startswith("profile:") else k[len("kv:") :]
+                raw = await self.kv.get(storage_key)
                 got = _hash_bytes(raw) if raw else "absent"
                 ok = got == want
             else:
@@ -582,10 +663,14 @@ class MemoryService:
         return out
 
     # ------------------------------------------------------------------ L2 writes
-    async def _upsert(self, scope: Scope, episodes: Sequence[Episode], operation: str = "vector write") -> None:
-        """Embed and write episodes in ONE vector upsert (fenced on an unknown outcome)."""
+    async def _upsert(
+        self, scope: Scope, episodes: Sequence[Episode], operation: str = "vector write", *, fence_check: bool = True
+    ) -> None:
+        """Embed and write episodes in ONE vector upsert (fenced on an unknown outcome). Taking back
+        a step of a failed mutation writes with ``fence_check=False``: its own fence may be set."""
         lock_key = self._l2_lock(scope)
-        await self._check_fence(lock_key)
+        if fence_check:
+            await self._check_fence(lock_key)
         embedder = await self._embedder(scope)
         vectors = await self._backend(embedder.embed([e.content for e in episodes]), "embedding")
         if len(vectors) != len(episodes):
@@ -599,27 +684,37 @@ class MemoryService:
             self.lexical.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
-        """Delete rows of this scope by id through the one filter builder, in ONE backend call up to
-        ``DELETE_BATCH`` ids (fenced on an unknown outcome). When a later batch fails after an earlier
-        one was applied the store is partly changed: the scope is fenced, whatever the error."""
-        lock_key = self._l2_lock(scope)
-        batch = self.delete_batch
-        for n, i in enumerate(range(0, len(ids), batch)):
-            where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids[i : i + batch])))
-            try:
-                await self._dispatch(lock_key, scope, operation, self.vectors.delete(scope.collection, where))
-            except BackendError as exc:
-                if n == 0:
-                    raise
-                await self._set_fence(lock_key, scope, operation, f"partial delete: {exc.detail}")
-                raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
+        """Delete rows of this scope by id through the one filter builder, in ONE backend call
+        (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`_delete_steps`."""
+        where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids)))
+        await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
         for rid in ids:
             self.lexical.on_delete(scope.collection, scope.user_key, rid)
 
-    async def _delete_verified(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
-        """Delete and read back: the backend's returned count is not trusted (host Chroma says 0).
+    def _delete_steps(
+        self, scope: Scope, victims: Sequence[Episode], operation: str, audit: tuple[list[str], str] | None
+    ) -> list[WriteStep]:
+        """The steps that delete ``victims`` (rows of ``scope`` as read), ``delete_batch`` ids per
+        backend call; each is taken back by writing its rows again. The first step owes the audit."""
+        out: list[WriteStep] = []
+        for i in range(0, len(victims), self.delete_batch):
+            chunk = list(victims[i : i + self.delete_batch])
+            ids = [e.id for e in chunk]
+            out.append(
+                WriteStep(
+                    scope,
+                    self._l2_lock(scope),
+                    dict.fromkeys(ids, "absent"),
+                    apply=lambda ids=ids: self._delete_ids(scope, ids, operation),
+                    undo=lambda chunk=chunk: self._upsert(scope, chunk, operation + ".undo", fence_check=False),
+                    audit=audit if i == 0 else None,
+                )
+            )
+        return out
+
+    async def _verify_absent(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
+        """Read back after a delete: the backend's returned count is not trusted (host Chroma says 0).
         The delete call's success is authoritative; a read-back that fails only leaves it unverified."""
-        await self._delete_ids(scope, ids, operation)
         try:
             still = [
                 e.id
@@ -631,6 +726,10 @@ class MemoryService:
             return
         if still:
             raise BackendError("the record is still present after delete", key="error.delete_unverified")
+
+    async def _delete_verified(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
+        await self._delete_ids(scope, ids, operation)
+        await self._verify_absent(scope, ids, operation)
 
     def _l2_lock(self, scope: Scope) -> str:
         return f"l2:{scope.collection}:{scope.user_key}"
@@ -851,34 +950,54 @@ class MemoryService:
 
     async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
         """Delete every episode of this scope matching ``criteria`` (and ``tag``); returns the count
-        that was present before and is gone after (read back)."""
+        that was present before and is gone after (read back). All or nothing: a delete of more than
+        ``delete_batch`` rows is several backend calls, and a failure in a later one writes the
+        earlier ones back."""
         self._need_l2(scope)
         async with self.locks.hold(self._l2_lock(scope)):
             victims = [e for e in await self._fetch(scope, criteria) if not tag or tag in e.tags]
             ids = [e.id for e in victims]
             if not ids:
                 return 0
-            await self._mutate(
-                scope,
+            operation = "episode.bulk_delete"
+            await self._mutate_steps(
                 actor,
-                lock_key=self._l2_lock(scope),
-                operation="episode.bulk_delete",
-                targets=ids[:50],
-                summary=f"deleted {len(ids)} memories",
-                expect=dict.fromkeys(ids, "absent"),
+                operation,
+                self._delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories")),
                 reason=reason,
-                write=lambda: self._delete_verified(scope, ids, "episode.bulk_delete"),
+                verify=lambda: self._verify_absent(scope, ids, operation),
             )
-            deleted = len(ids)
-        log.info("bulk delete in %s: %d", scope.user_key, deleted)
+        log.info("bulk delete in %s: %d", scope.user_key, len(ids))
         await self._retired(RetireEvent(scope, "bulk_delete", victims, actor, reason))
-        return deleted
+        return len(ids)
 
     # ------------------------------------------------------------------ documents (engine ingest)
+    def _doc_key(self, kb_id: str, document_id: str) -> str:
+        return DOC_PREFIX + f"{kb_id}/{document_id}"
+
+    def _doc_index_step(self, scope: Scope, key: str, new: bytes | None, old: bytes | None, op: str) -> WriteStep:
+        """Write (``new``) or delete (``None``) a document's index of scopes; its fence is the
+        first scope's, and taking it back restores ``old``."""
+
+        async def put(value: bytes | None, check: bool = True) -> None:
+            if check:
+                await self._check_fence(self._l2_lock(scope))
+            write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
+            await self._dispatch(self._l2_lock(scope), scope, op, write)
+
+        return WriteStep(
+            scope,
+            self._l2_lock(scope),
+            {"kv:" + key: _hash_bytes(new) if new is not None else "absent"},
+            apply=lambda: put(new),
+            undo=lambda: put(old, check=False),
+        )
+
     async def ingest_document(self, kb_id: str, document_id: str, payload: Any, actor: Actor) -> int:
         """Import a JSON document of episodes: ``{"session_name", "bot_uuid", "episodes": [...]}``
         or a list; each episode may name its own ``session_name``/``bot_uuid``/``sender_id``.
-        The whole document is validated before anything is written."""
+        The whole document is validated before anything is written, and written all or nothing:
+        the document's index and one upsert per scope are the steps of one mutation."""
         if isinstance(payload, list):
             payload = {"episodes": payload}
         if not isinstance(payload, dict) or not isinstance(payload.get("episodes"), list):
@@ -913,33 +1032,39 @@ class MemoryService:
             by_scope.setdefault(scope.user_key, []).append(ep)
             scopes[scope.user_key] = scope
         touched = sorted(by_scope)
-        await self._backend(
-            self.kv.set(DOC_PREFIX + f"{kb_id}/{document_id}", json.dumps({"user_keys": touched}).encode()),
-            "storage write",
-        )
-        for ukey, eps in by_scope.items():
-            scope = scopes[ukey]
-            async with self.locks.hold(self._l2_lock(scope)):
-                await self._mutate(
-                    scope,
-                    actor,
-                    lock_key=self._l2_lock(scope),
-                    operation="document.ingest",
-                    targets=[e.id for e in eps][:50],
-                    summary=f"document {document_id}: {len(eps)} memories",
-                    expect={e.id: "active" for e in eps},
-                    write=lambda scope=scope, eps=eps: self._upsert(scope, eps, "document.ingest"),
+        key = self._doc_key(kb_id, document_id)
+        operation = "document.ingest"
+        async with self.locks.hold_all(["doc:" + key, *(self._l2_lock(s) for s in scopes.values())]):
+            old = await self._backend(self.kv.get(key), "storage read")
+            known = json.loads(old).get("user_keys", []) if old else []  # a re-ingest keeps the scopes it had
+            new = json.dumps({"user_keys": sorted({*known, *touched})}).encode()
+            steps = [self._doc_index_step(scopes[touched[0]], key, new, old, operation)]
+            for ukey in touched:
+                scope, eps = scopes[ukey], by_scope[ukey]
+                ids = [e.id for e in eps]
+                steps.append(
+                    WriteStep(
+                        scope,
+                        self._l2_lock(scope),
+                        dict.fromkeys(ids, "active"),
+                        apply=lambda scope=scope, eps=eps: self._upsert(scope, eps, operation),
+                        undo=lambda scope=scope, ids=ids: self._delete_ids(scope, ids, operation + ".undo"),
+                        audit=(ids[:50], f"document {document_id}: {len(eps)} memories"),
+                    )
                 )
+            await self._mutate_steps(actor, operation, steps)
         log.info("ingested document %s into %s: %d episodes, %d scopes", document_id, kb_id, len(plan), len(touched))
         return len(plan)
 
     async def delete_document(self, kb_id: str, document_id: str, actor: Actor) -> int:
-        raw = await self._backend(self.kv.get(DOC_PREFIX + f"{kb_id}/{document_id}"), "storage read")
+        """Delete every episode of a document in every scope it reached, and its index: all or
+        nothing (the per-scope deletes and the index delete are the steps of one mutation)."""
+        key = self._doc_key(kb_id, document_id)
+        raw = await self._backend(self.kv.get(key), "storage read")
         if not raw:
             return 0
-        total = 0
-        for ukey in json.loads(raw).get("user_keys", []):
-            scope = Scope(
+        scopes = [
+            Scope(
                 session_name="",
                 bot_uuid="",
                 isolation="",
@@ -948,11 +1073,36 @@ class MemoryService:
                 user_key=ukey,
                 collection=kb_id,
             )
-            total += await self.bulk_delete(
-                scope, Criteria(statuses=None, document_id=document_id), actor, reason=f"document {document_id} deleted"
-            )
-        await self._backend(self.kv.delete(DOC_PREFIX + f"{kb_id}/{document_id}"), "storage write")
-        return total
+            for ukey in sorted(set(json.loads(raw).get("user_keys", [])))
+        ]
+        if not scopes:
+            return 0
+        operation = "episode.bulk_delete"
+        reason = f"document {document_id} deleted"
+        victims: dict[str, list[Episode]] = {}
+        async with self.locks.hold_all(["doc:" + key, *(self._l2_lock(s) for s in scopes)]):
+            raw = await self._backend(self.kv.get(key), "storage read")
+            if not raw:
+                return 0
+            steps: list[WriteStep] = []
+            for scope in scopes:
+                rows = await self._fetch(scope, Criteria(statuses=None, document_id=document_id))
+                if rows:
+                    victims[scope.user_key] = rows
+                    ids = [e.id for e in rows]
+                    steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
+            steps.append(self._doc_index_step(scopes[0], key, None, raw, operation))
+
+            async def verify() -> None:
+                for scope in scopes:
+                    if victims.get(scope.user_key):
+                        await self._verify_absent(scope, [e.id for e in victims[scope.user_key]], operation)
+
+            await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
+        for scope in scopes:
+            if victims.get(scope.user_key):
+                await self._retired(RetireEvent(scope, "bulk_delete", victims[scope.user_key], actor, reason))
+        return sum(len(v) for v in victims.values())
 
     # ------------------------------------------------------------------ recall
     async def recall(

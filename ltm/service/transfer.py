@@ -19,10 +19,10 @@ Import (L2) accepts that document, or a bare list, or ``{"episodes": [...]}``:
 - ``supersedes``/``superseded_by`` links are remapped to the new ids (or to the episode already
   imported from that original id); a link to an episode that is not in the scope is dropped, and
   re-joined from the other side when that episode is imported later (paged exports);
-- the write is one mutation of the service (``MemoryService._mutate``: fence check, journal entry
-  expecting every new id, the writes, one audit entry ``episode.import``) under the scope lock. If
-  the backend refuses half-way, the rows this batch wrote are deleted again; if the outcome is
-  unknown, the service fences the scope and its recovery settles the journal entry.
+- the write is one mutation of the service (``MemoryService._mutate_steps``: fence check, journal
+  entry expecting every new id, the writes in chunks, one audit entry ``episode.import``) under the
+  scope lock, all or nothing: if a later chunk fails (refused or an unknown outcome), the chunks
+  already written are taken back; an unknown outcome also fences the scope.
 
 Export writes one audit entry too (``scope.export``): it is a whole-scope read by an admin.
 Both verbs read through ``MemoryService._fetch`` (the one scope filter, paged through the backend),
@@ -52,7 +52,7 @@ from ..domain.models import (
 )
 from ..domain.scope import Criteria, Scope
 from ..domain.timefields import normalize_optional, to_iso
-from .memory_service import Actor, MemoryService
+from .memory_service import Actor, MemoryService, WriteStep
 
 log = logging.getLogger(__name__)
 
@@ -443,18 +443,11 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
         patches = _repair_links(episodes, {e.id: e for e in existing})
         if episodes:
             ids = [e.id for e in episodes]
-            lock_key = service._l2_lock(scope)
-            await service._mutate(
-                scope,
-                actor,
-                lock_key=lock_key,
-                operation=OPERATION,
-                targets=(ids + [p.id for _, p in patches])[:50],
-                summary=f"import {batch}: {len(ids)} memories imported, {skipped} duplicates skipped"
-                + (f", {len(patches)} links re-joined" if patches else ""),
-                expect={e.id: e.status for e in episodes},
-                write=lambda: _write_batch(service, scope, episodes, patches),
+            summary = f"import {batch}: {len(ids)} memories imported, {skipped} duplicates skipped" + (
+                f", {len(patches)} links re-joined" if patches else ""
             )
+            steps = _import_steps(service, scope, episodes, patches, ((ids + [p.id for _, p in patches])[:50], summary))
+            await service._mutate_steps(actor, OPERATION, steps)
     log.info("import into %s: %d new, %d skipped (%s)", scope.user_key, len(episodes), skipped, batch)
     return ImportReport(len(episodes), skipped, [e.id for e in episodes], batch, dropped)
 
@@ -479,35 +472,46 @@ def _repair_links(new: list[Episode], existing: dict[str, Episode]) -> list[tupl
     return list(patched.values())
 
 
-async def _write_batch(
-    service: MemoryService, scope: Scope, episodes: list[Episode], patches: list[tuple[Episode, Episode]]
-) -> None:
-    """Upsert the new rows, then the re-joined links of existing rows, in chunks.
-
-    On a deterministic failure (the backend refused; no fence was set) the rows this batch already
-    wrote are deleted again (their ids are all new) and patched rows are written back as they were,
-    so the batch leaves nothing behind. On an unknown outcome the service has fenced the scope and
-    kept the journal entry; nothing more is written and recovery settles it.
-    """
-    try:
-        for i in range(0, len(episodes), WRITE_CHUNK):
-            await service._upsert(scope, episodes[i : i + WRITE_CHUNK], OPERATION)
-        patched = [p for _, p in patches]
-        for i in range(0, len(patched), WRITE_CHUNK):
-            await service._upsert(scope, patched[i : i + WRITE_CHUNK], OPERATION)
-    except BaseException:
-        if await service.fence_of(service._l2_lock(scope)) is not None:
-            log.warning("import into %s: unknown outcome, scope fenced; no rollback", scope.user_key)
-            raise
-        log.warning("import into %s failed; rolling back %d rows", scope.user_key, len(episodes))
-        try:
-            await service._delete_ids(scope, [e.id for e in episodes], OPERATION + ".rollback")
-            originals = [o for o, _ in patches]
-            if originals:
-                await service._upsert(scope, originals, OPERATION + ".rollback")
-        except Exception as exc:  # the original failure is what the caller must see
-            log.warning("import rollback failed: %s", exc)
-        raise
+def _import_steps(
+    service: MemoryService,
+    scope: Scope,
+    episodes: list[Episode],
+    patches: list[tuple[Episode, Episode]],
+    audit: tuple[list[str], str],
+) -> list[WriteStep]:
+    """The writes of one import batch, ``WRITE_CHUNK`` rows each: the new rows (taken back by
+    deleting them: their ids are all new), then the re-joined links of existing rows (taken back by
+    writing the originals). The service makes them all or nothing. A re-joined link changes no
+    status, so its step expects nothing recovery could check."""
+    lock_key = service._l2_lock(scope)
+    steps: list[WriteStep] = []
+    for i in range(0, len(episodes), WRITE_CHUNK):
+        chunk = episodes[i : i + WRITE_CHUNK]
+        ids = [e.id for e in chunk]
+        steps.append(
+            WriteStep(
+                scope,
+                lock_key,
+                {e.id: e.status for e in chunk},
+                apply=lambda chunk=chunk: service._upsert(scope, chunk, OPERATION),
+                undo=lambda ids=ids: service._delete_ids(scope, ids, OPERATION + ".undo"),
+                audit=audit if i == 0 else None,
+            )
+        )
+    for i in range(0, len(patches), WRITE_CHUNK):
+        pairs = patches[i : i + WRITE_CHUNK]
+        steps.append(
+            WriteStep(
+                scope,
+                lock_key,
+                {},
+                apply=lambda pairs=pairs: service._upsert(scope, [p for _, p in pairs], OPERATION),
+                undo=lambda pairs=pairs: service._upsert(
+                    scope, [o for o, _ in pairs], OPERATION + ".undo", fence_check=False
+                ),
+            )
+        )
+    return steps
 
 
 def _remap_lineage(extra: dict[str, Any], id_map: dict[str, str]) -> dict[str, Any]:

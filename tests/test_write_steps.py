@@ -1,0 +1,199 @@
+"""Multi-step writes are all or nothing (``MemoryService._mutate_steps``), on the real engines.
+
+The fault matrix (tests/test_faults.py) injects one fault per cell through the host adapters; these
+tests cover what one injected fault cannot: the taking back failing too, a backend that acknowledges
+a delete it did not do, overlapping multi-scope operations, and a re-ingested document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ltm.domain.errors import BackendError, FencedError
+from ltm.domain.scope import Criteria, Scope
+from ltm.ports import ListPage, VectorHit, VectorRecord
+from ltm.service import MemoryService
+from tests.support import ADMIN, KB, scope_of
+
+pytestmark = pytest.mark.asyncio
+
+
+class ScriptedIndex:
+    """A real index with scripted misbehaviour per call: ``refuse`` answers an error (nothing
+    applied), ``ignore`` acknowledges without applying; ``yield_each`` lets other tasks run inside
+    every write (to interleave concurrent operations)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name = inner, getattr(inner, "name", "index")
+        self.script: dict[tuple[str, int], str] = {}
+        self.counts: dict[str, int] = {}
+        self.yield_each = False
+
+    async def _write(self, method: str, call: Any) -> None:
+        n = self.counts[method] = self.counts.get(method, 0) + 1
+        if self.yield_each:
+            await asyncio.sleep(0)
+        action = self.script.get((method, n))
+        if action == "refuse":
+            raise RuntimeError(f"{method} #{n} refused (scripted)")
+        if action != "ignore":
+            await call()
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        await self._write("upsert", lambda: self.inner.upsert(collection, records))
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        await self._write("delete", lambda: self.inner.delete(collection, where))
+
+    async def search(
+        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
+    ) -> list[VectorHit]:
+        return await self.inner.search(collection, vector, top_k, where)
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
+        return await self.inner.list(collection, where, limit, offset)
+
+    async def drop_collection(self, collection: str) -> None:
+        await self.inner.drop_collection(collection)
+
+
+def scripted(svc: MemoryService) -> ScriptedIndex:
+    idx = ScriptedIndex(svc.vectors)
+    svc.vectors = idx
+    svc.lexical._vectors = idx
+    return idx
+
+
+def doc(*parts: tuple[str, str, str]) -> dict[str, Any]:
+    return {
+        "episodes": [{"session_name": s, "bot_uuid": "bot1", "sender_id": who, "content": c} for s, who, c in parts]
+    }
+
+
+async def rows(svc: MemoryService, scope: Scope) -> list[tuple[str, str, str]]:
+    return sorted((e.id, e.status, e.content) for e in await svc._fetch(scope, Criteria(statuses=None)))
+
+
+async def ops(svc: MemoryService, scope: Scope, operation: str) -> list[dict[str, Any]]:
+    return [e for e in await svc.audit_export(scope) if e["operation"] == operation]
+
+
+async def test_a_multi_scope_document_is_audited_once_per_scope(service: MemoryService) -> None:
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    await service.ingest_document(KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN)
+    (ea,), (ec,) = await rows(service, a), await rows(service, c)  # positive control: one row each
+    for scope, mine, other in ((a, ea, ec), (c, ec, ea)):
+        (entry,) = await ops(service, scope, "document.ingest")
+        assert mine[0] in entry["targets"] and other[0] not in entry["targets"]
+    assert not await service.kv.keys("journal/") and not await service.fences()
+
+
+async def test_a_refused_later_scope_takes_the_earlier_scope_and_the_index_back(service: MemoryService) -> None:
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    await service.remember(a, {"content": "Alice already knew this"}, ADMIN)
+    before = (await rows(service, a), await rows(service, c), await service.kv.keys("doc/"))
+    idx = scripted(service)
+    idx.script[("upsert", 2)] = "refuse"  # the second scope's write
+    with pytest.raises(BackendError) as info:
+        await service.ingest_document(
+            KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN
+        )
+    assert info.value.key == "error.backend"
+    assert (await rows(service, a), await rows(service, c), await service.kv.keys("doc/")) == before
+    assert not await service.fences() and not await service.kv.keys("journal/")
+    assert not await ops(service, a, "document.ingest")
+    # the same document goes in once the backend accepts again
+    assert (
+        await service.ingest_document(
+            KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN
+        )
+        == 2
+    )
+
+
+async def test_when_taking_back_fails_every_scope_is_fenced_and_recovery_reports_it(service: MemoryService) -> None:
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    idx = scripted(service)
+    idx.script[("upsert", 2)] = "refuse"  # the second scope's write (alice's) ...
+    idx.script[("delete", 1)] = "refuse"  # ... and taking the first one (carol's) back
+    with pytest.raises(FencedError) as info:
+        await service.ingest_document(
+            KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN
+        )
+    assert info.value.key == "error.fenced_now"
+    assert set(await service.fences()) == {service._l2_lock(a), service._l2_lock(c)}
+    assert len(await service.kv.keys("journal/")) == 1
+    # a restart: the journal still describes a half-applied operation, so recovery reports it
+    svc2 = MemoryService(kv=service.kv, vectors=idx.inner, embedder_for=service._embedder_for)
+    (report,) = await svc2.recover()
+    assert report["state"] == "partial" and report["operation"] == "document.ingest"
+    assert set(await svc2.fences()) == {svc2._l2_lock(a), svc2._l2_lock(c)}
+    # scopes are written in user-key order (group_g1 first): carol's row stayed, alice's was refused;
+    # reads still work, so the operator can look
+    assert [r[2] for r in await rows(svc2, c)] == ["C1"] and await rows(svc2, a) == []
+    with pytest.raises(FencedError):
+        await svc2.remember(a, {"content": "refused while fenced"}, ADMIN)
+
+
+async def test_an_unverified_chunked_delete_writes_every_chunk_back(service: MemoryService) -> None:
+    a = await scope_of(service)
+    for n in range(5):
+        await service.remember(a, {"content": f"row {n}", "tags": ["bulk"]}, ADMIN)
+    before = await rows(service, a)
+    assert len(before) == 5  # positive control
+    service.delete_batch = 2
+    idx = scripted(service)
+    idx.script[("delete", 3)] = "ignore"  # the backend acknowledges the last chunk but keeps it
+    with pytest.raises(BackendError) as info:
+        await service.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="bulk")
+    assert info.value.key == "error.delete_unverified"
+    assert await rows(service, a) == before
+    assert not await service.fences() and not await service.kv.keys("journal/")
+    assert not await ops(service, a, "episode.bulk_delete")
+    # and when the backend behaves, the same delete removes all five in three calls, audited once
+    idx.script.clear()
+    assert await service.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="bulk") == 5
+    assert await rows(service, a) == []
+    (entry,) = await ops(service, a, "episode.bulk_delete")
+    assert entry["summary"] == "deleted 5 memories"
+
+
+async def test_a_reingested_document_is_deleted_from_every_scope_it_reached(service: MemoryService) -> None:
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    b = await scope_of(service, "person_bob", "bob")
+    await service.ingest_document(KB, "doc-b", doc(("person_bob", "bob", "B1")), ADMIN)
+    await service.ingest_document(KB, "doc-x", doc(("person_alice", "alice", "A1")), ADMIN)
+    await service.ingest_document(KB, "doc-x", doc(("group_g1", "carol", "C1")), ADMIN)  # same id, other scope
+    assert [r[2] for r in await rows(service, a)] == ["A1"] and [r[2] for r in await rows(service, c)] == ["C1"]
+    index = json.loads(await service.kv.get("doc/" + KB + "/doc-x") or b"{}")
+    assert index == {"user_keys": sorted([a.user_key, c.user_key])}
+    assert await service.delete_document(KB, "doc-x", ADMIN) == 2
+    assert await rows(service, a) == [] and await rows(service, c) == []
+    assert [r[2] for r in await rows(service, b)] == ["B1"]  # another document of another scope stays
+    assert await service.kv.get("doc/" + KB + "/doc-x") is None
+
+
+async def test_overlapping_multi_scope_operations_do_not_deadlock(service: MemoryService) -> None:
+    """Two documents over the same two scopes in opposite order, a bulk delete and a remember in one
+    of them, all at once: the locks are taken in one order, so every operation completes."""
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    await service.remember(a, {"content": "old", "tags": ["old"]}, ADMIN)
+    scripted(service).yield_each = True
+    results = await asyncio.wait_for(
+        asyncio.gather(
+            service.ingest_document(KB, "d1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN),
+            service.ingest_document(KB, "d2", doc(("group_g1", "carol", "C2"), ("person_alice", "alice", "A2")), ADMIN),
+            service.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="old"),
+            service.remember(c, {"content": "C3"}, ADMIN),
+        ),
+        timeout=60,  # a deadlock guard, not a speed assertion
+    )
+    assert results[:3] == [2, 2, 1]
+    assert sorted(r[2] for r in await rows(service, a)) == ["A1", "A2"]
+    assert sorted(r[2] for r in await rows(service, c)) == ["C1", "C2", "C3"]
+    assert not await service.fences() and not await service.kv.keys("journal/")
