@@ -1049,6 +1049,30 @@ class Stack:
             {"page_id": page_id, "endpoint": endpoint, "method": method, "body": body},
         )
 
+    def kb_add_document(
+        self, content: bytes, filename: str = "memories.json", timeout: float = 120.0
+    ) -> dict[str, Any]:
+        """Upload a file and add it to the memory KB the way the dashboard does (4.11.2: upload,
+        add - a background task that calls the engine's ``ingest`` -, then poll the KB's file list
+        until the row is final). Returns the file row (``uuid``, ``status``, ``engine_document_id``)."""
+        upload = {"file": (filename, content, "application/json")}
+        file_id = self.api("POST", "/files/documents", files=upload)["file_id"]
+        self.api("POST", f"/knowledge/bases/{self.kb_uuid}/files", {"file_id": file_id})
+        row: dict[str, Any] = {}
+
+        def final() -> bool:
+            nonlocal row
+            files = self.api("GET", f"/knowledge/bases/{self.kb_uuid}/files").get("files") or []
+            row = next((f for f in files if f.get("file_name") == file_id), {})
+            return row.get("status") in ("completed", "failed", "interrupted")
+
+        wait_for(f"document {filename} to be ingested", final, timeout, interval=0.5)
+        return row
+
+    def kb_delete_document(self, file_uuid: str) -> None:
+        """Delete a KB document: the host calls the engine's ``delete_document`` and needs ``True``."""
+        self.api("DELETE", f"/knowledge/bases/{self.kb_uuid}/files/{file_uuid}")
+
     def kb_retrieve(
         self, query: str, retrieval_settings: dict[str, Any] | None = None, kb_uuid: str | None = None
     ) -> list[dict[str, Any]]:

@@ -235,6 +235,38 @@ def test_forget_and_bulk_delete_remove_records_everywhere(stack: Stack) -> None:
 
 
 @needs_fake_model
+def test_a_document_reaches_each_session_it_names_and_leaves_with_it(stack: Stack) -> None:
+    """(#6) A memory document naming two sessions, added through the host's KB file flow (upload, add,
+    ingest task): each session retrieves its own row only; deleting the document in the host removes the
+    rows of both sessions (one all-or-nothing delete over two scopes) and audits it in each."""
+    with stack.connect() as alice, stack.connect() as bob:
+        doc = {
+            "bot_uuid": WEBCHAT_BOT_UUID,
+            "episodes": [
+                {"session_name": alice.session_name, "sender_id": alice.sender_id, "content": "Alice owns a red kayak"},
+                {"session_name": bob.session_name, "sender_id": bob.sender_id, "content": "Bob owns a green canoe"},
+            ],
+        }
+        row = stack.kb_add_document(json.dumps(doc).encode("utf-8"))
+        assert row.get("status") == "completed", f"the host did not complete the ingest: {row}"
+        settings = {"a": {"session_name": alice.session_name, "bot_uuid": WEBCHAT_BOT_UUID}}
+        settings["b"] = {"session_name": bob.session_name, "bot_uuid": WEBCHAT_BOT_UUID}
+        got_a = retrieved_texts(stack.kb_retrieve("who owns a boat kayak canoe", settings["a"]))
+        got_b = retrieved_texts(stack.kb_retrieve("who owns a boat kayak canoe", settings["b"]))
+        assert "kayak" in got_a and "canoe" in got_b, f"positive control: {got_a!r} / {got_b!r}"
+        assert "canoe" not in got_a and "kayak" not in got_b, f"a document row leaked: {got_a!r} / {got_b!r}"
+        assert "kayak" in alice.command("!memory list"), "the ingested row is not listed in its session"
+
+        stack.kb_delete_document(str(row["uuid"]))
+        for who in ("a", "b"):
+            gone = retrieved_texts(stack.kb_retrieve("who owns a boat kayak canoe", settings[who]))
+            assert "kayak" not in gone and "canoe" not in gone, f"deleted document still retrieved: {gone}"
+        for chat in (alice, bob):
+            audit = chat.command("!memory audit")
+            assert "document.ingest" in audit and "bulk_delete" in audit, f"audit of {chat.session_name}:\n{audit}"
+
+
+@needs_fake_model
 def test_profile_reaches_the_system_prompt_and_ltm_context_is_set(stack: Stack) -> None:
     """(4) ``update_profile`` lands in the system prompt of later turns and ``_ltm_context`` is set.
 
