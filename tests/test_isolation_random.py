@@ -18,7 +18,7 @@ across bots.
 
 Probe counts with ``SEED`` (chroma + qdrant; each test asserts a minimum a little below): list
 7,348 + 4,342; search 1,567 + 1,116; engine retrieve 888 + 669; export 4,676 + 2,672; console API
-8,761 + 5,664; bulk delete / forget / get by a foreign scope 1,800 + 1,620 - 41,123 probes in total.
+8,777 + 5,674; bulk delete / forget / get by a foreign scope 1,800 + 1,620 - 41,149 probes in total.
 The random generator is seeded (``SEED``); a failure message names the seed, backend and query.
 """
 
