@@ -186,6 +186,9 @@ class Determinism:
     def new_id(self) -> str:
         return f"ep_{self._phase}{next(self._ids):012d}"
 
+    def new_candidate_id(self) -> str:
+        return f"cand_{(0xA if self._phase == 'run' else 0xB):x}{next(self._ids):019x}"
+
     @contextmanager
     def patched(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[Determinism]:
         monkeypatch.setattr(models, "new_episode_id", self.new_id)
@@ -195,6 +198,9 @@ class Determinism:
             monkeypatch.setattr(transfer, "new_episode_id", self.new_id)
         except ImportError:  # transfer not present yet
             pass
+        from ltm.service import review
+
+        monkeypatch.setattr(review, "new_candidate_id", self.new_candidate_id)
         yield self
 
 

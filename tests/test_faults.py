@@ -2,8 +2,9 @@
 
 For each write path (remember, remember with supersede, forget, archive, restore, bulk delete - one
 chunk and several -, update_profile of a speaker and of a session, document ingest over two scopes,
-document delete, import - one chunk and several -), a clean run first enumerates its host calls
-(``FakeHostHandler.calls``).
+document delete, import - one chunk and several -, confirm, forget --never with its tombstone, and
+the review queue's propose, accept, reject and tombstone lift), a clean run first enumerates its host
+calls (``FakeHostHandler.calls``).
 Then, for each call index and each fault, the same write runs again from the same seeded store with
 that fault injected at that call:
 
@@ -28,8 +29,8 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 5. after a restart, ``recover()`` leaves exactly one audit entry of the operation when the data is
    in its after-state and none when it is in its before-state, and settles the journal.
 
-Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 921
-cells over 13 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
+Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,447
+cells over 19 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
 A cell that violates an assertion fails the test unless a :data:`KNOWN_BUGS` entry (a reported
 defect, file and function named) explains it; a known bug that stops reproducing fails too.
@@ -208,6 +209,56 @@ async def _run_import_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
         transfer.WRITE_CHUNK = chunk
 
 
+def _review(svc: MemoryService) -> Any:
+    from ltm.service.review import ReviewQueue
+
+    return ReviewQueue(svc)  # registers its statement guard and retire listener on this service
+
+
+async def _seed_candidate(svc: MemoryService, ctx: dict[str, Any]) -> None:
+    from ltm.domain.candidates import Proposal
+
+    cand = await _review(svc).propose(
+        await scope(svc, A_ID), Proposal("Alice collects stamps", "", "preference"), ADMIN, origin="test"
+    )
+    ctx["cand"] = cand.id
+
+
+async def _seed_tombstone(svc: MemoryService, ctx: dict[str, Any]) -> None:
+    _review(svc)
+    await svc.forget(await scope(svc, A_ID), ctx["e2"], ADMIN, reason="wrong", never=True)
+    ctx["tomb"] = (await _review(svc).list_tombstones(await scope(svc, A_ID)))[0][0].id
+
+
+async def _run_confirm(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    return await svc.confirm_episode(await scope(svc, A_ID), ctx["e1"], ADMIN)
+
+
+async def _run_forget_never(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    _review(svc)
+    return await svc.forget(await scope(svc, A_ID), ctx["e1"], ADMIN, reason="never again", never=True)
+
+
+async def _run_propose(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    from ltm.domain.candidates import Proposal
+
+    return await _review(svc).propose(
+        await scope(svc, A_ID), Proposal("Alice collects coins", "", "preference"), ADMIN, origin="test"
+    )
+
+
+async def _run_accept(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    return await _review(svc).accept(await scope(svc, A_ID), ctx["cand"], ADMIN)
+
+
+async def _run_reject(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    return await _review(svc).reject(await scope(svc, A_ID), ctx["cand"], ADMIN, reason="not true")
+
+
+async def _run_lift(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    return await _review(svc).lift_tombstone(await scope(svc, A_ID), ctx["tomb"], ADMIN, reason="was right")
+
+
 PATHS: dict[str, WritePath] = {
     p.name: p
     for p in (
@@ -224,6 +275,12 @@ PATHS: dict[str, WritePath] = {
         WritePath("delete_document", "episode.bulk_delete", _run_delete_document, _seed_document, audits=2),
         WritePath("import_scope", "episode.import", _run_import),
         WritePath("import_two_chunks", "episode.import", _run_import_chunks),
+        WritePath("confirm", "episode.confirm", _run_confirm),
+        WritePath("forget_never", "episode.forget", _run_forget_never),
+        WritePath("candidate_propose", "candidate.propose", _run_propose),
+        WritePath("candidate_accept", "candidate.accept", _run_accept, _seed_candidate),
+        WritePath("candidate_reject", "candidate.reject", _run_reject, _seed_candidate),
+        WritePath("tombstone_lift", "tombstone.lift", _run_lift, _seed_tombstone),
     )
 }
 
@@ -514,8 +571,8 @@ class KnownBug:
 
 
 ALL = tuple(PATHS)
-# None open: the chunked bulk delete and the multi-scope document ingest/delete were fixed by making
-# every multi-step write all or nothing (MemoryService._mutate_steps).
+# None open: the chunked bulk delete, the multi-scope document ingest/delete and the review queue's
+# multi-key writes were fixed by making every multi-step write all or nothing (_mutate_steps).
 KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 
@@ -537,7 +594,9 @@ async def test_fault_matrix(name: str, det: Determinism) -> None:
     """Every host call of the write path x every applicable fault (see the module docstring).
     Cells: remember 59, remember_supersede 63, forget 63, archive 63, restore 63, bulk_delete 63,
     bulk_delete_two_chunks 70, update_profile_speaker 59, update_profile_session 59,
-    ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74 - 921 in total."""
+    ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74, confirm 63,
+    forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59 -
+    1,447 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
     unexplained, seen = _triage(name, problems)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.errors import ConflictError, NotFoundError, ParkedError, TombstonedError
+from ltm.domain.errors import ConflictError, MemoryError_, NotFoundError, ParkedError, TombstonedError
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor
@@ -515,24 +515,30 @@ class TestStore:
         assert await stored_state(w.service) == before
         assert (await w.review.get(w.alice, c.id)).status == "pending"  # positive control
 
-    async def test_an_interrupted_accept_is_finished_without_a_second_write(
+    async def test_a_refused_candidate_write_takes_the_memory_back(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """The memory and the candidate's record are one mutation: when storing the decided record
+        is refused, the memory just written is deleted again; a retry accepts and writes it once."""
         w = await review_world(tmp_path)
         (c,) = (await w.review.extract(w.alice, "I like tea.", LISTENER)).candidates
-        real_save = w.review._save
+        real_set = w.service.kv.set
         calls = {"n": 0}
 
-        async def flaky_save(scope: Scope, cand: Any) -> None:
-            calls["n"] += 1
-            if calls["n"] == 1:
-                raise OSError("storage went away")
-            await real_save(scope, cand)
+        async def flaky_set(key: str, value: bytes) -> None:
+            if f"/r/{c.id}" in key:
+                calls["n"] += 1
+                if calls["n"] == 1:
+                    raise OSError("storage went away")
+            await real_set(key, value)
 
-        monkeypatch.setattr(w.review, "_save", flaky_save)
-        with pytest.raises(OSError):
+        monkeypatch.setattr(w.service.kv, "set", flaky_set)
+        with pytest.raises(MemoryError_) as info:
             await w.review.accept(w.alice, c.id, ADMIN)
+        assert info.value.key == "error.backend"
         assert (await w.review.get(w.alice, c.id)).status == "pending"
+        assert await contents(w.service, w.alice, None) == []  # taken back
+        assert not await w.service.fences() and not await w.service.kv.keys("journal/")
         d = await w.review.accept(w.alice, c.id, ADMIN)
-        assert d.candidate.status == "accepted"
+        assert d.candidate.status == "accepted" and calls["n"] == 2
         assert await contents(w.service, w.alice, None) == ["I like tea."]  # written once

@@ -150,10 +150,14 @@ class WriteStep:
     apply: Callable[[], Awaitable[Any]]
     undo: Callable[[], Awaitable[Any]] | None = None
     audit: tuple[list[str], str] | None = None
+    audit_op: str = ""  # the audited operation when it is not the mutation's own (candidate.accept, ...)
+    audit_reason: str = ""  # the audited reason when it is not the mutation's own
 
 
 StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
 RetireListener = Callable[[RetireEvent], Awaitable[None]]
+RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
+ExtraSteps = Callable[..., Awaitable[list[WriteStep]]]
 
 
 def _profile_key(key: str) -> str:
@@ -185,6 +189,9 @@ class MemoryService:
         self.statement_guards: list[StatementGuard] = []
         self.delete_batch = DELETE_BATCH  # ids per backend delete call
         self.retire_listeners: list[RetireListener] = []
+        # writes that must commit with a retirement, in the same all-or-nothing mutation (the
+        # tombstone of ``forget --never``)
+        self.retire_steps: list[RetireSteps] = []
 
     # ------------------------------------------------------------------ settings & KBs
     @property
@@ -433,6 +440,7 @@ class MemoryService:
                     "scope": s.scope.describe(),
                     "expect": s.expect,
                     "audit": list(s.audit[0][:50]) if s.audit else None,
+                    "audit_op": s.audit_op,
                 }
                 for s in steps
             ],
@@ -450,7 +458,9 @@ class MemoryService:
         try:
             for s in steps:
                 if s.audit:
-                    await self._audit(s.scope, actor, operation, s.audit[0], s.audit[1], reason, op_id=op_id)
+                    op = s.audit_op or operation
+                    why = s.audit_reason or reason
+                    await self._audit(s.scope, actor, op, s.audit[0], s.audit[1], why, op_id=op_id)
             await self.kv.delete(JOURNAL_PREFIX + op_id)
         except Exception as exc:
             log.warning("%s applied, bookkeeping deferred to recovery: %s", operation, exc)
@@ -565,12 +575,12 @@ class MemoryService:
                 for p, scope in parts:
                     if p.get("audit") is None:
                         continue
+                    op = p.get("audit_op") or entry["operation"]
                     entries, _ = await self.audit_page(scope, 1, 50)
-                    if not any((e.get("extra") or {}).get("op_id") == entry["op_id"] for e in entries):
+                    mine = (entry["op_id"], op)
+                    if not any(((e.get("extra") or {}).get("op_id"), e.get("operation")) == mine for e in entries):
                         targets = p["audit"] or list((p.get("expect") or {}).keys())[:50]
-                        await self._audit(
-                            scope, actor, entry["operation"], targets, "completed after restart", op_id=entry["op_id"]
-                        )
+                        await self._audit(scope, actor, op, targets, "completed after restart", op_id=entry["op_id"])
                 await self.kv.delete(key)
             elif state == "not_applied":
                 await self.kv.delete(key)
@@ -582,26 +592,60 @@ class MemoryService:
         return report
 
     async def _expected_state(self, scope: Scope, expect: dict[str, Any]) -> str:
-        """Compare the store with ``expect``: ``{episode id: status | "absent"}``,
-        ``{"profile:<key>": content hash}`` or ``{"kv:<storage key>": content hash | "absent"}``."""
+        """Compare the store with ``expect``: ``{episode id: status | "<status>:<confidence>" |
+        "absent"}``, ``{"profile:<key>": content hash}`` or ``{"kv:<storage key>": content hash |
+        "absent" | "present"}``."""
         hits = misses = 0
         ids = [k for k in expect if not k.startswith(("profile:", "kv:"))]
-        found: dict[str, str] = {}
+        found: dict[str, Episode] = {}
         for i in range(0, len(ids), 100):
             for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
-                found[e.id] = e.status
+                found[e.id] = e
         for k, want in expect.items():
             if k.startswith(("profile:", "kv:")):
                 storage_key = _profile_key(k[len("profile:") :]) if k.startswith("profile:") else k[len("kv:") :]
                 raw = await self.kv.get(storage_key)
                 got = _hash_bytes(raw) if raw else "absent"
-                ok = got == want
+                ok = got == want or (want == "present" and raw is not None)
             else:
-                ok = found.get(k, "absent") == want
+                e = found.get(k)
+                got = "absent" if e is None else e.status if ":" not in str(want) else f"{e.status}:{e.confidence}"
+                ok = got == want
             hits, misses = hits + ok, misses + (not ok)
         if misses == 0:
             return "applied"
         return "not_applied" if hits == 0 else "partial"
+
+    def kv_step(
+        self,
+        scope: Scope,
+        operation: str,
+        key: str,
+        new: bytes | None,
+        old: bytes | None,
+        *,
+        audit: tuple[list[str], str] | None = None,
+        audit_op: str = "",
+        expect: dict[str, Any] | None = None,
+    ) -> WriteStep:
+        """One plugin-storage write (``new``; ``None`` deletes) that belongs to the memory of
+        ``scope``: fenced with its L2 writes, taken back by restoring ``old``. ``expect`` defaults to
+        the hash of ``new`` (or ``absent``)."""
+        lock = self._l2_lock(scope)
+
+        async def put(value: bytes | None) -> None:
+            write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
+            await self._dispatch(lock, scope, operation, write)
+
+        return WriteStep(
+            scope,
+            lock,
+            expect if expect is not None else {"kv:" + key: _hash_bytes(new) if new is not None else "absent"},
+            apply=lambda: put(new),
+            undo=lambda: put(old),
+            audit=audit,
+            audit_op=audit_op,
+        )
 
     # ------------------------------------------------------------------ L1 profiles
     def _profile_keys(self, scope: Scope, kind: str, sender_id: str = "") -> str:
@@ -619,7 +663,11 @@ class MemoryService:
         data = json.loads(raw) if raw else {}
         return Profile.from_dict(data, kind, key)
 
-    async def update_profile(self, scope: Scope, patch_raw: dict[str, Any], actor: Actor) -> Profile:
+    async def update_profile(
+        self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ExtraSteps | None = None
+    ) -> Profile:
+        """Apply a validated patch to a session or speaker profile (one storage write). ``also(profile)``
+        returns more writes that commit with it, all or nothing."""
         raw = dict(patch_raw or {})
         target = raw.get("target") or "speaker"
         patch = validate_profile_patch(raw)
@@ -628,7 +676,8 @@ class MemoryService:
         s = self.settings
         async with self.locks.hold("l1:" + key):
             await self._check_fence("l1:" + key)
-            current = await self.get_profile(scope, str(target), sender)
+            old = await self._backend(self.kv.get(_profile_key(key)), "profile read")
+            current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
             updated = apply_profile_patch(
                 current,
                 patch,
@@ -638,18 +687,21 @@ class MemoryService:
             )
             payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
             lock_key = "l1:" + key
-            await self._mutate(
+
+            async def put(value: bytes | None) -> None:
+                write = self.kv.set(_profile_key(key), value) if value else self.kv.delete(_profile_key(key))
+                await self._dispatch(lock_key, scope, "profile.update", write)
+
+            step = WriteStep(
                 scope,
-                actor,
-                lock_key=lock_key,
-                operation="profile.update",
-                targets=[key],
-                summary=f"{target} profile updated",
-                expect={f"profile:{key}": _hash_bytes(payload)},
-                write=lambda: self._dispatch(
-                    lock_key, scope, "profile.update", self.kv.set(_profile_key(key), payload)
-                ),
+                lock_key,
+                {f"profile:{key}": _hash_bytes(payload)},
+                apply=lambda: put(payload),
+                undo=lambda: put(old),
+                audit=([key], f"{target} profile updated"),
             )
+            extra = await also(updated) if also is not None else []
+            await self._mutate_steps(actor, "profile.update", [step, *extra])
         log.info("profile updated: %s", key)
         return updated
 
@@ -727,10 +779,6 @@ class MemoryService:
         if still:
             raise BackendError("the record is still present after delete", key="error.delete_unverified")
 
-    async def _delete_verified(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
-        await self._delete_ids(scope, ids, operation)
-        await self._verify_absent(scope, ids, operation)
-
     def _l2_lock(self, scope: Scope) -> str:
         return f"l2:{scope.collection}:{scope.user_key}"
 
@@ -743,12 +791,15 @@ class MemoryService:
         origin: str = "tool",
         links: dict[str, Any] | None = None,
         guarded: bool = True,
+        also: ExtraSteps | None = None,
     ) -> tuple[Episode, list[Episode]]:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
         ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
         (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
-        reviewed the statement). Returns (new episode, superseded episodes)."""
+        reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
+        this one, all or nothing (the review queue's candidate record). Returns (new episode,
+        superseded episodes)."""
         self._need_l2(scope)
         data = validate_episode_input(raw)
         if data.status != "active":
@@ -765,20 +816,25 @@ class MemoryService:
             summary = f"remembered {episode.id}" + (
                 f", superseding {', '.join(t.id for t in targets)}" if targets else ""
             )
-            await self._mutate(
+            step = WriteStep(
                 scope,
-                actor,
-                lock_key=self._l2_lock(scope),
-                operation="episode.remember",
-                targets=[episode.id, *[t.id for t in targets]],
-                summary=summary,
-                expect={episode.id: "active", **{t.id: "superseded" for t in targets}},
-                write=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
+                self._l2_lock(scope),
+                {episode.id: "active", **{t.id: "superseded" for t in targets}},
+                apply=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
+                undo=lambda: self._take_back_remember(scope, episode, targets),
+                audit=([episode.id, *[t.id for t in targets]], summary),
             )
+            extra = await also(episode, retired) if also is not None else []
+            await self._mutate_steps(actor, "episode.remember", [step, *extra])
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
         if targets:
             await self._retired(RetireEvent(scope, "supersede", targets, actor))
         return episode, retired
+
+    async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
+        await self._delete_ids(scope, [episode.id], "episode.remember.undo")
+        if superseded:
+            await self._upsert(scope, list(superseded), "episode.remember.undo", fence_check=False)
 
     async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
         """Run the statement guards on one statement about to be written by a path that does not
@@ -809,7 +865,7 @@ class MemoryService:
                 operation="episode.confirm",
                 targets=[episode.id],
                 summary=f"confirmed {episode.id} (was {episode.claim_type}/{episode.confidence})",
-                expect={episode.id: "active"},
+                expect={episode.id: "active:confirmed"},
                 reason=reason,
                 write=lambda: self._upsert(scope, [updated], "episode.confirm"),
             )
@@ -895,21 +951,17 @@ class MemoryService:
     ) -> Episode:
         """Delete one episode of this scope from the vector index, verified by reading back."""
         self._need_l2(scope)
+        operation = "episode.forget"
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
-            await self._mutate(
-                scope,
-                actor,
-                lock_key=self._l2_lock(scope),
-                operation="episode.forget",
-                targets=[episode.id],
-                summary=f"forgot {episode.id}",
-                expect={episode.id: "absent"},
-                reason=reason,
-                write=lambda: self._delete_verified(scope, [episode.id], "episode.forget"),
-            )
+            event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
+            steps = self._delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
+            for provider in self.retire_steps:  # e.g. the tombstone of --never: committed with the delete
+                steps += await provider(event)
+            verify = lambda: self._verify_absent(scope, [episode.id], operation)  # noqa: E731
+            await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
         log.info("forget: %s in %s", episode.id, scope.user_key)
-        await self._retired(RetireEvent(scope, "forget", [episode], actor, reason, never=never))
+        await self._retired(event)
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
@@ -975,24 +1027,6 @@ class MemoryService:
     def _doc_key(self, kb_id: str, document_id: str) -> str:
         return DOC_PREFIX + f"{kb_id}/{document_id}"
 
-    def _doc_index_step(self, scope: Scope, key: str, new: bytes | None, old: bytes | None, op: str) -> WriteStep:
-        """Write (``new``) or delete (``None``) a document's index of scopes; its fence is the
-        first scope's, and taking it back restores ``old``."""
-
-        async def put(value: bytes | None, check: bool = True) -> None:
-            if check:
-                await self._check_fence(self._l2_lock(scope))
-            write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
-            await self._dispatch(self._l2_lock(scope), scope, op, write)
-
-        return WriteStep(
-            scope,
-            self._l2_lock(scope),
-            {"kv:" + key: _hash_bytes(new) if new is not None else "absent"},
-            apply=lambda: put(new),
-            undo=lambda: put(old, check=False),
-        )
-
     async def ingest_document(self, kb_id: str, document_id: str, payload: Any, actor: Actor) -> int:
         """Import a JSON document of episodes: ``{"session_name", "bot_uuid", "episodes": [...]}``
         or a list; each episode may name its own ``session_name``/``bot_uuid``/``sender_id``.
@@ -1038,7 +1072,7 @@ class MemoryService:
             old = await self._backend(self.kv.get(key), "storage read")
             known = json.loads(old).get("user_keys", []) if old else []  # a re-ingest keeps the scopes it had
             new = json.dumps({"user_keys": sorted({*known, *touched})}).encode()
-            steps = [self._doc_index_step(scopes[touched[0]], key, new, old, operation)]
+            steps = [self.kv_step(scopes[touched[0]], operation, key, new, old)]  # fenced with its first scope
             for ukey in touched:
                 scope, eps = scopes[ukey], by_scope[ukey]
                 ids = [e.id for e in eps]
@@ -1091,7 +1125,7 @@ class MemoryService:
                     victims[scope.user_key] = rows
                     ids = [e.id for e in rows]
                     steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
-            steps.append(self._doc_index_step(scopes[0], key, None, raw, operation))
+            steps.append(self.kv_step(scopes[0], operation, key, None, raw))
 
             async def verify() -> None:
                 for scope in scopes:

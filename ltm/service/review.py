@@ -38,7 +38,7 @@ import logging
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..domain import candidates as rules
@@ -56,7 +56,7 @@ from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..ports import ChatModel
 from .locks import ScopeLocks
-from .memory_service import Actor, MemoryService, RetireEvent
+from .memory_service import Actor, MemoryService, RetireEvent, WriteStep
 from .settings import _bool, _int
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,12 @@ MAX_REASON = 500
 CONFLICT_ORIGINS: tuple[str, ...] = ("tool", "command", "console")
 EPISODE_FIELDS = ("importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "source_ref")
 CANDIDATE_ID = re.compile(r"^cand_[0-9a-f]{20}$")
+
+
+def new_candidate_id() -> str:
+    return "cand_" + uuid.uuid4().hex[:20]
+
+
 TOMBSTONE_ID = re.compile(r"^" + TOMBSTONE_ID_PREFIX + r"[0-9a-f]{16}$")
 
 
@@ -213,7 +219,7 @@ class ReviewQueue:
         self.model = model
         self.locks = ScopeLocks()
         service.statement_guards.append(self.guard)
-        service.retire_listeners.append(self.on_retired)
+        service.retire_steps.append(self.tombstone_steps)
 
     @property
     def settings(self) -> ReviewSettings:
@@ -237,9 +243,9 @@ class ReviewQueue:
         raw = await self.service._backend(self.service.kv.get(key), "review read")
         return json.loads(raw) if raw else None
 
-    async def _write(self, key: str, value: Any) -> None:
-        data = json.dumps(value, ensure_ascii=False).encode("utf-8")
-        await self.service._backend(self.service.kv.set(key, data), "review write")
+    @staticmethod
+    def _bytes(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
 
     # ------------------------------------------------------------------ tombstones
     async def tombstone_for(self, scope: Scope, content: str, sender_id: str) -> Tombstone | None:
@@ -261,33 +267,63 @@ class ReviewQueue:
             by=str(tb.by.get("sender_id") or tb.by.get("surface") or "-"),
         )
 
-    async def _record_tombstone(
-        self, scope: Scope, content: str, sender_id: str, kind: str, reason: str, actor: Actor, source: str
-    ) -> Tombstone | None:
+    def _tombstone_step(
+        self,
+        scope: Scope,
+        content: str,
+        sender_id: str,
+        kind: str,
+        reason: str,
+        actor: Actor,
+        source: str,
+        operation: str,
+        *,
+        audit: tuple[list[str], str] | None = None,
+        audit_op: str = "",
+    ) -> tuple[WriteStep, str] | None:
+        """The write that records (or re-records) the tombstone of a value, as one step of the
+        mutation that decides it (a reject, a ``forget --never``), and its id. The record is read
+        and merged when the step runs, under the tombstone's lock; taking it back restores it."""
         tid = value_key(content, sender_id)
         if not tid:
             return None
         key = self._tkey(scope, tid)
-        async with self.locks.hold("tomb:" + key):
-            old = await self._read(key)
-            tb = Tombstone(
-                id=tid,
-                collection=scope.collection,
-                user_key=scope.user_key,
-                subject=subject_of(content, sender_id),
-                kind=kind,
-                reason=reason,
-                by=_actor_dict(actor),
-                at=self._now(),
-                sources=[source],
-                count=1,
-            )
-            if old:
-                prev = Tombstone.from_dict(old)
-                tb.sources = [*[s for s in prev.sources if s != source], source][-10:]
-                tb.count = prev.count + 1
-            await self._write(key, tb.to_dict())
-        return tb
+        lock = self.service._l2_lock(scope)
+        before: list[bytes | None] = []
+
+        async def put(value: bytes | None) -> None:
+            kv = self.service.kv
+            await self.service._dispatch(lock, scope, operation, kv.set(key, value) if value else kv.delete(key))
+
+        async def apply() -> None:
+            async with self.locks.hold("tomb:" + key):
+                old = await self.service._backend(self.service.kv.get(key), "review read")
+                before[:] = [old]
+                tb = Tombstone(
+                    id=tid,
+                    collection=scope.collection,
+                    user_key=scope.user_key,
+                    subject=subject_of(content, sender_id),
+                    kind=kind,
+                    reason=reason,
+                    by=_actor_dict(actor),
+                    at=self._now(),
+                    sources=[source],
+                    count=1,
+                )
+                if old:
+                    prev = Tombstone.from_dict(json.loads(old))
+                    tb.sources = [*[s for s in prev.sources if s != source], source][-10:]
+                    tb.count = prev.count + 1
+                await put(self._bytes(tb.to_dict()))
+
+        async def undo() -> None:
+            if before:  # read, so maybe written: put the record back as it was
+                async with self.locks.hold("tomb:" + key):
+                    await put(before[0])
+
+        step = WriteStep(scope, lock, {"kv:" + key: "present"}, apply, undo, audit=audit, audit_op=audit_op)
+        return step, tid
 
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
         """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
@@ -311,15 +347,16 @@ class ReviewQueue:
                 f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=str(tombstone_id)
             )
         key = self._tkey(scope, tombstone_id)
+        operation = "tombstone.lift"
         async with self.locks.hold("tomb:" + key):
-            raw = await self._read(key)
+            raw = await self.service._backend(self.service.kv.get(key), "review read")
             if not raw:
                 raise NotFoundError(
                     f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=tombstone_id
                 )
-            tb = Tombstone.from_dict(raw)
-            await self.service._backend(self.service.kv.delete(key), "review write")
-        await self.service._audit(scope, actor, "tombstone.lift", [tb.id], f"tombstone {tb.id} lifted", reason)
+            tb = Tombstone.from_dict(json.loads(raw))
+            step = self.service.kv_step(scope, operation, key, None, raw, audit=([tb.id], f"tombstone {tb.id} lifted"))
+            await self.service._mutate_steps(actor, operation, [step], reason=reason)
         log.info("tombstone %s lifted in %s", tb.id, scope.user_key)
         return tb
 
@@ -354,18 +391,29 @@ class ReviewQueue:
             existing=" / ".join(c["content"] for c in conflicts)[:300],
         )
 
-    async def on_retired(self, event: RetireEvent) -> None:
-        """``forget(..., never=True)``: a tombstone on each forgotten value."""
+    async def tombstone_steps(self, event: RetireEvent) -> list[WriteStep]:
+        """``forget(..., never=True)``: a tombstone on each forgotten value, written in the same
+        all-or-nothing mutation as the delete (audited ``tombstone.record``)."""
         if not event.never or event.operation != "forget":
-            return
+            return []
+        steps = []
         for e in event.episodes:
-            tb = await self._record_tombstone(
-                event.scope, e.content, e.sender_id, "forgotten", event.reason, event.actor, e.id
+            made = self._tombstone_step(
+                event.scope,
+                e.content,
+                e.sender_id,
+                "forgotten",
+                event.reason,
+                event.actor,
+                e.id,
+                "episode.forget",
+                audit_op="tombstone.record",
             )
-            if tb is not None:
-                await self.service._audit(
-                    event.scope, event.actor, "tombstone.record", [tb.id, e.id], f"forgot {e.id} for good", event.reason
-                )
+            if made is not None:
+                step, tid = made
+                step.audit = ([tid, e.id], f"forgot {e.id} for good")
+                steps.append(step)
+        return steps
 
     # ------------------------------------------------------------------ conflicts
     async def _episode_conflicts(self, scope: Scope, content: str) -> list[dict[str, Any]]:
@@ -428,7 +476,7 @@ class ReviewQueue:
         episode_fields: dict[str, Any] | None = None,
     ) -> Candidate:
         cand = Candidate(
-            id="cand_" + uuid.uuid4().hex[:20],
+            id=new_candidate_id(),
             scope=scope.describe(),
             sender_id=scope.sender_id,
             content=p.content,
@@ -449,39 +497,74 @@ class ReviewQueue:
             created_by=_actor_dict(actor),
         )
         base = f"{CAND_PREFIX}{self._base(scope)}"
+        kind = "parked" if status == CONFLICT else "proposed"
+        operation = "candidate.propose"
+        kv = self.service.kv
         async with self.locks.hold(self._store_lock(scope)):
-            open_ = await self._open_list(scope)
+            raw_open = await self.service._backend(kv.get(base + "/open"), "review read")
+            open_ = list(json.loads(raw_open) if raw_open else [])
             if len(open_) >= MAX_OPEN:
                 raise ConflictError("the review queue is full", key="review.error.queue_full", limit=MAX_OPEN)
-            head = await self._read(base + "/head") or {"seq": 0}
-            cand.seq = int(head["seq"]) + 1
-            await self._write(self._rkey(scope, cand.id), cand.to_dict())
+            raw_head = await self.service._backend(kv.get(base + "/head"), "review read")
+            cand.seq = int((json.loads(raw_head) if raw_head else {"seq": 0})["seq"]) + 1
             chunk_key = f"{base}/i/{(cand.seq - 1) // INDEX_CHUNK}"
-            chunk = list(await self._read(chunk_key) or []) if (cand.seq - 1) % INDEX_CHUNK else []
+            raw_chunk = await self.service._backend(kv.get(chunk_key), "review read")
+            chunk = list(json.loads(raw_chunk) if raw_chunk and (cand.seq - 1) % INDEX_CHUNK else [])
             chunk.append([cand.seq, cand.id])
-            await self._write(chunk_key, chunk)
-            await self._write(base + "/head", {"seq": cand.seq})
             open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
-            await self._write(base + "/open", open_)
-        kind = "parked" if status == CONFLICT else "proposed"
-        await self.service._audit(
-            scope,
-            actor,
-            "candidate.propose",
-            [cand.id, *[c["id"] for c in conflicts]][:50],
-            f"candidate {cand.id} {kind} ({cand.classification}, {origin})",
-        )
+            audit = (
+                [cand.id, *[c["id"] for c in conflicts]][:50],
+                f"candidate {cand.id} {kind} ({cand.classification}, {origin})",
+            )
+            steps = [
+                self.service.kv_step(scope, operation, self._rkey(scope, cand.id), self._bytes(cand.to_dict()), None),
+                self.service.kv_step(scope, operation, chunk_key, self._bytes(chunk), raw_chunk),
+                self.service.kv_step(scope, operation, base + "/head", self._bytes({"seq": cand.seq}), raw_head),
+                self.service.kv_step(scope, operation, base + "/open", self._bytes(open_), raw_open, audit=audit),
+            ]
+            await self.service._mutate_steps(actor, operation, steps)
         log.info("candidate %s %s in %s (%s, %s)", cand.id, kind, scope.user_key, cand.classification, origin)
         return cand
 
-    async def _save(self, scope: Scope, cand: Candidate) -> None:
-        async with self.locks.hold(self._store_lock(scope)):
-            await self._write(self._rkey(scope, cand.id), cand.to_dict())
-            open_ = [o for o in await self._open_list(scope) if o["id"] != cand.id]
-            if cand.status in OPEN:
-                open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
-                open_.sort(key=lambda o: o["seq"])
-            await self._write(f"{CAND_PREFIX}{self._base(scope)}/open", open_)
+    async def _save_steps(
+        self,
+        scope: Scope,
+        cand: Candidate,
+        operation: str,
+        audit: tuple[list[str], str],
+        audit_op: str = "",
+        audit_reason: str = "",
+    ) -> list[WriteStep]:
+        """The writes that store a decided (or parked) candidate: its record, then its entry in the
+        open list. The open list is shared by every candidate of the scope, so its step reads and
+        rewrites it under the store lock when it runs, and taking it back restores only this
+        candidate's entry; the record's step is what recovery checks."""
+        rkey = self._rkey(scope, cand.id)
+        old = await self.service._backend(self.service.kv.get(rkey), "review read")
+        record = self.service.kv_step(
+            scope, operation, rkey, self._bytes(cand.to_dict()), old, audit=audit, audit_op=audit_op
+        )
+        record.audit_reason = audit_reason
+        okey = f"{CAND_PREFIX}{self._base(scope)}/open"
+        lock = self.service._l2_lock(scope)
+        prior: list[list[dict[str, Any]]] = []
+
+        async def rewrite(entries: list[dict[str, Any]]) -> None:
+            async with self.locks.hold(self._store_lock(scope)):
+                current = await self._open_list(scope)
+                if not prior:
+                    prior.append([o for o in current if o["id"] == cand.id])
+                new = sorted([o for o in current if o["id"] != cand.id] + entries, key=lambda o: o["seq"])
+                await self.service._dispatch(lock, scope, operation, self.service.kv.set(okey, self._bytes(new)))
+
+        mine = [{"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key}]
+
+        async def undo() -> None:
+            if prior:
+                await rewrite(prior[0])
+
+        open_step = WriteStep(scope, lock, {}, apply=lambda: rewrite(mine if cand.status in OPEN else []), undo=undo)
+        return [record, open_step]
 
     async def get(self, scope: Scope, candidate_id: str) -> Candidate:
         self.service._need_l2(scope)
@@ -658,14 +741,12 @@ class ReviewQueue:
     async def _park(self, scope: Scope, cand: Candidate, conflicts: list[dict[str, Any]], actor: Actor) -> Decision:
         cand.status = CONFLICT
         cand.conflicts_with = conflicts
-        await self._save(scope, cand)
-        await self.service._audit(
-            scope,
-            actor,
-            "candidate.park",
+        audit = (
             [cand.id, *[c["id"] for c in conflicts]][:50],
             f"candidate {cand.id} contradicts {len(conflicts)} active memories: parked for review",
         )
+        steps = await self._save_steps(scope, cand, "candidate.park", audit)
+        await self.service._mutate_steps(actor, "candidate.park", steps)
         return Decision(cand, parked=True)
 
     async def _applied(self, scope: Scope, cand: Candidate) -> Episode | None:
@@ -676,14 +757,29 @@ class ReviewQueue:
                 return e
         return None
 
+    def _decide(self, cand: Candidate, status: str, actor: Actor, reason: str) -> None:
+        cand.status = status
+        cand.decided_by = _actor_dict(actor)
+        cand.decided_at = self._now()
+        cand.reason = reason
+
+    def _accept_audit(self, cand: Candidate) -> tuple[list[str], str]:
+        return (
+            [cand.id, cand.result_id, *cand.superseded][:50],
+            f"candidate {cand.id} accepted as {cand.result_id}"
+            + (f", superseding {', '.join(cand.superseded)}" if cand.superseded else ""),
+        )
+
     async def accept(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Decision:
-        """Write an open candidate through the normal write path and link the result to it.
+        """Write an open candidate through the normal write path and link the result to it: the
+        memory (or profile) write and the candidate's record are one all-or-nothing mutation.
 
         A pending candidate that now contradicts an active memory is parked instead (``parked``);
         accepting a ``conflict`` candidate supersedes the memories it contradicts. A tombstoned
         value is refused and the candidate is left as it was."""
         reason = _reason(reason)
         self.service._need_l2(scope)
+        op = "candidate.accept"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
             cand = await self.get(scope, candidate_id)
             if cand.status not in OPEN:
@@ -695,74 +791,75 @@ class ReviewQueue:
             if tb is not None:
                 raise self._refusal(tb)
             decision = Decision(cand)
+            decided = replace(cand)  # written only if the whole mutation commits
+            self._decide(decided, ACCEPTED, actor, reason)
             if cand.target == "profile":
                 current = await self._profile_conflicts(cscope, cand.profile_patch)
                 if current and cand.status == PENDING:
                     return await self._park(scope, cand, current, actor)
+
+                async def with_profile(profile: Profile) -> list[WriteStep]:
+                    decided.result_id = "profile:" + profile.key
+                    return await self._save_steps(scope, decided, op, self._accept_audit(decided), op, reason)
+
                 decision.profile = await self.service.update_profile(
-                    cscope, {"target": "speaker", **cand.profile_patch}, actor
+                    cscope, {"target": "speaker", **cand.profile_patch}, actor, also=with_profile
                 )
-                cand.result_id = "profile:" + decision.profile.key
             else:
                 current = await self._episode_conflicts(cscope, cand.content)
                 ids = {c["id"] for c in current}
                 known = {c["id"] for c in cand.conflicts_with if c.get("kind") == "episode"}
                 if current and (cand.status == PENDING or ids - known):
                     return await self._park(scope, cand, current, actor)
+
+                async def with_episode(episode: Episode, superseded: list[Episode]) -> list[WriteStep]:
+                    decided.result_id, decided.superseded = episode.id, [e.id for e in superseded]
+                    return await self._save_steps(scope, decided, op, self._accept_audit(decided), op, reason)
+
                 episode = await self._applied(cscope, cand)
                 if episode is None:
                     raw = {"content": cand.content, **cand.episode_fields, "supersedes": sorted(ids)}
                     episode, decision.superseded = await self.service.remember(
-                        cscope, raw, actor, origin="candidate", links={"candidate_id": cand.id}, guarded=False
+                        cscope,
+                        raw,
+                        actor,
+                        origin="candidate",
+                        links={"candidate_id": cand.id},
+                        guarded=False,
+                        also=with_episode,
                     )
+                else:  # an accept interrupted before this version wrote the memory: link it now
+                    steps = await with_episode(episode, [])
+                    await self.service._mutate_steps(actor, op, steps, reason=reason)
                 decision.episode = episode
-                cand.result_id = episode.id
-                cand.superseded = [e.id for e in decision.superseded]
-            cand.status = ACCEPTED
-            cand.decided_by = _actor_dict(actor)
-            cand.decided_at = self._now()
-            cand.reason = reason
-            await self._save(scope, cand)
-            await self.service._audit(
-                scope,
-                actor,
-                "candidate.accept",
-                [cand.id, cand.result_id, *cand.superseded][:50],
-                f"candidate {cand.id} accepted as {cand.result_id}"
-                + (f", superseding {', '.join(cand.superseded)}" if cand.superseded else ""),
-                reason,
-            )
+            decision.candidate = cand = decided
         log.info("candidate %s accepted in %s -> %s", cand.id, scope.user_key, cand.result_id)
         return decision
 
     async def reject(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Candidate:
         """Refuse an open candidate: it is never written or recalled, stays inspectable, and its
-        value gets a tombstone. A conflict's other side stays as it is."""
+        value gets a tombstone (one all-or-nothing mutation). A conflict's other side stays as it is."""
         reason = _reason(reason)
         self.service._need_l2(scope)
+        op = "candidate.reject"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
             cand = await self.get(scope, candidate_id)
             if cand.status not in OPEN:
                 raise ConflictError(
                     f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
                 )
-            tb = await self._record_tombstone(scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id)
-            cand.status = REJECTED
-            cand.decided_by = _actor_dict(actor)
-            cand.decided_at = self._now()
-            cand.reason = reason
-            cand.result_id = tb.id if tb else ""
-            await self._save(scope, cand)
-            await self.service._audit(
-                scope,
-                actor,
-                "candidate.reject",
-                [cand.id, *([tb.id] if tb else [])],
-                f"candidate {cand.id} rejected" + (f"; tombstone {tb.id}" if tb else ""),
-                reason,
+            decided = replace(cand)
+            self._decide(decided, REJECTED, actor, reason)
+            made = self._tombstone_step(scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id, op)
+            decided.result_id = made[1] if made else ""
+            audit = (
+                [cand.id, *([decided.result_id] if made else [])],
+                f"candidate {cand.id} rejected" + (f"; tombstone {decided.result_id}" if made else ""),
             )
-        log.info("candidate %s rejected in %s", cand.id, scope.user_key)
-        return cand
+            steps = ([made[0]] if made else []) + await self._save_steps(scope, decided, op, audit)
+            await self.service._mutate_steps(actor, op, steps, reason=reason)
+        log.info("candidate %s rejected in %s", decided.id, scope.user_key)
+        return decided
 
 
 __all__ = [
