@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,36 @@ from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
 from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
 from ltm.domain.scope import Scope  # noqa: E402
+from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 
 KB = "kb-test"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
+
+
+class DelegatingIndex:
+    """A VectorIndex that passes every call to ``inner``: test wrappers override what they change."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "index")
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        await self.inner.upsert(collection, records)
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        await self.inner.delete(collection, where)
+
+    async def search(
+        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
+    ) -> list[VectorHit]:
+        return await self.inner.search(collection, vector, top_k, where)
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
+        return await self.inner.list(collection, where, limit, offset)
+
+    async def drop_collection(self, collection: str) -> None:
+        await self.inner.drop_collection(collection)
 
 
 def make_index(kind: str, tmp: Path) -> Any:

@@ -20,11 +20,11 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import FencedError
 from ltm.domain.scope import Criteria, Scope, audit_log_key
-from ltm.ports import ListPage, VectorHit, VectorRecord
+from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import KB as HOST_KB
 from tests.reliability_support import host_env
-from tests.support import KB, make_index
+from tests.support import KB, DelegatingIndex, make_index
 
 pytestmark = pytest.mark.asyncio
 
@@ -205,12 +205,11 @@ async def test_concurrent_forget_and_bulk_delete_delete_once(svc: tuple[MemorySe
 # --------------------------------------------------------------------------------------------
 
 
-class GatedIndex:
+class GatedIndex(DelegatingIndex):
     """Wraps a VectorIndex: an upsert of ``blocked_user_key`` waits until ``release`` is set."""
 
     def __init__(self, inner: Any, blocked_user_key: str) -> None:
-        self.inner = inner
-        self.name = getattr(inner, "name", "gated")
+        super().__init__(inner)
         self.blocked = blocked_user_key
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
@@ -220,20 +219,6 @@ class GatedIndex:
             self.entered.set()
             await self.release.wait()
         await self.inner.upsert(collection, records)
-
-    async def search(
-        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
-    ) -> list[VectorHit]:
-        return await self.inner.search(collection, vector, top_k, where)
-
-    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        return await self.inner.list(collection, where, limit, offset)
-
-    async def delete(self, collection: str, where: dict[str, Any]) -> None:
-        await self.inner.delete(collection, where)
-
-    async def drop_collection(self, collection: str) -> None:
-        await self.inner.drop_collection(collection)
 
 
 class GatedKV(MemoryKeyValueStore):

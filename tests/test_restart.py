@@ -24,10 +24,11 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import SqliteKeyValueStore
 from ltm.domain.errors import FencedError
 from ltm.domain.scope import Criteria, Scope, audit_log_key
-from ltm.ports import ListPage, VectorHit, VectorRecord
+from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.reliability_support import KB as HOST_KB
+from tests.support import DelegatingIndex
 
 pytestmark = pytest.mark.asyncio
 
@@ -79,9 +80,10 @@ class HookKV:
         return await self.inner.keys(prefix)
 
 
-class HookIndex:
+class HookIndex(DelegatingIndex):
     def __init__(self, inner: Any, hook: Hook | None) -> None:
-        self.inner, self.hook, self.name = inner, hook, getattr(inner, "name", "index")
+        super().__init__(inner)
+        self.hook = hook
 
     async def _around(self, method: str, collection: str, call: Callable[[], Awaitable[Any]]) -> Any:
         if self.hook:
@@ -96,17 +98,6 @@ class HookIndex:
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
         await self._around("delete", collection, lambda: self.inner.delete(collection, where))
-
-    async def search(
-        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
-    ) -> list[VectorHit]:
-        return await self.inner.search(collection, vector, top_k, where)
-
-    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        return await self.inner.list(collection, where, limit, offset)
-
-    async def drop_collection(self, collection: str) -> None:
-        await self.inner.drop_collection(collection)
 
 
 class Installation:

@@ -16,20 +16,20 @@ import pytest
 
 from ltm.domain.errors import BackendError, FencedError
 from ltm.domain.scope import Criteria, Scope
-from ltm.ports import ListPage, VectorHit, VectorRecord
+from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, scope_of
 
 pytestmark = pytest.mark.asyncio
 
 
-class ScriptedIndex:
+class ScriptedIndex(DelegatingIndex):
     """A real index with scripted misbehaviour per call: ``refuse`` answers an error (nothing
     applied), ``ignore`` acknowledges without applying; ``yield_each`` lets other tasks run inside
     every write (to interleave concurrent operations)."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.name = inner, getattr(inner, "name", "index")
+        super().__init__(inner)
         self.script: dict[tuple[str, int], str] = {}
         self.counts: dict[str, int] = {}
         self.yield_each = False
@@ -49,17 +49,6 @@ class ScriptedIndex:
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
         await self._write("delete", lambda: self.inner.delete(collection, where))
-
-    async def search(
-        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
-    ) -> list[VectorHit]:
-        return await self.inner.search(collection, vector, top_k, where)
-
-    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        return await self.inner.list(collection, where, limit, offset)
-
-    async def drop_collection(self, collection: str) -> None:
-        await self.inner.drop_collection(collection)
 
 
 def scripted(svc: MemoryService) -> ScriptedIndex:

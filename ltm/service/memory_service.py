@@ -743,6 +743,33 @@ class MemoryService:
         for rid in ids:
             self.lexical.on_delete(scope.collection, scope.user_key, rid)
 
+    def _new_row_steps(
+        self,
+        scope: Scope,
+        episodes: Sequence[Episode],
+        operation: str,
+        audit: tuple[list[str], str] | None,
+        chunk_size: int | None = None,
+    ) -> list[WriteStep]:
+        """The steps that write NEW rows (ids not in the store), ``chunk_size`` rows per upsert (all
+        in one by default); each is taken back by deleting its ids. The first step owes the audit."""
+        out: list[WriteStep] = []
+        size = chunk_size or max(1, len(episodes))
+        for i in range(0, len(episodes), size):
+            chunk = list(episodes[i : i + size])
+            ids = [e.id for e in chunk]
+            out.append(
+                WriteStep(
+                    scope,
+                    self._l2_lock(scope),
+                    {e.id: e.status for e in chunk},
+                    apply=lambda chunk=chunk: self._upsert(scope, chunk, operation),
+                    undo=lambda ids=ids: self._delete_ids(scope, ids, operation + ".undo"),
+                    audit=audit if i == 0 else None,
+                )
+            )
+        return out
+
     def _delete_steps(
         self, scope: Scope, victims: Sequence[Episode], operation: str, audit: tuple[list[str], str] | None
     ) -> list[WriteStep]:
@@ -1074,18 +1101,9 @@ class MemoryService:
             new = json.dumps({"user_keys": sorted({*known, *touched})}).encode()
             steps = [self.kv_step(scopes[touched[0]], operation, key, new, old)]  # fenced with its first scope
             for ukey in touched:
-                scope, eps = scopes[ukey], by_scope[ukey]
-                ids = [e.id for e in eps]
-                steps.append(
-                    WriteStep(
-                        scope,
-                        self._l2_lock(scope),
-                        dict.fromkeys(ids, "active"),
-                        apply=lambda scope=scope, eps=eps: self._upsert(scope, eps, operation),
-                        undo=lambda scope=scope, ids=ids: self._delete_ids(scope, ids, operation + ".undo"),
-                        audit=(ids[:50], f"document {document_id}: {len(eps)} memories"),
-                    )
-                )
+                eps = by_scope[ukey]
+                audit = ([e.id for e in eps][:50], f"document {document_id}: {len(eps)} memories")
+                steps += self._new_row_steps(scopes[ukey], eps, operation, audit)
             await self._mutate_steps(actor, operation, steps)
         log.info("ingested document %s into %s: %d episodes, %d scopes", document_id, kb_id, len(plan), len(touched))
         return len(plan)

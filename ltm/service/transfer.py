@@ -484,20 +484,7 @@ def _import_steps(
     writing the originals). The service makes them all or nothing. A re-joined link changes no
     status, so its step expects nothing recovery could check."""
     lock_key = service._l2_lock(scope)
-    steps: list[WriteStep] = []
-    for i in range(0, len(episodes), WRITE_CHUNK):
-        chunk = episodes[i : i + WRITE_CHUNK]
-        ids = [e.id for e in chunk]
-        steps.append(
-            WriteStep(
-                scope,
-                lock_key,
-                {e.id: e.status for e in chunk},
-                apply=lambda chunk=chunk: service._upsert(scope, chunk, OPERATION),
-                undo=lambda ids=ids: service._delete_ids(scope, ids, OPERATION + ".undo"),
-                audit=audit if i == 0 else None,
-            )
-        )
+    steps = service._new_row_steps(scope, episodes, OPERATION, audit, WRITE_CHUNK)
     for i in range(0, len(patches), WRITE_CHUNK):
         pairs = patches[i : i + WRITE_CHUNK]
         steps.append(
