@@ -388,6 +388,29 @@ async def test_crash_after_a_two_scope_document_before_its_audits_is_completed_o
     assert await svc2.delete_document(inst.kb, "doc-r", ADMIN) == 2
 
 
+async def test_crash_between_a_forget_and_its_tombstone_is_fenced_and_reported(inst: Installation) -> None:
+    """``forget --never`` is one mutation (the delete, then the tombstone). The process dies between
+    the two: after a restart ``recover()`` reports it partial and fences the scope, so the value
+    cannot be written again unnoticed before an operator looked; nothing was audited as done."""
+    from ltm.service.review import ReviewQueue
+
+    svc = await inst.start()
+    ids = await _seed(svc, inst)
+    svc = await inst.start(kv_hook=crash_at("set", "tomb/"))
+    ReviewQueue(svc)
+    a = await inst.scope(svc)
+    await inst.crash_during(svc.forget(a, ids["e1"], ADMIN, reason="wrong", never=True))
+    svc2 = await inst.start()
+    ReviewQueue(svc2)
+    a2 = await inst.scope(svc2)
+    report = await svc2.recover()
+    assert [(r["operation"], r["state"]) for r in report] == [("episode.forget", "partial")]
+    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert await _ops(svc2, a2, "episode.forget") == 0 and await _ops(svc2, a2, "tombstone.record") == 0
+    with pytest.raises(FencedError):
+        await svc2.remember(a2, {"content": "Alice drinks jasmine tea"}, ADMIN)
+
+
 async def test_crash_after_the_audit_before_closing_the_journal_is_not_audited_twice(inst: Installation) -> None:
     """The audit entry is written, the crash hits while the journal entry is being deleted:
     recovery finds the op's audit entry (by op id) and only closes the journal."""
