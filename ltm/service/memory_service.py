@@ -794,11 +794,12 @@ class MemoryService:
     async def _verify_absent(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Read back after a delete: the backend's returned count is not trusted (host Chroma says 0).
         The delete call's success is authoritative; a read-back that fails only leaves it unverified."""
+        batch = self.delete_batch  # a filter of that many ids is what the delete itself sent
         try:
             still = [
                 e.id
-                for i in range(0, len(ids), LIST_PAGE)
-                for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + LIST_PAGE])), limit=1)
+                for i in range(0, len(ids), batch)
+                for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + batch])), limit=1)
             ]
         except MemoryError_ as exc:
             log.warning("%s applied; read-back failed, not verified: %s", operation, exc)
