@@ -667,5 +667,7 @@ async def test_real_task_cancellation_during_the_vector_write_fences(det: Determ
             fake.pause = None
             assert data_state(fake) == t.before
             assert bool(await svc.fences()) is fenced, action_name
+            # cancelled before anything was dispatched: nothing for recovery to settle
+            assert bool([k for k in fake.storage if k.startswith("journal/")]) is fenced, action_name
         finally:
             fake.close()

@@ -411,6 +411,30 @@ async def test_crash_between_a_forget_and_its_tombstone_is_fenced_and_reported(i
         await svc2.remember(a2, {"content": "Alice drinks jasmine tea"}, ADMIN)
 
 
+async def test_crash_between_an_accepted_candidate_and_the_open_list_is_fenced_and_reported(
+    inst: Installation,
+) -> None:
+    """An accept is one mutation: the memory, the candidate's record, its removal from the open list.
+    The process dies before the open list is written: recovery must not call that applied (the
+    candidate would stay listed as open for good); it reports it partial and fences the scope."""
+    from ltm.domain.candidates import Proposal
+    from ltm.service.review import ReviewQueue
+
+    svc = await inst.start()
+    a = await inst.scope(svc)
+    cand = await ReviewQueue(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
+    svc = await inst.start(kv_hook=crash_at("set", f"cand/{inst.kb}/{a.user_key}/open"))
+    review = ReviewQueue(svc)
+    await inst.crash_during(review.accept(await inst.scope(svc), cand.id, ADMIN))
+    svc2 = await inst.start()
+    ReviewQueue(svc2)
+    a2 = await inst.scope(svc2)
+    report = await svc2.recover()
+    assert [(r["operation"], r["state"]) for r in report] == [("episode.remember", "partial")]
+    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert await _ops(svc2, a2, "candidate.accept") == 0
+
+
 async def test_crash_after_the_audit_before_closing_the_journal_is_not_audited_twice(inst: Installation) -> None:
     """The audit entry is written, the crash hits while the journal entry is being deleted:
     recovery finds the op's audit entry (by op id) and only closes the journal."""

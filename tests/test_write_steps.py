@@ -186,3 +186,101 @@ async def test_overlapping_multi_scope_operations_do_not_deadlock(service: Memor
     assert sorted(r[2] for r in await rows(service, a)) == ["A1", "A2"]
     assert sorted(r[2] for r in await rows(service, c)) == ["C1", "C2", "C3"]
     assert not await service.fences() and not await service.kv.keys("journal/")
+
+
+async def test_a_single_chunk_delete_that_does_not_verify_is_taken_back(service: MemoryService) -> None:
+    a = await scope_of(service)
+    for n in range(3):
+        await service.remember(a, {"content": f"row {n}", "tags": ["bulk"]}, ADMIN)
+    before = await rows(service, a)
+    scripted(service).script[("delete", 1)] = "ignore"  # acknowledged, nothing deleted
+    with pytest.raises(BackendError) as info:
+        await service.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="bulk")
+    assert info.value.key == "error.delete_unverified"
+    assert await rows(service, a) == before and len(before) == 3
+    assert not await service.fences() and not await service.kv.keys("journal/")
+
+
+async def test_a_pending_audit_is_written_before_the_next_write_of_its_scope(service: MemoryService) -> None:
+    """The write applied but its audit append failed (acknowledged; bookkeeping pending): the next
+    write to that scope first records it, so the journal never outlives a later change; while the
+    audit still fails, that next write is refused and changes nothing."""
+    a = await scope_of(service)
+    real_set = service.kv.set
+    failing = {"on": True}
+
+    async def flaky_set(key: str, value: bytes) -> None:
+        if key.startswith("audit/") and failing["on"]:
+            raise OSError("storage went away")
+        await real_set(key, value)
+
+    service.kv.set = flaky_set  # type: ignore[method-assign]
+    ep, _ = await service.remember(a, {"content": "Alice likes tea"}, ADMIN)  # applied, acknowledged
+    assert [r[0] for r in await rows(service, a)] == [ep.id]  # positive control
+    assert len(await service.kv.keys("journal/")) == 1
+    with pytest.raises(BackendError):
+        await service.forget(a, ep.id, ADMIN)
+    assert [r[0] for r in await rows(service, a)] == [ep.id]  # the refused forget changed nothing
+    failing["on"] = False
+    await service.forget(a, ep.id, ADMIN)
+    assert await rows(service, a) == []
+    assert [e["operation"] for e in await service.audit_export(a)] == ["episode.remember", "episode.forget"]
+    assert not await service.kv.keys("journal/") and not await service.fences()
+
+
+async def test_a_delete_racing_a_reingest_of_the_same_document_removes_every_scope(service: MemoryService) -> None:
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    await service.ingest_document(KB, "dx", doc(("person_alice", "alice", "A1")), ADMIN)
+    real_set = service.kv.set
+    stalled, release = asyncio.Event(), asyncio.Event()
+
+    async def stalling_set(key: str, value: bytes) -> None:
+        if key == f"doc/{KB}/dx" and not release.is_set():
+            stalled.set()
+            await release.wait()
+        await real_set(key, value)
+
+    service.kv.set = stalling_set  # type: ignore[method-assign]
+    ingest = asyncio.create_task(service.ingest_document(KB, "dx", doc(("group_g1", "carol", "C1")), ADMIN))
+    await asyncio.wait_for(stalled.wait(), 10)
+    delete = asyncio.create_task(service.delete_document(KB, "dx", ADMIN))  # reads the index naming only A
+    await asyncio.sleep(0.05)
+    release.set()
+    assert await asyncio.wait_for(ingest, 30) == 1
+    assert await asyncio.wait_for(delete, 30) == 2  # A1 and C1: the scopes the index named under the locks
+    assert await rows(service, a) == [] and await rows(service, c) == []
+    assert await service.kv.get(f"doc/{KB}/dx") is None
+
+
+async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_meanwhile(tmp_path: Any) -> None:
+    """While a reject is between its tombstone and its candidate record (which then fails), a
+    ``forget --never`` of the same value commits its own tombstone on the same record. Taking the
+    reject back removes only the reject's part: the value stays refused."""
+    from ltm.domain.candidates import Proposal
+    from ltm.domain.errors import TombstonedError
+    from ltm.service.review import ReviewQueue
+    from tests.support import build_service
+
+    svc = await build_service("numpy", tmp_path)
+    review = ReviewQueue(svc)
+    a = await scope_of(svc)
+    cand = await review.propose(a, Proposal("I live in Paris", "", "fact"), ADMIN, origin="test")
+    ep, _ = await svc.remember(a, {"content": "I live in Paris"}, ADMIN)
+    real_set = svc.kv.set
+    state = {"first": True}
+
+    async def interleaving_set(key: str, value: bytes) -> None:
+        if key.endswith(f"/r/{cand.id}") and state["first"]:
+            state["first"] = False
+            await svc.forget(a, ep.id, ADMIN, reason="wrong", never=True)  # commits in between
+            raise OSError("storage went away")
+        await real_set(key, value)
+
+    svc.kv.set = interleaving_set  # type: ignore[method-assign]
+    with pytest.raises(BackendError):
+        await review.reject(a, cand.id, ADMIN, reason="wrong")
+    assert (await review.get(a, cand.id)).status == "pending"
+    (tomb,), _ = await review.list_tombstones(a)
+    assert tomb.sources == [ep.id] and tomb.kind == "forgotten"  # only the reject's part was taken back
+    with pytest.raises(TombstonedError):
+        await svc.remember(a, {"content": "I live in Paris"}, ADMIN)

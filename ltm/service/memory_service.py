@@ -154,6 +154,19 @@ class WriteStep:
     audit_reason: str = ""  # the audited reason when it is not the mutation's own
 
 
+@dataclass
+class _Bookkeeping:
+    """An applied mutation whose audit entries and journal close are still to be written."""
+
+    op_id: str
+    actor: Actor
+    operation: str
+    steps: list[WriteStep]
+    reason: str
+    locks: list[str]
+    audited: set[int] = field(default_factory=set)
+
+
 StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
 RetireListener = Callable[[RetireEvent], Awaitable[None]]
 RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
@@ -183,6 +196,7 @@ class MemoryService:
         self.lexical = LexicalCache(vectors)
         self._kb_cache: dict[str, KbSettings | None] = {}
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
+        self._pending: dict[str, _Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
         # Extension points used by the review queue and consolidation (one service, more rules):
         # a guard may refuse or park a new statement before anything is written (it raises);
         # a retire listener runs after episodes left the active set.
@@ -450,20 +464,36 @@ class MemoryService:
         )
         return op_id
 
-    async def _journal_finish(
-        self, op_id: str, actor: Actor, operation: str, steps: Sequence[WriteStep], reason: str = ""
-    ) -> None:
-        """Audit (one entry per step that owes one), then close the journal entry. A failure here
-        leaves the entry for :meth:`recover`, which writes the entries still missing."""
+    async def _journal_finish(self, book: _Bookkeeping) -> bool:
+        """Audit (one entry per step that owes one, each once), then close the journal entry.
+        True when done. On a failure the operation stays pending: the next write to one of its
+        scopes finishes it first (:meth:`_settle_pending`), a restart leaves it to :meth:`recover`."""
         try:
-            for s in steps:
-                if s.audit:
-                    op = s.audit_op or operation
-                    why = s.audit_reason or reason
-                    await self._audit(s.scope, actor, op, s.audit[0], s.audit[1], why, op_id=op_id)
-            await self.kv.delete(JOURNAL_PREFIX + op_id)
+            for n, s in enumerate(book.steps):
+                if s.audit and n not in book.audited:
+                    op = s.audit_op or book.operation
+                    why = s.audit_reason or book.reason
+                    await self._audit(s.scope, book.actor, op, s.audit[0], s.audit[1], why, op_id=book.op_id)
+                    book.audited.add(n)
+            await self.kv.delete(JOURNAL_PREFIX + book.op_id)
         except Exception as exc:
-            log.warning("%s applied, bookkeeping deferred to recovery: %s", operation, exc)
+            log.warning("%s applied, its audit/journal bookkeeping is pending: %s", book.operation, exc)
+            self._pending[book.op_id] = book
+            return False
+        self._pending.pop(book.op_id, None)
+        return True
+
+    async def _settle_pending(self, locks: Sequence[str]) -> None:
+        """Before a write: finish the bookkeeping of an earlier applied operation on the same
+        scopes, so its journal never outlives a change it could be misjudged by. Refuses the write
+        (nothing applied) while that bookkeeping still fails."""
+        for book in [b for b in self._pending.values() if set(b.locks) & set(locks)]:
+            if not await self._journal_finish(book):
+                raise BackendError(
+                    f"the audit entry of an earlier {book.operation} is not recorded yet",
+                    key="error.backend",
+                    what="audit write",
+                )
 
     async def _close_journal(self, op_id: str) -> None:
         try:
@@ -511,6 +541,7 @@ class MemoryService:
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
             await self._check_fence(key)
+        await self._settle_pending(locks)
         op_id = await self._journal_begin(actor, operation, steps)
         done = 0
         try:
@@ -520,38 +551,47 @@ class MemoryService:
             if verify is not None:
                 await verify()
         except BaseException as exc:
+            # Every host write goes through _dispatch, which fences on an unknown outcome: without a
+            # fence, the failing write was refused or never dispatched.
             fenced = [k for k in locks if await self.fence_of(k) is not None]
-            if len(steps) == 1:
-                if not fenced and not isinstance(exc, asyncio.CancelledError):
-                    await self._close_journal(op_id)  # deterministic failure: nothing was applied
-                raise  # otherwise the write may or may not have happened: the journal stays
-            unknown = bool(fenced) or isinstance(exc, asyncio.CancelledError)
-            applied = list(steps[: done + 1 if unknown and done < len(steps) else done])
-            if await self._take_back(operation, applied, exc):
+            if done == 0 and not fenced:
+                await self._close_journal(op_id)  # nothing was applied
+                raise
+            if done == 0 and len(steps) == 1:
+                raise  # one write, outcome unknown: fenced, and the journal stays for recover()
+            applied = list(steps[: done + 1 if fenced and done < len(steps) else done])
+            ok, cancelled = await self._take_back(operation, applied, exc)
+            if ok:
                 await self._close_journal(op_id)
             else:
                 for key in locks:
                     if await self.fence_of(key) is None:
                         scope = next(s.scope for s in steps if s.lock_key == key)
                         await self._set_fence(key, scope, operation, "partly applied; taking back failed")
-                if not isinstance(exc, (asyncio.CancelledError, FencedError)):
-                    raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
+            if cancelled and not isinstance(exc, asyncio.CancelledError):
+                raise asyncio.CancelledError from exc  # a cancellation during the taking back wins
+            if not ok and not isinstance(exc, (asyncio.CancelledError, FencedError)):
+                raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             raise
-        await self._journal_finish(op_id, actor, operation, steps, reason)
+        await self._journal_finish(_Bookkeeping(op_id, actor, operation, list(steps), reason, locks))
 
-    async def _take_back(self, operation: str, applied: Sequence[WriteStep], cause: BaseException) -> bool:
-        """Undo ``applied`` in reverse order. True when every undo succeeded."""
+    async def _take_back(self, operation: str, applied: Sequence[WriteStep], cause: BaseException) -> tuple[bool, bool]:
+        """Undo ``applied`` in reverse order (all of them, even after a failure or a cancellation).
+        Returns (every undo succeeded, a cancellation arrived meanwhile)."""
         log.warning("%s failed after %d of its writes (%s); taking them back", operation, len(applied), cause)
-        ok = True
+        ok, cancelled = True, False
         for step in reversed(applied):
             try:
                 if step.undo is not None:
                     await step.undo()
-            except BaseException as exc:  # noqa: BLE001 - reported by the fence the caller sets
+            except asyncio.CancelledError:
+                log.error("%s: taking back a write in %s was cancelled", operation, step.lock_key)
+                ok, cancelled = False, True
+            except Exception as exc:
                 log.error("%s: taking back a write in %s failed: %s", operation, step.lock_key, exc)
                 ok = False
             self.lexical.invalidate(step.scope.collection, step.scope.user_key)
-        return ok
+        return ok, cancelled
 
     async def recover(self) -> list[dict[str, Any]]:
         """After a restart: settle every open journal entry. An operation whose expected state is
@@ -576,9 +616,7 @@ class MemoryService:
                     if p.get("audit") is None:
                         continue
                     op = p.get("audit_op") or entry["operation"]
-                    entries, _ = await self.audit_page(scope, 1, 50)
-                    mine = (entry["op_id"], op)
-                    if not any(((e.get("extra") or {}).get("op_id"), e.get("operation")) == mine for e in entries):
+                    if not await self._audited(scope, entry["op_id"], op, str(entry.get("started_at") or "")):
                         targets = p["audit"] or list((p.get("expect") or {}).keys())[:50]
                         await self._audit(scope, actor, op, targets, "completed after restart", op_id=entry["op_id"])
                 await self.kv.delete(key)
@@ -591,10 +629,24 @@ class MemoryService:
             log.warning("recovered operation %s (%s): %s", entry["op_id"], entry["operation"], state)
         return report
 
+    async def _audited(self, scope: Scope, op_id: str, operation: str, since: str) -> bool:
+        """Whether the scope's log holds the entry of ``operation`` by ``op_id`` (newest first, down
+        to the entries older than ``since``, when the operation started)."""
+        page = 1
+        while True:
+            entries, total = await self.audit_page(scope, page, 100)
+            for e in entries:
+                if ((e.get("extra") or {}).get("op_id"), e.get("operation")) == (op_id, operation):
+                    return True
+            if not entries or page * 100 >= total or (since and str(entries[-1].get("at") or "") < since):
+                return False
+            page += 1
+
     async def _expected_state(self, scope: Scope, expect: dict[str, Any]) -> str:
         """Compare the store with ``expect``: ``{episode id: status | "<status>:<confidence>" |
         "absent"}``, ``{"profile:<key>": content hash}`` or ``{"kv:<storage key>": content hash |
-        "absent" | "present"}``."""
+        "absent" | {"list_has": id[, "status": s]} | {"list_lacks": id} | {"source": s}}`` (the last
+        three look inside a stored JSON list of ``{"id", "status"}`` entries, or a record's ``sources``)."""
         hits = misses = 0
         ids = [k for k in expect if not k.startswith(("profile:", "kv:"))]
         found: dict[str, Episode] = {}
@@ -605,8 +657,7 @@ class MemoryService:
             if k.startswith(("profile:", "kv:")):
                 storage_key = _profile_key(k[len("profile:") :]) if k.startswith("profile:") else k[len("kv:") :]
                 raw = await self.kv.get(storage_key)
-                got = _hash_bytes(raw) if raw else "absent"
-                ok = got == want or (want == "present" and raw is not None)
+                ok = _stored_matches(raw, want)
             else:
                 e = found.get(k)
                 got = "absent" if e is None else e.status if ":" not in str(want) else f"{e.status}:{e.confidence}"
@@ -1100,7 +1151,8 @@ class MemoryService:
             old = await self._backend(self.kv.get(key), "storage read")
             known = json.loads(old).get("user_keys", []) if old else []  # a re-ingest keeps the scopes it had
             new = json.dumps({"user_keys": sorted({*known, *touched})}).encode()
-            steps = [self.kv_step(scopes[touched[0]], operation, key, new, old)]  # fenced with its first scope
+            # the index write is fenced with its first scope; a re-ingest into the same scopes leaves it
+            steps = [self.kv_step(scopes[touched[0]], operation, key, new, old)] if new != old else []
             for ukey in touched:
                 eps = by_scope[ukey]
                 audit = ([e.id for e in eps][:50], f"document {document_id}: {len(eps)} memories")
@@ -1111,51 +1163,45 @@ class MemoryService:
 
     async def delete_document(self, kb_id: str, document_id: str, actor: Actor) -> int:
         """Delete every episode of a document in every scope it reached, and its index: all or
-        nothing (the per-scope deletes and the index delete are the steps of one mutation)."""
+        nothing (the per-scope deletes and the index delete are the steps of one mutation). The
+        scopes are the ones the index names under the locks: if a concurrent ingest of the same
+        document added one meanwhile, the locks are taken again for the new set."""
         key = self._doc_key(kb_id, document_id)
         raw = await self._backend(self.kv.get(key), "storage read")
-        if not raw:
-            return 0
-        scopes = [
-            Scope(
-                session_name="",
-                bot_uuid="",
-                isolation="",
-                session_key=ukey,
-                scope_key=ukey,
-                user_key=ukey,
-                collection=kb_id,
-            )
-            for ukey in sorted(set(json.loads(raw).get("user_keys", [])))
-        ]
-        if not scopes:
-            return 0
         operation = "episode.bulk_delete"
         reason = f"document {document_id} deleted"
-        victims: dict[str, list[Episode]] = {}
-        async with self.locks.hold_all(["doc:" + key, *(self._l2_lock(s) for s in scopes)]):
-            raw = await self._backend(self.kv.get(key), "storage read")
-            if not raw:
-                return 0
-            steps: list[WriteStep] = []
-            for scope in scopes:
-                rows = await self._fetch(scope, Criteria(statuses=None, document_id=document_id))
-                if rows:
-                    victims[scope.user_key] = rows
-                    ids = [e.id for e in rows]
-                    steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
-            steps.append(self.kv_step(scopes[0], operation, key, None, raw))
-
-            async def verify() -> None:
+        while raw:
+            ukeys = sorted(set(json.loads(raw).get("user_keys", [])))
+            scopes = [_user_key_scope(kb_id, u) for u in ukeys]
+            victims: dict[str, list[Episode]] = {}
+            async with self.locks.hold_all(["doc:" + key, *(self._l2_lock(s) for s in scopes)]):
+                now = await self._backend(self.kv.get(key), "storage read")
+                if now != raw:  # changed before the locks were held: start again with what it says now
+                    raw = now
+                    continue
+                if not scopes:  # an index naming no scope (never written so): nothing to delete but it
+                    await self._backend(self.kv.delete(key), "storage write")
+                    return 0
+                steps: list[WriteStep] = []
                 for scope in scopes:
-                    if victims.get(scope.user_key):
-                        await self._verify_absent(scope, [e.id for e in victims[scope.user_key]], operation)
+                    rows = await self._fetch(scope, Criteria(statuses=None, document_id=document_id))
+                    if rows:
+                        victims[scope.user_key] = rows
+                        ids = [e.id for e in rows]
+                        steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
+                steps.append(self.kv_step(scopes[0], operation, key, None, raw))
 
-            await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
-        for scope in scopes:
-            if victims.get(scope.user_key):
-                await self._retired(RetireEvent(scope, "bulk_delete", victims[scope.user_key], actor, reason))
-        return sum(len(v) for v in victims.values())
+                async def verify(victims: dict[str, list[Episode]] = victims, scopes: list[Scope] = scopes) -> None:
+                    for scope in scopes:
+                        if victims.get(scope.user_key):
+                            await self._verify_absent(scope, [e.id for e in victims[scope.user_key]], operation)
+
+                await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
+            for scope in scopes:
+                if victims.get(scope.user_key):
+                    await self._retired(RetireEvent(scope, "bulk_delete", victims[scope.user_key], actor, reason))
+            return sum(len(v) for v in victims.values())
+        return 0
 
     # ------------------------------------------------------------------ recall
     async def recall(
@@ -1338,6 +1384,40 @@ def _scope_from(d: dict[str, Any]) -> Scope:
         collection=str(d.get("collection") or ""),
         sender_id=str(d.get("sender_id") or ""),
     )
+
+
+def _user_key_scope(collection: str, user_key: str) -> Scope:
+    """The scope of a memory known only by its user key (a document's index names these)."""
+    return Scope(
+        session_name="",
+        bot_uuid="",
+        isolation="",
+        session_key=user_key,
+        scope_key=user_key,
+        user_key=user_key,
+        collection=collection,
+    )
+
+
+def _stored_matches(raw: bytes | None, want: Any) -> bool:
+    """One ``kv:``/``profile:`` expectation of :meth:`MemoryService._expected_state`."""
+    if not isinstance(want, dict):
+        return (_hash_bytes(raw) if raw else "absent") == want
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        return False
+    if "list_has" in want or "list_lacks" in want:
+        entries = [o for o in value if isinstance(o, dict)] if isinstance(value, list) else []
+        if "list_lacks" in want:
+            return all(str(o.get("id")) != want["list_lacks"] for o in entries)
+        return any(
+            str(o.get("id")) == want["list_has"] and ("status" not in want or o.get("status") == want["status"])
+            for o in entries
+        )
+    if "source" in want:
+        return isinstance(value, dict) and want["source"] in (value.get("sources") or [])
+    return False
 
 
 def _hash_bytes(raw: bytes) -> str:

@@ -283,13 +283,16 @@ class ReviewQueue:
     ) -> tuple[WriteStep, str] | None:
         """The write that records (or re-records) the tombstone of a value, as one step of the
         mutation that decides it (a reject, a ``forget --never``), and its id. The record is read
-        and merged when the step runs, under the tombstone's lock; taking it back restores it."""
+        and merged when the step runs, under the tombstone's lock. Taking it back restores the old
+        record only if nobody wrote it since; otherwise it removes just this decision's source
+        (another decision, or a lift, that came in between stays)."""
         tid = value_key(content, sender_id)
         if not tid:
             return None
         key = self._tkey(scope, tid)
         lock = self.service._l2_lock(scope)
-        before: list[bytes | None] = []
+        before: list[bytes | None] = []  # what the record was, once read
+        written: list[bytes] = []  # what this step wrote
 
         async def put(value: bytes | None) -> None:
             kv = self.service.kv
@@ -315,14 +318,27 @@ class ReviewQueue:
                     prev = Tombstone.from_dict(json.loads(old))
                     tb.sources = [*[s for s in prev.sources if s != source], source][-10:]
                     tb.count = prev.count + 1
-                await put(self._bytes(tb.to_dict()))
+                written[:] = [self._bytes(tb.to_dict())]
+                await put(written[0])
 
         async def undo() -> None:
-            if before:  # read, so maybe written: put the record back as it was
-                async with self.locks.hold("tomb:" + key):
+            if not before:  # never read, so never written
+                return
+            async with self.locks.hold("tomb:" + key):
+                now = await self.service._backend(self.service.kv.get(key), "review read")
+                if now is None:
+                    return  # lifted meanwhile (or never written)
+                if written and now == written[0]:
                     await put(before[0])
+                    return
+                tb = Tombstone.from_dict(json.loads(now))
+                if source in tb.sources:
+                    tb.sources = [s for s in tb.sources if s != source]
+                    tb.count = max(1, tb.count - 1)
+                    await put(self._bytes(tb.to_dict()))
 
-        step = WriteStep(scope, lock, {"kv:" + key: "present"}, apply, undo, audit=audit, audit_op=audit_op)
+        expect = {"kv:" + key: {"source": source}}  # the decision's source is in the record once applied
+        step = WriteStep(scope, lock, expect, apply, undo, audit=audit, audit_op=audit_op)
         return step, tid
 
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
@@ -538,7 +554,7 @@ class ReviewQueue:
         """The writes that store a decided (or parked) candidate: its record, then its entry in the
         open list. The open list is shared by every candidate of the scope, so its step reads and
         rewrites it under the store lock when it runs, and taking it back restores only this
-        candidate's entry; the record's step is what recovery checks."""
+        candidate's entry; recovery checks the record's hash and this candidate's (non-)membership."""
         rkey = self._rkey(scope, cand.id)
         old = await self.service._backend(self.service.kv.get(rkey), "review read")
         record = self.service.kv_step(
@@ -563,7 +579,9 @@ class ReviewQueue:
             if prior:
                 await rewrite(prior[0])
 
-        open_step = WriteStep(scope, lock, {}, apply=lambda: rewrite(mine if cand.status in OPEN else []), undo=undo)
+        is_open = cand.status in OPEN
+        expect = {"kv:" + okey: {"list_has": cand.id, "status": cand.status} if is_open else {"list_lacks": cand.id}}
+        open_step = WriteStep(scope, lock, expect, apply=lambda: rewrite(mine if is_open else []), undo=undo)
         return [record, open_step]
 
     async def get(self, scope: Scope, candidate_id: str) -> Candidate:
