@@ -23,7 +23,7 @@ from babel.messages.pofile import read_po
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.consolidation_model import host_chat_model, install_consolidation, message_text
 from ltm.domain import consolidation as rules
-from ltm.domain.errors import ConflictError, MemoryError_, NotFoundError, ValidationError
+from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
 from ltm.domain.scope import Criteria, Scope
 from ltm.i18n import LOCALES_DIR, catalog
@@ -701,6 +701,30 @@ class TestProposalChecks:
         assert (await fast.ops(a))[-1] == "consolidation.discard"
         with pytest.raises(NotFoundError):
             await fast.cons.run(a, ADMIN, pid)
+
+    async def test_a_discard_with_an_unknown_outcome_fences_and_a_refused_one_changes_nothing(
+        self, fast: Env, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        a = await scope_of(fast.svc)
+        pid, _ = await self._proposal(fast, a)
+        real_delete = fast.svc.kv.delete
+        outcome: dict[str, BaseException] = {"error": OSError("refused")}
+
+        async def failing_delete(key: str) -> None:
+            if key.startswith("consolidation/"):
+                raise outcome["error"]
+            await real_delete(key)
+
+        monkeypatch.setattr(fast.svc.kv, "delete", failing_delete)
+        with pytest.raises(MemoryError_) as info:
+            await fast.cons.discard(a, ADMIN, pid)
+        assert info.value.key == "error.backend" and not await fast.svc.fences()
+        assert [p.id for p in await fast.cons.list_proposals(a)] == [pid]  # positive control: still there
+        outcome["error"] = TimeoutError("no answer")
+        with pytest.raises(FencedError):
+            await fast.cons.discard(a, ADMIN, pid)
+        assert list(await fast.svc.fences()) == [fast.svc._l2_lock(a)]
+        assert "consolidation.discard" not in await fast.ops(a)
 
 
 # --------------------------------------------------------------------------- archive path

@@ -714,12 +714,16 @@ class Consolidator:
         self._need_l2(scope)
         if not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
             raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
-        async with self.service.locks.hold(self._lock(scope)):
-            p = await self._load(scope.user_key, proposal_id)
+        svc = self.service
+        op = "consolidation.discard"
+        async with svc.locks.hold(self._lock(scope)):
+            key = _key(scope.user_key, proposal_id)
+            raw = await svc._backend(svc.kv.get(key), "storage read")
+            p = await self._load(scope.user_key, proposal_id) if raw else None
             if p is None or p.collection != scope.collection or p.user_key != scope.user_key or p.status != "pending":
                 return False
-            await self._delete(p)
-        await self.service._audit(scope, actor, "consolidation.discard", [p.id], f"proposal {p.id} discarded")
+            step = svc.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
+            await svc._mutate_steps(actor, op, [step])  # one journaled, fenced, audited delete
         return True
 
     # ------------------------------------------------------------------ cascades
