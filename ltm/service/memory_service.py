@@ -1388,15 +1388,7 @@ def _scope_from(d: dict[str, Any]) -> Scope:
 
 def _user_key_scope(collection: str, user_key: str) -> Scope:
     """The scope of a memory known only by its user key (a document's index names these)."""
-    return Scope(
-        session_name="",
-        bot_uuid="",
-        isolation="",
-        session_key=user_key,
-        scope_key=user_key,
-        user_key=user_key,
-        collection=collection,
-    )
+    return _scope_from({"session_key": user_key, "scope_key": user_key, "user_key": user_key, "collection": collection})
 
 
 def _stored_matches(raw: bytes | None, want: Any) -> bool:
