@@ -667,6 +667,11 @@ class MemoryService:
             return "applied"
         return "not_applied" if hits == 0 else "partial"
 
+    async def _kv_put(self, lock_key: str, scope: Scope, operation: str, key: str, value: bytes | None) -> None:
+        """One plugin-storage write (``None`` deletes), fenced on ``lock_key`` on an unknown outcome."""
+        write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
+        await self._dispatch(lock_key, scope, operation, write)
+
     def kv_step(
         self,
         scope: Scope,
@@ -683,17 +688,12 @@ class MemoryService:
         ``scope``: fenced with its L2 writes, taken back by restoring ``old``. ``expect`` defaults to
         the hash of ``new`` (or ``absent``)."""
         lock = self._l2_lock(scope)
-
-        async def put(value: bytes | None) -> None:
-            write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
-            await self._dispatch(lock, scope, operation, write)
-
         return WriteStep(
             scope,
             lock,
             expect if expect is not None else {"kv:" + key: _hash_bytes(new) if new is not None else "absent"},
-            apply=lambda: put(new),
-            undo=lambda: put(old),
+            apply=lambda: self._kv_put(lock, scope, operation, key, new),
+            undo=lambda: self._kv_put(lock, scope, operation, key, old),
             audit=audit,
             audit_op=audit_op,
         )
@@ -737,18 +737,13 @@ class MemoryService:
                 updated_at=to_iso(self.clock()),
             )
             payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
-            lock_key = "l1:" + key
-
-            async def put(value: bytes | None) -> None:
-                write = self.kv.set(_profile_key(key), value) if value else self.kv.delete(_profile_key(key))
-                await self._dispatch(lock_key, scope, "profile.update", write)
-
+            lock_key, skey = "l1:" + key, _profile_key(key)
             step = WriteStep(
                 scope,
                 lock_key,
                 {f"profile:{key}": _hash_bytes(payload)},
-                apply=lambda: put(payload),
-                undo=lambda: put(old),
+                apply=lambda: self._kv_put(lock_key, scope, "profile.update", skey, payload),
+                undo=lambda: self._kv_put(lock_key, scope, "profile.update", skey, old),
                 audit=([key], f"{target} profile updated"),
             )
             extra = await also(updated) if also is not None else []

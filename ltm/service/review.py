@@ -295,8 +295,7 @@ class ReviewQueue:
         written: list[bytes] = []  # what this step wrote
 
         async def put(value: bytes | None) -> None:
-            kv = self.service.kv
-            await self.service._dispatch(lock, scope, operation, kv.set(key, value) if value else kv.delete(key))
+            await self.service._kv_put(lock, scope, operation, key, value)
 
         async def apply() -> None:
             async with self.locks.hold("tomb:" + key):
@@ -571,7 +570,7 @@ class ReviewQueue:
                 if not prior:
                     prior.append([o for o in current if o["id"] == cand.id])
                 new = sorted([o for o in current if o["id"] != cand.id] + entries, key=lambda o: o["seq"])
-                await self.service._dispatch(lock, scope, operation, self.service.kv.set(okey, self._bytes(new)))
+                await self.service._kv_put(lock, scope, operation, okey, self._bytes(new))
 
         mine = [{"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key}]
 
@@ -775,6 +774,15 @@ class ReviewQueue:
                 return e
         return None
 
+    async def _open_candidate(self, scope: Scope, candidate_id: str) -> Candidate:
+        """The candidate a decision is about: it must still be open (decided once)."""
+        cand = await self.get(scope, candidate_id)
+        if cand.status not in OPEN:
+            raise ConflictError(
+                f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
+            )
+        return cand
+
     def _decide(self, cand: Candidate, status: str, actor: Actor, reason: str) -> None:
         cand.status = status
         cand.decided_by = _actor_dict(actor)
@@ -799,11 +807,7 @@ class ReviewQueue:
         self.service._need_l2(scope)
         op = "candidate.accept"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
-            cand = await self.get(scope, candidate_id)
-            if cand.status not in OPEN:
-                raise ConflictError(
-                    f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
-                )
+            cand = await self._open_candidate(scope, candidate_id)
             cscope = await self._candidate_scope(scope, cand)
             tb = await self.tombstone_for(cscope, cand.content, cand.sender_id)
             if tb is not None:
@@ -861,11 +865,7 @@ class ReviewQueue:
         self.service._need_l2(scope)
         op = "candidate.reject"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
-            cand = await self.get(scope, candidate_id)
-            if cand.status not in OPEN:
-                raise ConflictError(
-                    f"{cand.id} is {cand.status}", key="review.error.decided", id=cand.id, status=cand.status
-                )
+            cand = await self._open_candidate(scope, candidate_id)
             decided = replace(cand)
             self._decide(decided, REJECTED, actor, reason)
             made = self._tombstone_step(scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id, op)
