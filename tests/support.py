@@ -3,6 +3,7 @@ deterministic embedder, and scope helpers."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -15,7 +16,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
 from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
-from ltm.domain.scope import Scope  # noqa: E402
+from ltm.domain.scope import Scope, audit_log_key  # noqa: E402
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 
@@ -77,3 +78,12 @@ async def scope_of(
     svc: MemoryService, session: str = "person_alice", sender: str = "alice", bot: str = "bot1"
 ) -> Scope:
     return await svc.scope_for(kb_id=KB, session_name=session, bot_uuid=bot, sender_id=sender)
+
+
+async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
+    """Every stored audit entry of a scope's log, read from the chunks themselves (orphans included)."""
+    out: list[dict[str, Any]] = []
+    for key in await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
+        raw = await svc.kv.get(key)
+        out.extend(json.loads(raw) if raw else [])
+    return out

@@ -8,7 +8,6 @@ random latency on every host call - so the writers really interleave.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -19,12 +18,12 @@ import pytest
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope, audit_log_key
+from ltm.domain.scope import Criteria, Scope
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import KB as HOST_KB
 from tests.reliability_support import host_env
-from tests.support import KB, DelegatingIndex, make_index
+from tests.support import KB, DelegatingIndex, make_index, stored_audit_entries
 
 pytestmark = pytest.mark.asyncio
 
@@ -91,15 +90,6 @@ async def _scope(service: MemoryService, kb: str, session: str, sender: str) -> 
     return await service.scope_for(kb_id=kb, session_name=session, bot_uuid="bot1", sender_id=sender)
 
 
-async def _audit_entries(service: MemoryService, scope: Scope) -> list[dict[str, Any]]:
-    """Every stored audit entry of a scope's log (all chunks, orphans included)."""
-    out: list[dict[str, Any]] = []
-    for key in await service.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
-        raw = await service.kv.get(key)
-        out.extend(json.loads(raw) if raw else [])
-    return out
-
-
 async def _fifty_and_fifty(service: MemoryService, kb: str) -> Scope:
     """50 remembers + 50 speaker-profile updates (distinct traits; 15 of them also add a note) +
     10 session-profile updates, all at once on one scope, in a seeded random order."""
@@ -142,7 +132,7 @@ async def test_concurrent_writers_keep_a_gapless_audit_log(svc: tuple[MemoryServ
     unique, gapless sequence numbers."""
     service, kb = svc
     scope = await _fifty_and_fifty(service, kb)
-    entries = await _audit_entries(service, scope)
+    entries = await stored_audit_entries(service, scope)
     seqs = sorted(e["seq"] for e in entries)
     assert seqs == list(range(1, 2 * N + 10 + 1)), "audit entries lost or sequence numbers reused"
     assert await service.audit_count(scope) == 2 * N + 10
@@ -153,7 +143,7 @@ async def test_concurrent_remembers_alone_keep_a_gapless_audit_log(svc: tuple[Me
     service, kb = svc
     scope = await _scope(service, kb, "person_carol", "carol")
     await asyncio.gather(*(service.remember(scope, {"content": f"solo fact {n}"}, ADMIN) for n in range(N)))
-    seqs = sorted(e["seq"] for e in await _audit_entries(service, scope))
+    seqs = sorted(e["seq"] for e in await stored_audit_entries(service, scope))
     assert seqs == list(range(1, N + 1))
 
 
@@ -268,7 +258,7 @@ async def test_a_blocked_write_on_scope_a_does_not_block_scope_b(backend: str, t
     e1, _ = await asyncio.wait_for(first_a, 5)
     e2, _ = await asyncio.wait_for(second_a, 5)
     assert {e.content for e in (await service.list_episodes(a)).items} == {"Alice first", "Alice second"}
-    seqs = [e["seq"] for e in await _audit_entries(service, a) if e["operation"] == "episode.remember"]
+    seqs = [e["seq"] for e in await stored_audit_entries(service, a) if e["operation"] == "episode.remember"]
     assert len(seqs) == 2 and e1.id != e2.id
     close = getattr(inner, "close", None)
     if close:

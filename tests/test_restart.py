@@ -12,7 +12,6 @@ none either); the frozen task is abandoned and only cancelled once the test is o
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.reliability_support import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.reliability_support import KB as HOST_KB
-from tests.support import DelegatingIndex
+from tests.support import DelegatingIndex, stored_audit_entries
 
 pytestmark = pytest.mark.asyncio
 
@@ -194,17 +193,8 @@ async def inst(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     await installation.close()
 
 
-async def _audit(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
-    """Every stored audit entry of a scope's log (all chunks, orphans included)."""
-    out: list[dict[str, Any]] = []
-    for key in await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
-        raw = await svc.kv.get(key)
-        out.extend(json.loads(raw) if raw else [])
-    return out
-
-
 async def _ops(svc: MemoryService, scope: Scope, operation: str) -> int:
-    return sum(1 for e in await _audit(svc, scope) if e["operation"] == operation)
+    return sum(1 for e in await stored_audit_entries(svc, scope) if e["operation"] == operation)
 
 
 # --------------------------------------------------------------------------------------------
