@@ -49,6 +49,8 @@ class Settings:
     admin_sender_ids: tuple[str, ...] = ()
     memory_kb: str = ""
     lexical_max_docs: int = 5000
+    recall_index_mb: int = 256  # one budget over every scope's recall index (vectors + lexical)
+    recall_index_ttl_seconds: int = 120  # rebuilt in the background when older: other processes' writes
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -70,6 +72,8 @@ class Settings:
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
             memory_kb=str(c.get("memory_kb") or ""),
             lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
+            recall_index_mb=_int(c.get("recall_index_mb"), 256, 8, 16384),
+            recall_index_ttl_seconds=_int(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
         )
 
 
