@@ -56,6 +56,30 @@ _ROW_OVERHEAD = 420  # bytes per row beyond metadata and vector: ids, slots, BM2
 _TERM_BYTES = 90  # bytes per distinct term of a row in the BM25 postings
 
 Row = tuple[str, float, dict[str, Any]]  # (id, score, metadata)
+_NOT_HELD = frozenset({VECTOR_KEY, "file_id", "uuid"})  # the vector has its own array; the others repeat the id
+# Metadata is held as a tuple of values in this key order (the keys of Episode.to_metadata) plus a
+# dict of any other key: the key names are not repeated per row. Absent and None are the same to
+# ``matches`` and ``Episode.from_metadata``, so None stands for absent.
+_KEYS = (
+    "schema", "episode_id", "text", "user_key", "scope_key", "session_name", "bot_uuid", "sender_id",
+    "importance", "tags", "status", "supersedes", "superseded_by", "timestamp", "ts", "event_ts",
+    "valid_from_ts", "valid_until_ts", "claim_type", "confidence", "source_ref", "origin", "content_hash",
+    "document_id", "import_original_id", "event_at", "valid_from", "valid_until", "extra",
+)  # fmt: skip
+_KNOWN = frozenset(_KEYS) | _NOT_HELD
+
+
+def pack_metadata(md: dict[str, Any]) -> bytes:
+    other = {k: v for k, v in md.items() if k not in _KNOWN and v is not None}
+    return marshal.dumps((tuple(md.get(k) for k in _KEYS), other or None))
+
+
+def unpack_metadata(blob: bytes) -> dict[str, Any]:
+    values, other = marshal.loads(blob)
+    md = {k: v for k, v in zip(_KEYS, values, strict=True) if v is not None}
+    if other:
+        md.update(other)
+    return md
 
 
 def encode_vector(vector: Sequence[float]) -> str:
@@ -98,9 +122,9 @@ class ScopeIndex:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float16))
     has_vec: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     numeric: np.ndarray = field(default_factory=lambda: np.zeros((0, len(NUMERIC)), dtype=np.float64))
+    nterms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     nbytes: int = 0
     missing: int = 0  # held rows without a usable vector
-    _row_bytes: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -116,15 +140,14 @@ class ScopeIndex:
     def metadata(self, rid: str) -> dict[str, Any] | None:
         i = self.pos.get(rid)
         blob = self.blobs[i] if i is not None else None
-        return marshal.loads(blob) if blob is not None else None
+        return unpack_metadata(blob) if blob is not None else None
 
     # -------------------------------------------------------------- mutation (no I/O)
     def put(self, rid: str, text: str, metadata: dict[str, Any], vector: np.ndarray | None) -> None:
         """Insert or replace one active row. A vector of another dimension than the scope's is
         kept as missing (the host answers the vector leg for this scope)."""
         self.remove(rid)
-        md = {k: v for k, v in metadata.items() if k != VECTOR_KEY}
-        blob = marshal.dumps(md)
+        blob = pack_metadata(metadata)
         if vector is not None and self.dim == 0 and not self.pos:
             self._set_dim(int(vector.shape[0]))
         ok = vector is not None and self.dim > 0 and vector.shape[0] == self.dim
@@ -133,16 +156,15 @@ class ScopeIndex:
         self.missing += not ok
         self.ids.append(rid)
         self.blobs.append(blob)
-        self.senders.append(md.get("sender_id"))
+        self.senders.append(metadata.get("sender_id"))
         self.pos[rid] = i
         self.has_vec[i] = ok
         if ok:
             self.vectors[i] = vector
-        self.numeric[i] = [_number(md.get(k)) for k in NUMERIC]
+        self.numeric[i] = [_number(metadata.get(k)) for k in NUMERIC]
         evicted = self.bm25.add(rid, text)
-        size = len(blob) + 2 * self.dim + _ROW_OVERHEAD + _TERM_BYTES * len(set(text.split()))
-        self._row_bytes[rid] = size
-        self.nbytes += size
+        self.nterms[i] = self.bm25.term_count(rid)
+        self.nbytes += self._row_size(i)
         for gone in evicted:  # past max_docs the oldest rows leave: the scope is no longer whole
             self._drop_slot(gone)
             self.complete = False
@@ -173,17 +195,22 @@ class ScopeIndex:
         return True
 
     def _drop_slot(self, rid: str) -> None:
-        i = self.pos.pop(rid, None)
+        i = self.pos.get(rid)
         if i is None:
             return
+        self.nbytes -= self._row_size(i)
+        del self.pos[rid]
         self.ids[i] = None
         self.blobs[i] = None
         self.senders[i] = None
         self.missing -= not self.has_vec[i]
         self.has_vec[i] = False
-        self.nbytes -= self._row_bytes.pop(rid, 0)
         if len(self.ids) > 64 and len(self.pos) < len(self.ids) // 2:
             self._compact()
+
+    def _row_size(self, i: int) -> int:
+        """Estimated bytes the row in slot ``i`` costs (its metadata, vector, slots and BM25 postings)."""
+        return len(self.blobs[i] or b"") + 2 * self.dim + _ROW_OVERHEAD + _TERM_BYTES * int(self.nterms[i])
 
     def _grow(self, n: int) -> None:
         cap = self.has_vec.shape[0]
@@ -194,7 +221,9 @@ class ScopeIndex:
         has[:cap] = self.has_vec
         num = np.full((new, len(NUMERIC)), np.nan)
         num[:cap] = self.numeric
-        self.has_vec, self.numeric = has, num
+        nt = np.zeros(new, dtype=np.int32)
+        nt[:cap] = self.nterms
+        self.has_vec, self.numeric, self.nterms = has, num, nt
         if self.dim:
             vec = np.zeros((new, self.dim), dtype=np.float16)
             vec[: self.vectors.shape[0]] = self.vectors
@@ -207,6 +236,7 @@ class ScopeIndex:
         self.senders = [self.senders[i] for i in keep]
         self.has_vec = self.has_vec[keep].copy()
         self.numeric = self.numeric[keep].copy()
+        self.nterms = self.nterms[keep].copy()
         if self.dim:
             self.vectors = self.vectors[keep].copy()
         self.pos = {rid: n for n, rid in enumerate(self.ids) if rid is not None}
@@ -273,7 +303,7 @@ class ScopeIndex:
         """The held rows matching ``where``, newest first by (stored timestamp, id)."""
         keyed = []
         for rid, i in self.pos.items():
-            md = marshal.loads(self.blobs[i])  # type: ignore[arg-type]
+            md = unpack_metadata(self.blobs[i])  # type: ignore[arg-type]
             if matches(md, where):
                 keyed.append((str(md.get("timestamp") or ""), rid))
         keyed.sort(reverse=True)
