@@ -1252,6 +1252,38 @@ class MemoryService:
         s = self.settings
         now = self.clock()
         speaker = speaker_id if speaker_id is not None else scope.sender_id
+        # the index's list (cold scope) goes out with the profile reads and the embedding
+        index_task = asyncio.ensure_future(self.scope_index(scope, s)) if scope.collection and query.strip() else None
+        try:
+            return await self._recall(
+                scope, query, s, now, speaker, index_task, limit=limit, only_speaker=only_speaker,
+                time_from=time_from, time_until=time_until, as_of=as_of, with_profiles=with_profiles,
+                budget_tokens=budget_tokens, parse_window=parse_window,
+            )  # fmt: skip
+        finally:
+            if index_task is not None and not index_task.done():
+                index_task.cancel()  # the build itself goes on (shared) and is kept
+            elif index_task is not None and not index_task.cancelled():
+                index_task.exception()  # not needed by this recall (k = 0, bad input): not an error
+
+    async def _recall(
+        self,
+        scope: Scope,
+        query: str,
+        s: Settings,
+        now: datetime,
+        speaker: str,
+        index_task: asyncio.Future[ScopeIndex] | None,
+        *,
+        limit: int | None,
+        only_speaker: bool,
+        time_from: str | None,
+        time_until: str | None,
+        as_of: str | None,
+        with_profiles: bool,
+        budget_tokens: int | None,
+        parse_window: bool,
+    ) -> RecallResult:
         prof_task = (
             asyncio.gather(
                 self.get_profile(scope, "session"),
@@ -1289,9 +1321,9 @@ class MemoryService:
             )
             if window is None and parse_window:
                 window = timewindow.parse_time_window(query, now)
-            if k > 0:
+            if k > 0 and index_task is not None:
                 episodes, n_candidates = await self._ranked(
-                    scope, kb, query, crit, k, speaker, now, window=window, as_of_ts=as_of_ts, settings=s
+                    scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s
                 )
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
                 keep = budget_rules.fit_budget([(r.episode.id, r.episode.content, r.score) for r in episodes], budget)
@@ -1315,6 +1347,7 @@ class MemoryService:
         k: int,
         speaker: str,
         now: datetime,
+        index_task: asyncio.Future[ScopeIndex],
         *,
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
@@ -1325,8 +1358,6 @@ class MemoryService:
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
-        # One build of the scope's index serves both legs (its list runs beside the embedding).
-        index_task = asyncio.ensure_future(self.scope_index(scope, s))
 
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
@@ -1349,11 +1380,7 @@ class MemoryService:
             legs.append(vector_leg())
         if strategy in ("hybrid", "lexical"):
             legs.append(lexical_leg())
-        try:
-            results = await asyncio.gather(*legs)
-        finally:
-            if not index_task.done():
-                index_task.cancel()
+        results = await asyncio.gather(*legs)
         lex_hits = results[-1] if strategy in ("hybrid", "lexical") else []
         for rid, score, md in lex_hits:
             if rid in cands:

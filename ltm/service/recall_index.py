@@ -43,14 +43,14 @@ from typing import Any
 import numpy as np
 
 from ..domain.lexical import BM25Index
-from ..domain.scope import Criteria, filter_conditions, matches, scope_filter
+from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
 from ..ports import VectorIndex
 
 log = logging.getLogger(__name__)
 
 VECTOR_KEY = "vec_f16"  # metadata key: base64 of the row's vector as little-endian float16
-PAGE = 1000
-WAVE = 4  # pages read together once the first page came back full
+PAGE = 2000  # rows per list call: most scopes come in one call (an empty page costs a scan too)
+WAVE = 2  # pages read together once the first page came back full
 NUMERIC = ("ts", "event_ts", "valid_from_ts", "valid_until_ts")
 _ROW_OVERHEAD = 420  # bytes per row beyond metadata and vector: ids, slots, BM25 bookkeeping
 _TERM_BYTES = 90  # bytes per distinct term of a row in the BM25 postings
@@ -76,7 +76,7 @@ def pack_metadata(md: dict[str, Any]) -> bytes:
 
 def unpack_metadata(blob: bytes) -> dict[str, Any]:
     values, other = marshal.loads(blob)
-    md = {k: v for k, v in zip(_KEYS, values, strict=True) if v is not None}
+    md = dict(zip(_KEYS, values, strict=True))  # None values stand for absent keys
     if other:
         md.update(other)
     return md
@@ -242,9 +242,9 @@ class ScopeIndex:
         self.pos = {rid: n for n, rid in enumerate(self.ids) if rid is not None}
 
     # -------------------------------------------------------------- queries (no I/O)
-    def _accept(self, rid: str, where: dict[str, Any]) -> dict[str, Any] | None:
+    def _accept(self, rid: str, conditions: list[tuple[str, str, Any]]) -> dict[str, Any] | None:
         md = self.metadata(rid)
-        return md if md is not None and matches(md, where) else None
+        return md if md is not None and matches_conditions(md, conditions) else None
 
     def _prefilter(self, where: dict[str, Any]) -> np.ndarray:
         """Slots that may match ``where``: live, with a vector, and passing the numeric and sender
@@ -275,10 +275,11 @@ class ScopeIndex:
             return []
         sims = self.vectors[slots].astype(np.float32) @ q
         out: list[Row] = []
+        conditions = filter_conditions(where)
         order = np.argsort(-sims, kind="stable")
         for j in order:
             rid = self.ids[int(slots[j])]
-            md = self._accept(rid, where) if rid is not None else None
+            md = self._accept(rid, conditions) if rid is not None else None
             if md is not None:
                 out.append((rid, float(sims[j]), md))
                 if len(out) >= top_k:
@@ -288,8 +289,9 @@ class ScopeIndex:
     def lexical_search(self, query: str, top_k: int, where: dict[str, Any]) -> list[Row]:
         """The best BM25 rows matching ``where`` among the index's ``3 * top_k`` best."""
         out: list[Row] = []
+        conditions = filter_conditions(where)
         for rid, score in self.bm25.search(query, top_k * 3):
-            md = self._accept(rid, where)
+            md = self._accept(rid, conditions)
             if md is not None:
                 out.append((rid, score, md))
                 if len(out) >= top_k:
@@ -302,9 +304,10 @@ class ScopeIndex:
     def matching_ids(self, where: dict[str, Any]) -> list[str]:
         """The held rows matching ``where``, newest first by (stored timestamp, id)."""
         keyed = []
+        conditions = filter_conditions(where)
         for rid, i in self.pos.items():
             md = unpack_metadata(self.blobs[i])  # type: ignore[arg-type]
-            if matches(md, where):
+            if matches_conditions(md, conditions):
                 keyed.append((str(md.get("timestamp") or ""), rid))
         keyed.sort(reverse=True)
         return [rid for _, rid in keyed]
@@ -393,9 +396,12 @@ class RecallIndex:
         rows: list[tuple[float, str, str, dict[str, Any]]] = []
         offset, wave = 0, 1
         while True:
-            pages = await asyncio.gather(
-                *(self.vectors.list(collection, where, PAGE, offset + n * PAGE) for n in range(wave))
-            )
+            if wave == 1:  # the first page alone (most scopes end here), sent at once
+                pages = [await self.vectors.list(collection, where, PAGE, offset)]
+            else:
+                pages = await asyncio.gather(
+                    *(self.vectors.list(collection, where, PAGE, offset + n * PAGE) for n in range(wave))
+                )
             for page in pages:
                 for item in page.items:
                     md = item.metadata
