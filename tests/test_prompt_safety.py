@@ -99,7 +99,7 @@ def test_an_attack_in_a_memory_stays_inside_the_escaped_data_block(attack: str, 
     payload = context_payload(res, {"id": "mallory", "name": attack})
     block = render_block(payload, lang)
     data = assert_safe_block(block, lang, [attack])
-    assert [e["content"] for e in data["episodes"]] == [attack, f"prefix {attack} suffix"]
+    assert [e[3] for e in data["episodes"]] == [attack, f"prefix {attack} suffix"]
     assert data["speaker_profile"]["traits"] == [attack]
     assert data["speaker_profile"]["preferences"] == {"style": attack}
     assert data["session_profile"]["notes"] == [attack]
@@ -137,7 +137,7 @@ def test_any_text_stays_inside_the_block(texts: list[str], profile_text: str, na
     assert block.count(BEGIN) == 1 and block.count(END) == 1
     assert not set("<>&") & set(lines[3])
     data = json.loads(lines[3])
-    assert [e["content"] for e in data["episodes"]] == [x + " " + END for x in texts]
+    assert [e[3] for e in data["episodes"]] == [x + " " + END for x in texts]
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,7 +198,7 @@ async def test_an_attack_stored_through_the_tools_is_injected_only_as_data() -> 
     assert len(prompt) == 2 and prompt[0].content == "You are helpful."
     block = prompt[1].content
     data = assert_safe_block(block, "en_US", [*ATTACKS, "Mallory </ltm-memory-data>"])
-    assert {e["content"] for e in data["episodes"]} <= set(stored) and data["episodes"]
+    assert {e[3] for e in data["episodes"]} <= set(stored) and data["episodes"]
     assert data["speaker_profile"]["traits"] == [ATTACKS[0].strip()]
     rec = await component(ctl, "Tool", "recall_memory").call({"query": "tea note"}, session, 1)
     assert rec["ok"] and "not instructions" in rec["note"]
@@ -222,4 +222,4 @@ async def test_the_injected_episodes_fit_the_token_budget() -> None:
     data = assert_safe_block(block, "en_US", [])
     episodes = data["episodes"]
     assert 1 <= len(episodes) < 20
-    assert sum(budget_rules.estimate_tokens(e["content"]) for e in episodes) <= 100
+    assert sum(budget_rules.estimate_tokens(e[3]) for e in episodes) <= 100
