@@ -15,7 +15,7 @@ from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
-from ltm.service.settings import KbSettings
+from ltm.service.settings import ConfigCache, KbSettings
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +30,11 @@ class LongTermMemory(BasePlugin):
             kv=HostKeyValueStore(self),
             vectors=HostVectorIndex(self),
             embedder_for=self._embedder_for,
-            settings=lambda: Settings.from_config(self.get_config()),
+            settings=ConfigCache(self.get_config, Settings.from_config),
         )
         self.review = ReviewQueue(
             self.service,
-            settings=lambda: ReviewSettings.from_config(self.get_config()),
+            settings=ConfigCache(self.get_config, ReviewSettings.from_config),
             model=HostChatModel(self),
         )
         # Consolidation registers its cascade listener (derived summaries, pending proposals).

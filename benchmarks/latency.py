@@ -65,7 +65,7 @@ from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
 from ltm.service.memory_service import Actor, MemoryService
 from ltm.service.recall_index import VECTOR_KEY, encode_vector
-from ltm.service.settings import Settings
+from ltm.service.settings import ConfigCache, Settings
 
 from . import git_commit
 
@@ -137,7 +137,9 @@ class MeteredVectors:
         return await self.meter.call("vector.search", lambda: self.inner.search(collection, vector, top_k, where))
 
     async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> Any:
-        return await self.meter.call("vector.list", lambda: self.inner.list(collection, where, limit, offset))
+        page = await self.meter.call("vector.list", lambda: self.inner.list(collection, where, limit, offset))
+        self.meter.by_kind["vector.list.rows"] = self.meter.by_kind.get("vector.list.rows", 0) + len(page.items)
+        return page
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
         return await self.meter.call("vector.delete", lambda: self.inner.delete(collection, where))
@@ -351,7 +353,16 @@ class Engine:
     index: Any  # the store behind the host adapter (Chroma) or the numpy index
     kv: Any
     vectors: Any  # what the service talks to (the host adapter, or the numpy index)
-    settings: Settings = field(default_factory=lambda: Settings(memory_kb=KB))
+    config: dict[str, Any] = field(default_factory=lambda: {"memory_kb": KB})
+    settings_reads: int = 0
+
+    def settings(self) -> Settings:
+        """The host config as main.py reads it (parsed again only when it changed), counted."""
+        self.settings_reads += 1
+        return self.parsed()
+
+    def __post_init__(self) -> None:
+        self.parsed = ConfigCache(lambda: self.config, Settings.from_config)
 
     async def restart(self, clock: Callable[[], datetime]) -> MemoryService:
         """A new service over the same stores: nothing cached, as after a restart of the plugin."""
@@ -359,7 +370,7 @@ class Engine:
             kv=MeteredKV(self.kv, self.meter),
             vectors=MeteredVectors(self.vectors, self.meter),
             embedder_for=lambda c, kb: self.embedder,
-            settings=lambda: self.settings,
+            settings=self.settings,
             clock=clock,
         )
         await svc.kb_settings(KB)
@@ -466,11 +477,25 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
             await recall_turn(s, "user0", "warm up", turns[0][3])
         gc.collect()
         rss1 = rss_mb()
+        reads0, parses0 = engine.settings_reads, engine.parsed.parses
         warm = []
         for s, sender, text, qv in turns:
             warm.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
+        settings_use = {
+            "reads_per_turn": round((engine.settings_reads - reads0) / max(1, len(turns)), 2),
+            "parses_per_turn": round((engine.parsed.parses - parses0) / max(1, len(turns)), 2),
+        }
+        # Console-style reads: a page of a scope's episodes, the registered KBs (10 requests).
+        scope0 = await svc.scope_for(kb_id=KB, session_name=session_of(0), bot_uuid=BOT, sender_id="user1")
+        page = await timed_turn(engine, lambda svc=svc, sc=scope0: svc.list_episodes(sc, page=1, page_size=10))
+
+        async def console_kbs(svc: MemoryService = svc) -> None:
+            for _ in range(10):
+                await svc.known_kbs()
+
+        kbs = await timed_turn(engine, console_kbs)
         remember = []
         for i in range(args.remembers):
             s = i % SCOPES
@@ -488,6 +513,13 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
             "hook_warm": _turn_stats(warm) | {"calls_by_kind": warm[0][4]},
             "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
             "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
+            "settings": settings_use,
+            "console": {
+                "list_episodes_page_ms": round(1000 * page[0], 2),
+                "list_episodes_rows_read": page[4].get("vector.list.rows", 0),
+                "list_episodes_calls": page[4],
+                "known_kbs_10_requests_storage_listings": kbs[4].get("kv.keys", 0),
+            },
             "index": {
                 "scopes_held": len(svc.index.held()),
                 "rows_held": sum(len(svc.index._scopes[k]) for k in svc.index.held()),  # diagnostic only
@@ -546,6 +578,8 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
         f"index_estimate_mb_{sfx}": nmp["index"]["estimate_mb"],
         f"round_trips_per_turn_{sfx}": max(h["hook_warm"]["max_round_trips"], h["cold_first_turn"]["max_round_trips"]),
         f"remember_p95_ms_{sfx}": h["remember"]["wall"]["p95_ms"],
+        f"list_episodes_rows_read_{sfx}": h["console"]["list_episodes_rows_read"],
+        f"settings_parses_per_turn_{sfx}": h["settings"]["parses_per_turn"],
         f"chroma_filtered_top40_p50_ms_{sfx}": r["filtered_search_top40"]["chroma"]["p50_ms"],
     }
 

@@ -129,3 +129,36 @@ class TestHostKeyValueErrors:
         with pytest.raises(ActionCallError):
             await kv.set("k", b"v")
         assert await kv.get("k") is None
+
+
+class TestHostKeyListing:
+    """The host lists every key of the plugin at once: the adapter lists once and keeps the set."""
+
+    async def test_one_listing_serves_every_prefix_and_follows_own_writes(self) -> None:
+        kv = HostKeyValueStore(make_plugin(FakeHostHandler()))
+        for k in ("a/1", "a/2", "b/1"):
+            await kv.set(k, b"x")
+        assert await kv.keys("a/") == ["a/1", "a/2"]
+        assert await kv.keys("b/") == ["b/1"] and await kv.keys("") == ["a/1", "a/2", "b/1"]
+        await kv.set("a/0", b"y")
+        await kv.delete("a/2")
+        assert await kv.keys("a/") == ["a/0", "a/1"]
+        assert kv.listings == 1
+
+    async def test_a_failed_write_forgets_the_set_and_the_ttl_relists(self) -> None:
+        fake = FakeHostHandler()
+        kv = HostKeyValueStore(make_plugin(fake), ttl=3600)
+        await kv.set("k/1", b"x")
+        assert await kv.keys("k/") == ["k/1"] and kv.listings == 1
+        kv._plugin.set_plugin_storage = _boom  # type: ignore[attr-defined]
+        with pytest.raises(TimeoutError):
+            await kv.set("k/2", b"x")
+        await kv.keys("k/")
+        assert kv.listings == 2  # listed again: the failed write may have landed
+        kv.ttl = 0
+        await kv.keys("k/")
+        assert kv.listings == 3
+
+
+async def _boom(*_: Any) -> None:
+    raise TimeoutError("after dispatch")

@@ -345,3 +345,16 @@ def test_recall_index_defaults() -> None:
     assert s.recall_index_mb == 256 and s.recall_index_ttl_seconds == 120
     r = RecallIndex(vectors=None)  # type: ignore[arg-type]
     assert r.nbytes == 0 and r.held() == []
+
+
+def test_settings_are_parsed_again_only_when_the_config_changed() -> None:
+    from ltm.service.settings import ConfigCache
+
+    config: dict[str, Any] = {"auto_recall_top_k": 3, "admin_sender_ids": ["a"]}
+    cache = ConfigCache(lambda: config, Settings.from_config)
+    first = cache()
+    assert cache() is first and cache.parses == 1
+    config["admin_sender_ids"].append("b")  # an in-place edit of a nested value counts
+    assert cache().admin_sender_ids == ("a", "b") and cache.parses == 2
+    config["auto_recall_top_k"] = 7
+    assert cache().auto_recall_top_k == 7 and cache.parses == 3

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
@@ -112,3 +116,24 @@ class KbSettings:
             "auto_recall_top_k": self.auto_recall_top_k,
             "retrieval_strategy": self.retrieval_strategy,
         }
+
+
+class ConfigCache(Generic[T]):
+    """``parse(source())``, parsed again only when the host config changed (compared by value with
+    a deep copy of the last one, so an in-place edit counts): a turn reads the settings several
+    times, and a dict comparison costs a fraction of a parse."""
+
+    def __init__(self, source: Callable[[], dict[str, Any] | None], parse: Callable[[dict[str, Any] | None], T]):
+        self._source = source
+        self._parse = parse
+        self._seen: dict[str, Any] | None = None
+        self._value: T | None = None
+        self.parses = 0
+
+    def __call__(self) -> T:
+        config = self._source()
+        if self._value is None or config != self._seen:
+            self._seen = copy.deepcopy(config)
+            self._value = self._parse(config)
+            self.parses += 1
+        return self._value
