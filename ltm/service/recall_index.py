@@ -70,8 +70,9 @@ _KNOWN = frozenset(_KEYS) | _NOT_HELD
 
 
 def pack_metadata(md: dict[str, Any]) -> bytes:
-    other = {k: v for k, v in md.items() if k not in _KNOWN and v is not None}
-    return marshal.dumps((tuple(md.get(k) for k in _KEYS), other or None))
+    unknown = md.keys() - _KNOWN
+    other = {k: md[k] for k in unknown if md[k] is not None} if unknown else None
+    return marshal.dumps((tuple(map(md.get, _KEYS)), other or None))
 
 
 def unpack_metadata(blob: bytes) -> dict[str, Any]:
@@ -143,6 +144,45 @@ class ScopeIndex:
         return unpack_metadata(blob) if blob is not None else None
 
     # -------------------------------------------------------------- mutation (no I/O)
+    def load(self, rows: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        """Fill an empty index with ``rows`` (id, text, metadata), oldest first: what :meth:`put`
+        does row by row, with the vectors decoded and the columns written in one pass each."""
+        if self.ids or not rows:
+            for rid, text, md in rows:
+                self.put(rid, text, md, decode_vector(md.get(VECTOR_KEY)))
+            return
+        n = len(rows)
+        raw: list[bytes | None] = []
+        for _, _, md in rows:
+            try:
+                v = md.get(VECTOR_KEY)
+                raw.append(base64.b64decode(v, validate=True) if isinstance(v, str) and v else None)
+            except ValueError:
+                raw.append(None)
+        size = next((len(b) for b in raw if b), 0)
+        dim = size // 2 if size and size % 2 == 0 else 0
+        ok = np.array([b is not None and dim > 0 and len(b) == size for b in raw], dtype=bool)
+        self.has_vec = np.zeros(n, dtype=bool)
+        self.numeric = np.array([[_number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
+        self.nterms = np.zeros(n, dtype=np.int32)
+        if dim:
+            self._set_dim(dim)
+            if ok.any():
+                mat = np.frombuffer(b"".join(b for b, good in zip(raw, ok, strict=True) if good), dtype="<f2")
+                mat = mat.reshape(-1, dim)
+                self.vectors[np.flatnonzero(ok)] = mat
+                ok[np.flatnonzero(ok)] = np.isfinite(mat).all(axis=1)
+        self.has_vec[:] = ok
+        self.missing = int(n - ok.sum())
+        self.ids = [r[0] for r in rows]
+        self.blobs = [pack_metadata(md) for _, _, md in rows]
+        self.senders = [md.get("sender_id") for _, _, md in rows]
+        self.pos = {rid: i for i, rid in enumerate(self.ids)}
+        for i, (rid, text, _) in enumerate(rows):
+            self.bm25.add(rid, text)  # the caller keeps at most max_docs rows: nothing is evicted
+            self.nterms[i] = self.bm25.term_count(rid)
+        self.nbytes = sum(self._row_size(i) for i in range(n))
+
     def put(self, rid: str, text: str, metadata: dict[str, Any], vector: np.ndarray | None) -> None:
         """Insert or replace one active row. A vector of another dimension than the scope's is
         kept as missing (the host answers the vector leg for this scope)."""
@@ -415,12 +455,8 @@ class RecallIndex:
         if len(rows) > self.max_docs:  # the newest max_docs rows; the vector leg stays with the host
             rows = rows[-self.max_docs :]
             idx.complete = False
-        seen: set[str] = set()
-        for _, rid, text, md in rows:
-            if rid in seen:  # an unstable page order may repeat a row
-                continue
-            seen.add(rid)
-            idx.put(rid, text, md, decode_vector(md.get(VECTOR_KEY)))
+        unique = {r[1]: r for r in rows}  # an unstable page order may repeat a row: keep its last copy
+        idx.load([(rid, text, md) for _, rid, text, md in unique.values()])
         self.builds += 1
         log.debug("recall index built for %s/%s: %d rows (%d bytes)", collection, user_key, len(idx), idx.nbytes)
         return idx
