@@ -358,3 +358,36 @@ def test_settings_are_parsed_again_only_when_the_config_changed() -> None:
     assert cache().admin_sender_ids == ("a", "b") and cache.parses == 2
     config["auto_recall_top_k"] = 7
     assert cache().auto_recall_top_k == 7 and cache.parses == 3
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(["ok", "none", "junk", "short", "nan"]), min_size=1, max_size=30))
+def test_loading_a_scope_equals_putting_its_rows_one_by_one(kinds: list[str]) -> None:
+    from ltm.domain.lexical import BM25Index
+    from ltm.service.recall_index import ScopeIndex
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for n, kind in enumerate(kinds):
+        v = rng.standard_normal(8).astype(np.float32)
+        md: dict[str, Any] = {"user_key": "u", "status": "active", "text": f"w{n} shared", "ts": float(n)}
+        md[VECTOR_KEY] = {
+            "ok": encode_vector(v), "none": None, "junk": "%%%", "short": encode_vector(v[:4]),
+            "nan": encode_vector(np.full(8, np.nan)),
+        }[kind]  # fmt: skip
+        rows.append((f"r{n}", md["text"], md))
+    one = ScopeIndex("c", "u", BM25Index(max_docs=100))
+    for rid, text, md in rows:
+        one.put(rid, text, md, decode_vector(md.get(VECTOR_KEY)))
+    bulk = ScopeIndex("c", "u", BM25Index(max_docs=100))
+    bulk.load(rows)
+    where = scope_filter("u", Criteria(statuses=None))
+    assert (bulk.missing, bulk.dim, bulk.nbytes, bulk.vector_ready) == (
+        one.missing,
+        one.dim,
+        one.nbytes,
+        one.vector_ready,
+    )
+    q = np.ones(max(1, one.dim))
+    assert bulk.vector_search(q, 50, where) == one.vector_search(q, 50, where)
+    assert bulk.lexical_search("shared", 50, where) == one.lexical_search("shared", 50, where)

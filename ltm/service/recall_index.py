@@ -131,6 +131,11 @@ class ScopeIndex:
         return len(self.pos)
 
     @property
+    def bytes(self) -> int:
+        """Estimated size: the rows (:attr:`nbytes`) and the arrays, spare capacity included."""
+        return self.nbytes + self.vectors.nbytes + self.numeric.nbytes + self.nterms.nbytes + self.has_vec.nbytes
+
+    @property
     def vector_ready(self) -> bool:
         """Whether the vector leg can be answered here: every active row held, each with a vector."""
         return self.complete and self.missing == 0
@@ -152,26 +157,16 @@ class ScopeIndex:
                 self.put(rid, text, md, decode_vector(md.get(VECTOR_KEY)))
             return
         n = len(rows)
-        raw: list[bytes | None] = []
-        for _, _, md in rows:
-            try:
-                v = md.get(VECTOR_KEY)
-                raw.append(base64.b64decode(v, validate=True) if isinstance(v, str) and v else None)
-            except ValueError:
-                raw.append(None)
-        size = next((len(b) for b in raw if b), 0)
-        dim = size // 2 if size and size % 2 == 0 else 0
-        ok = np.array([b is not None and dim > 0 and len(b) == size for b in raw], dtype=bool)
+        vecs = [decode_vector(md.get(VECTOR_KEY)) for _, _, md in rows]
+        dim = next((int(v.shape[0]) for v in vecs if v is not None), 0)  # the first usable vector's, as put
+        ok = np.array([v is not None and v.shape[0] == dim for v in vecs], dtype=bool)
         self.has_vec = np.zeros(n, dtype=bool)
         self.numeric = np.array([[_number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
         self.nterms = np.zeros(n, dtype=np.int32)
         if dim:
             self._set_dim(dim)
-            if ok.any():
-                mat = np.frombuffer(b"".join(b for b, good in zip(raw, ok, strict=True) if good), dtype="<f2")
-                mat = mat.reshape(-1, dim)
-                self.vectors[np.flatnonzero(ok)] = mat
-                ok[np.flatnonzero(ok)] = np.isfinite(mat).all(axis=1)
+            good = np.flatnonzero(ok)
+            self.vectors[good] = np.stack([vecs[i] for i in good])
         self.has_vec[:] = ok
         self.missing = int(n - ok.sum())
         self.ids = [r[0] for r in rows]
@@ -188,7 +183,7 @@ class ScopeIndex:
         kept as missing (the host answers the vector leg for this scope)."""
         self.remove(rid)
         blob = pack_metadata(metadata)
-        if vector is not None and self.dim == 0 and not self.pos:
+        if vector is not None and self.dim == 0:
             self._set_dim(int(vector.shape[0]))
         ok = vector is not None and self.dim > 0 and vector.shape[0] == self.dim
         i = len(self.ids)
@@ -249,8 +244,8 @@ class ScopeIndex:
             self._compact()
 
     def _row_size(self, i: int) -> int:
-        """Estimated bytes the row in slot ``i`` costs (its metadata, vector, slots and BM25 postings)."""
-        return len(self.blobs[i] or b"") + 2 * self.dim + _ROW_OVERHEAD + _TERM_BYTES * int(self.nterms[i])
+        """Estimated bytes the row in slot ``i`` costs beyond the arrays (metadata, slots, BM25 postings)."""
+        return len(self.blobs[i] or b"") + _ROW_OVERHEAD + _TERM_BYTES * int(self.nterms[i])
 
     def _grow(self, n: int) -> None:
         cap = self.has_vec.shape[0]
@@ -458,7 +453,7 @@ class RecallIndex:
         unique = {r[1]: r for r in rows}  # an unstable page order may repeat a row: keep its last copy
         idx.load([(rid, text, md) for _, rid, text, md in unique.values()])
         self.builds += 1
-        log.debug("recall index built for %s/%s: %d rows (%d bytes)", collection, user_key, len(idx), idx.nbytes)
+        log.debug("recall index built for %s/%s: %d rows (%d bytes)", collection, user_key, len(idx), idx.bytes)
         return idx
 
     def _fill_later(
@@ -523,7 +518,7 @@ class RecallIndex:
     # -------------------------------------------------------------- budget
     @property
     def nbytes(self) -> int:
-        return sum(i.nbytes for i in self._scopes.values())
+        return sum(i.bytes for i in self._scopes.values())
 
     def held(self) -> list[tuple[str, str]]:
         return list(self._scopes)
@@ -537,5 +532,5 @@ class RecallIndex:
                     break
                 self._scopes.move_to_end(key)
                 continue
-            total -= self._scopes.pop(key).nbytes
+            total -= self._scopes.pop(key).bytes
             self.evictions += 1
