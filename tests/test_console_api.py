@@ -612,7 +612,8 @@ def test_page_is_one_self_contained_file_with_every_catalog() -> None:
     assert sorted(inlined) == on_disk and "en_US" in on_disk and "zh_Hans" in on_disk
     assert inlined["zh_Hans"]["title"] == _load("zh_Hans")["title"]
     assert "<style>" in html and ".app" in html and "function T(key, args)" in html
-    assert not (PAGES / "i18n").exists() and not (PAGES / "console.js").exists() and not (PAGES / "console.css").exists()
+    for stale in ("i18n", "console.js", "console.css"):
+        assert not (PAGES / stale).exists(), stale
 
 
 def test_build_refuses_a_part_that_would_close_its_own_element() -> None:
