@@ -40,7 +40,9 @@ async def plugin_with_memory(config: dict[str, Any] | None = None) -> tuple[Any,
 
 def ask(session: str = "person_u1", sender: str = "u1") -> RetrievalContext:
     rs = {"top_k": 5, "session_name": session, "bot_uuid": BOT, "sender_id": sender}
-    return RetrievalContext(query="where is the bicycle?", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs)
+    return RetrievalContext(
+        query="where is the bicycle?", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs
+    )
 
 
 def count(text: str, haystack: list[str]) -> int:
