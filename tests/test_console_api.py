@@ -169,7 +169,8 @@ async def test_meta_kbs_and_scopes(page: MemoryConsole, seeded: Seeded) -> None:
     assert meta["features"]["fences"] == callable(getattr(seeded.service, "fences", None))
     assert meta["statuses"] == list(STATUSES)
     kbs = await ok(page, "/kbs", None, method="GET")
-    assert kbs["knowledge_bases"] == [{"kb_id": KB, **(await seeded.service.kb_settings(KB)).to_dict()}]  # type: ignore[union-attr]
+    settings = (await seeded.service.kb_settings(KB)).to_dict()  # type: ignore[union-attr]
+    assert kbs["knowledge_bases"] == [{"kb_id": KB, "name": "", **settings}]  # no host here: no names
     scopes = await ok(page, "/scopes", {}, method="GET")
     by_name = {s["session_name"]: s for s in scopes["scopes"]}
     assert set(by_name) == {"person_alice", "person_bob", "group_g1"}

@@ -13,7 +13,10 @@
     var current = sel.value;
     var opts = [h('option', { value: '', text: T('space.kb_none') })];
     (S.kbs || []).forEach(function (kb) {
-      opts.push(h('option', { value: kb.kb_id, text: T('space.kb_option', { kb: kb.kb_id, isolation: TV('iso', (kb.isolation || 'session')) }) }));
+      var iso = TV('iso', (kb.isolation || 'session'));
+      var label = kb.name ? T('space.kb_option_named', { name: kb.name, kb: kb.kb_id.slice(0, 8), isolation: iso })
+        : T('space.kb_option', { kb: kb.kb_id, isolation: iso });
+      opts.push(h('option', { value: kb.kb_id, title: kb.kb_id, text: label }));
     });
     fill(sel, opts);
     if (current && (S.kbs || []).some(function (k) { return k.kb_id === current; })) sel.value = current;
@@ -21,6 +24,14 @@
   }
 
   function sourceLabel(src) { return TV('src', src); }
+
+  // Who was seen speaking in a space: the first few speaker ids, then how many more.
+  function speakersLine(speakers) {
+    if (!speakers.length) return null;
+    var shown = speakers.slice(0, 3).join(', ');
+    var more = speakers.length > 3 ? T('space.speakers_more', { n: speakers.length - 3 }) : '';
+    return h('span', { className: 'small', 'data-role': 'speakers', text: T('space.speakers', { speakers: shown }) + more });
+  }
 
   function renderScopes() {
     var list = $('scope-list');
@@ -36,6 +47,7 @@
       },
       h('span', { className: 'mono', text: s.session_name }),
       h('span', { className: 'small muted', text: s.bot_uuid ? T('space.bot_label', { bot: s.bot_uuid }) : T('space.no_bot') }),
+      speakersLine(s.speakers || []),
       h('span', null, s.sources.map(function (src) { return h('span', { className: 'badge', text: sourceLabel(src) }); }))));
     });
     if (!items.length) items = [h('li', { className: 'empty', text: T('space.none_known') })];
