@@ -4,15 +4,20 @@ The host has no "missing -> default": ``get_plugin_storage`` of an unknown key f
 ``ActionCallError`` whose message contains ``Storage with key <key> not found`` (the runtime
 prefixes the class name: ``"ActionCallError: Storage with key k not found"``). Only that case
 reads as ``None``; every other error propagates (a failed read is not an empty value).
-``get_plugin_storage_keys`` has no prefix filter and returns every key of the plugin, so a listing
-costs the whole store. :meth:`keys` therefore keeps the key set: listed once, kept current by this
-process's own writes (the plugin's storage is its own: no other writer while it runs), re-listed
-after ``ttl`` seconds and after any failed write (whose outcome may be unknown), then filtered
-locally by prefix (bisect on the sorted keys: the cost is the matching keys, not the store).
+``get_plugin_storage_keys`` has no prefix filter and returns every key of the plugin.
+
+The runtime logs every such refusal as a warning, and absence is normal here (a chat's first turn,
+an empty fence): so the store lists the keys once and then answers a read of a key it knows is
+absent without asking the host. The index only ever errs towards asking: a key is added before it
+is written and dropped only after a confirmed delete or a "not found" answer. It is exact for the
+one plugin process that owns this storage; a write by anything else is seen after a restart, or
+by :meth:`keys` once the listing is older than ``ttl``. :meth:`keys` answers from the same index
+(kept sorted: a prefix costs its matches, not one host listing of the whole store per call).
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import logging
 import time
@@ -35,60 +40,75 @@ class HostKeyValueStore:
 
     def __init__(self, plugin: Any, *, ttl: float = 300.0) -> None:
         self._plugin = plugin
-        self.ttl = ttl
-        self._keys: list[str] | None = None  # sorted, when known
+        self._present: set[str] | None = None  # keys that may exist; None until the first listing
+        self._sorted: list[str] = []  # the same keys, sorted (for prefix listings)
         self._listed_at = 0.0
-        self._writes = 0  # bumped by every write: a listing that overlapped one is not kept
+        self._loading = asyncio.Lock()
+        self.ttl = ttl  # keys() lists the host again past this age (writes made by anything else)
         self.listings = 0
 
+    async def _index(self) -> set[str] | None:
+        if self._present is not None:
+            return self._present
+        async with self._loading:
+            if self._present is None:
+                try:
+                    await self._list()
+                except Exception:  # no index yet: every read asks the host, and the next read tries again
+                    logger.warning("plugin storage keys could not be listed; reads ask the host", exc_info=True)
+                    return None
+        return self._present
+
+    async def _list(self) -> None:
+        listed = set(await self._plugin.get_plugin_storage_keys())
+        self.listings += 1
+        if self._present is not None:  # what this process knows stays (errs towards asking)
+            listed |= self._present
+        self._present, self._sorted, self._listed_at = listed, sorted(listed), time.monotonic()
+
+    def _add(self, key: str) -> None:
+        if self._present is not None and key not in self._present:
+            self._present.add(key)
+            bisect.insort(self._sorted, key)
+
+    def _discard(self, key: str) -> None:
+        if self._present is not None and key in self._present:
+            self._present.discard(key)
+            i = bisect.bisect_left(self._sorted, key)
+            if i < len(self._sorted) and self._sorted[i] == key:
+                del self._sorted[i]
+
     async def get(self, key: str) -> bytes | None:
+        present = await self._index()
+        if present is not None and key not in present:
+            return None
         try:
             return await self._plugin.get_plugin_storage(key)
         except ActionCallError as exc:
             if is_missing_key_error(exc, key):
+                self._discard(key)
                 return None
             raise
 
     async def set(self, key: str, value: bytes) -> None:
         if not isinstance(value, (bytes, bytearray)):
             raise TypeError(f"value for {key!r} must be bytes, got {type(value).__name__}")
-        self._writes += 1
-        try:
-            await self._plugin.set_plugin_storage(key, bytes(value))
-        except BaseException:
-            self._keys = None
-            raise
-        self._known(key, True)
+        await self._index()
+        self._add(key)  # before the write: a write whose outcome is unknown may have landed
+        await self._plugin.set_plugin_storage(key, bytes(value))
 
     async def delete(self, key: str) -> None:
-        self._writes += 1
-        try:
-            await self._plugin.delete_plugin_storage(key)
-        except BaseException:
-            self._keys = None
-            raise
-        self._known(key, False)
-
-    def _known(self, key: str, present: bool) -> None:
-        keys = self._keys
-        if keys is None:
-            return
-        i = bisect.bisect_left(keys, key)
-        there = i < len(keys) and keys[i] == key
-        if present and not there:
-            keys.insert(i, key)
-        elif not present and there:
-            del keys[i]
+        await self._plugin.delete_plugin_storage(key)
+        self._discard(key)
 
     async def keys(self, prefix: str = "") -> list[str]:
-        keys = self._keys
-        if keys is None or time.monotonic() - self._listed_at > self.ttl:
-            writes = self._writes
-            listed = sorted(set(await self._plugin.get_plugin_storage_keys()))
-            self.listings += 1
-            if writes == self._writes:  # no write of ours overlapped the listing
-                self._keys, self._listed_at = listed, time.monotonic()
-            keys = listed
+        """Keys starting with ``prefix``, sorted, from the index (listed again past ``ttl``). A key
+        whose write failed may be listed: readers treat a missing value as absent."""
+        if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+            async with self._loading:
+                if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+                    await self._list()
+        keys = self._sorted
         if not prefix:
             return list(keys)
         out, i = [], bisect.bisect_left(keys, prefix)
