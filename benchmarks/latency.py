@@ -439,6 +439,9 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
     loaded = marker.exists()
     host, chroma_insert = await build_engine("host", ChromaIndex(str(chroma_dir)), records, seed, clock, loaded=loaded)
     marker.touch()
+    if args.prepare_only:
+        print(f"data kept in {chroma_dir} ({chroma_insert:.0f}s)", flush=True)
+        return {"episodes": n, "prepared": str(chroma_dir)}
     numpy_engine, numpy_insert = await build_engine("numpy", NumpyIndex(), records, seed, clock)
     print(f"data {time.perf_counter() - t0 - chroma_insert - numpy_insert:.1f}s, chroma insert {chroma_insert:.1f}s")
     scan = NumpyScan(records, vecs)
@@ -617,6 +620,8 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     try:
         for n in sizes:
             r = await measure_size(n, args, workdir)
+            if args.prepare_only:
+                continue
             print_size(r)
             results.append(r)
     finally:
@@ -663,6 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
+    ap.add_argument("--prepare-only", action="store_true", help="with --keep-data: write the data, measure nothing")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     result = asyncio.run(amain(args))
