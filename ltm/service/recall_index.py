@@ -52,8 +52,8 @@ VECTOR_KEY = "vec_f16"  # metadata key: base64 of the row's vector as little-end
 PAGE = 2000  # rows per list call: most scopes come in one call (an empty page costs a scan too)
 WAVE = 2  # pages read together once the first page came back full
 NUMERIC = ("ts", "event_ts", "valid_from_ts", "valid_until_ts")
-_ROW_OVERHEAD = 420  # bytes per row beyond metadata and vector: ids, slots, BM25 bookkeeping
-_TERM_BYTES = 90  # bytes per distinct term of a row in the BM25 postings
+_ROW_OVERHEAD = 300  # bytes per row beyond metadata and arrays: ids, slots, BM25 bookkeeping
+_TERM_BYTES = 60  # bytes per distinct term of a row in the BM25 postings
 
 Row = tuple[str, float, dict[str, Any]]  # (id, score, metadata)
 _NOT_HELD = frozenset({VECTOR_KEY, "file_id", "uuid"})  # the vector has its own array; the others repeat the id
