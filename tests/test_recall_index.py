@@ -333,7 +333,7 @@ def test_scope_index_tracks_a_random_write_sequence(ops: list[tuple[str, int]]) 
         else:
             idx.remove(rid)
             live.discard(rid)
-    where = scope_filter("u", Criteria(statuses=None))
+    where = scope_filter("u", Criteria())
     assert set(idx.pos) == live and len(idx) == len(live)
     got = idx.vector_search(np.ones(8), 100, where)
     assert got is not None and {r[0] for r in got} == live
@@ -381,7 +381,7 @@ def test_loading_a_scope_equals_putting_its_rows_one_by_one(kinds: list[str]) ->
         one.put(rid, text, md, decode_vector(md.get(VECTOR_KEY)))
     bulk = ScopeIndex("c", "u", BM25Index(max_docs=100))
     bulk.load(rows)
-    where = scope_filter("u", Criteria(statuses=None))
+    where = scope_filter("u", Criteria())
     assert (bulk.missing, bulk.dim, bulk.nbytes, bulk.vector_ready) == (
         one.missing,
         one.dim,
@@ -391,3 +391,25 @@ def test_loading_a_scope_equals_putting_its_rows_one_by_one(kinds: list[str]) ->
     q = np.ones(max(1, one.dim))
     assert bulk.vector_search(q, 50, where) == one.vector_search(q, 50, where)
     assert bulk.lexical_search("shared", 50, where) == one.lexical_search("shared", 50, where)
+
+
+def test_a_filter_on_other_statuses_is_never_answered_from_the_active_rows() -> None:
+    from ltm.domain.lexical import BM25Index
+    from ltm.service.recall_index import ScopeIndex
+
+    idx = ScopeIndex("c", "u", BM25Index(max_docs=10))
+    md = {"user_key": "u", "status": "active", "text": "tea", VECTOR_KEY: encode_vector(np.ones(4))}
+    idx.put("r1", "tea", md, decode_vector(md[VECTOR_KEY]))
+    active = scope_filter("u", Criteria())
+    assert idx.holds(active) and idx.vector_search(np.ones(4), 5, active)  # positive control
+    for crit in (
+        Criteria(statuses=("active", "superseded")),
+        Criteria(statuses=None),
+        Criteria(statuses=("archived",)),
+    ):
+        where = scope_filter("u", crit)
+        assert not idx.holds(where) and idx.vector_search(np.ones(4), 5, where) is None
+    superseded = {**md, "status": "superseded"}
+    one_off = ScopeIndex.of_rows([("r1", "tea", md), ("r2", "tea", superseded)], 10)
+    where = scope_filter("u", Criteria(statuses=("active", "superseded")))
+    assert one_off.holds(where) and {r[0] for r in one_off.lexical_search("tea", 5, where)} == {"r1", "r2"}

@@ -1372,8 +1372,16 @@ class MemoryService:
                     id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=sim, lexical=None
                 )
 
+        lexical: list[ScopeIndex] = []
+
         async def lexical_leg() -> list[tuple[str, float, dict[str, Any]]]:
-            return (await index_task).lexical_search(query, pool, where)
+            idx = await index_task
+            if not idx.holds(where):  # e.g. other statuses than active: index the rows the filter selects
+                rows = await self._fetch(scope, crit, limit=s.lexical_max_docs)
+                rows.sort(key=lambda e: (e.timestamp, e.id))
+                idx = ScopeIndex.of_rows([(e.id, e.content, e.to_metadata()) for e in rows], s.lexical_max_docs)
+            lexical.append(idx)
+            return idx.lexical_search(query, pool, where)
 
         legs: list[Awaitable[Any]] = []
         if strategy in ("hybrid", "vector"):
@@ -1391,7 +1399,7 @@ class MemoryService:
                 )
         if strategy == "hybrid":  # BM25 for vector-only candidates too: no extra round trip
             missing = [c.id for c in cands.values() if c.lexical is None]
-            for rid, score in index_task.result().lexical_scores(query, missing).items():
+            for rid, score in lexical[0].lexical_scores(query, missing).items():
                 if rid in cands and score > 0:
                     cands[rid].lexical = score
         hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else s.recency_half_life_days

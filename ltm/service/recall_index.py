@@ -126,6 +126,7 @@ class ScopeIndex:
     nterms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     nbytes: int = 0
     missing: int = 0  # held rows without a usable vector
+    only_active: bool = True  # holds the active rows only (False: whatever rows it was given)
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -139,6 +140,25 @@ class ScopeIndex:
     def vector_ready(self) -> bool:
         """Whether the vector leg can be answered here: every active row held, each with a vector."""
         return self.complete and self.missing == 0
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[tuple[str, str, dict[str, Any]]], max_docs: int) -> ScopeIndex:
+        """A one-off index over given (id, text, metadata) rows of any status, oldest first (e.g. an
+        as-of read, which also sees superseded rows). Never cached."""
+        idx = cls("", "", BM25Index(max_docs=max(1, max_docs)), only_active=False)
+        idx.load(list(rows[-max(1, max_docs) :]))
+        idx.complete = len(rows) <= max_docs
+        return idx
+
+    def holds(self, where: dict[str, Any]) -> bool:
+        """Whether every row ``where`` can select is held: a filter on the active status only (a
+        filter naming other statuses, or none, selects rows this index never holds)."""
+        if not self.only_active:
+            return True
+        status = [(op, val) for fname, op, val in filter_conditions(where) if fname == "status"]
+        return bool(status) and all(
+            (op == "$eq" and val == "active") or (op == "$in" and list(val) == ["active"]) for op, val in status
+        )
 
     def missing_vectors(self) -> list[str]:
         return [rid for rid, i in self.pos.items() if not self.has_vec[i]]
@@ -299,7 +319,7 @@ class ScopeIndex:
         """The ``top_k`` rows nearest ``query`` (cosine of float16 vectors) among those matching
         ``where``, best first; None when this scope cannot answer (see :attr:`vector_ready`)."""
         q = np.asarray(query, dtype=np.float32)
-        if not self.vector_ready:
+        if not self.vector_ready or not self.holds(where):
             return None
         if not self.pos:
             return []
@@ -322,7 +342,8 @@ class ScopeIndex:
         return out
 
     def lexical_search(self, query: str, top_k: int, where: dict[str, Any]) -> list[Row]:
-        """The best BM25 rows matching ``where`` among the index's ``3 * top_k`` best."""
+        """The best BM25 rows matching ``where`` among the index's ``3 * top_k`` best (the caller
+        checks :meth:`holds` first: rows this index does not hold cannot be returned)."""
         out: list[Row] = []
         conditions = filter_conditions(where)
         for rid, score in self.bm25.search(query, top_k * 3):
