@@ -447,7 +447,11 @@ class RecallIndex:
 
     async def _build(self, key: tuple[str, str]) -> ScopeIndex:
         collection, user_key = key
-        where = scope_filter(user_key, Criteria())
+        # The scope's rows of every status, the active ones kept here: a single-condition filter is
+        # several times cheaper for the host's Chroma than the scope-and-status one (measured 22 vs
+        # 100 ms for 100 of 10k rows), and retired rows are few.
+        where = scope_filter(user_key, Criteria(statuses=None))
+        active = filter_conditions(scope_filter(user_key, Criteria()))
         started = self.clock()
         rows: list[tuple[float, str, str, dict[str, Any]]] = []
         offset, wave = 0, 1
@@ -461,7 +465,8 @@ class RecallIndex:
             for page in pages:
                 for item in page.items:
                     md = item.metadata
-                    rows.append((_number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
+                    if matches_conditions(md, active):  # exactly what the scope-and-status filter selects
+                        rows.append((_number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
             if len(pages[-1].items) < PAGE:
                 break
             offset += wave * PAGE
