@@ -16,7 +16,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
 from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
-from ltm.domain.scope import Scope, audit_log_key  # noqa: E402
+from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 
@@ -83,7 +83,7 @@ async def scope_of(
 async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
     """Every stored audit entry of a scope's log, read from the chunks themselves (orphans included)."""
     out: list[dict[str, Any]] = []
-    for key in await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
+    for key in owned_keys(scope, await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/")):
         raw = await svc.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out

@@ -67,6 +67,17 @@ IDENTS: tuple[tuple[str, str, str], ...] = (
     ("group_g1", "bot2", "bob"),
     ("person_alice", "", "alice"),  # no bot known
     ("person_alice#speaker:mallory", "bot1", "eve"),  # an id embedding a key delimiter
+    ("group_g1/x", "bot1", "alice"),  # extends group_g1 at "/" (key listings scan by prefix)
+    ("group_g1%2Fx", "bot1", "dan"),  # the percent-encoded look-alike of the previous
+    ("group_g1:x", "bot1", "erin"),  # the key separator inside a launcher id
+    ("group_g1%3Ax", "bot1", "erin"),  # ... and its escape typed as an id
+    ("group_g1\uff0fx", "bot1", "fay"),  # fullwidth solidus
+    ("group_g1\uff1ax", "bot1", "fay"),  # fullwidth colon
+    ("person_y", "X:person_x", "y"),  # a ":" in a bot id ...
+    ("person_x:person_y", "X", "y"),  # ... and the scope that used to share its key
+    ("person_alice", "bot", "alice"),  # a bot id spelled like the bot-wide key's prefix
+    ("person_" + "7" * 300, "bot1", "8" * 300),  # ids far past the host's 255-character keys
+    ("person_" + "7" * 299 + "8", "bot1", "8" * 299 + "7"),  # ... differing only in the last character
 )
 # Per backend: episodes per identity and the number of search / engine rounds. Qdrant local mode
 # is a pure-Python brute force: keep its store small.
@@ -182,9 +193,13 @@ async def _populate(backend: str, tmp: Path) -> World:
         await svc.ingest_document(kb, f"doc-{kb}", {"episodes": items}, ADMIN)
         listed: dict[str, str] = {}
         for ident in (i for i in idents if i.kb == kb):
-            page = await svc.list_episodes(scopes[ident], statuses=None, page_size=100)
-            for e in page.items:
-                listed[e.content] = e.id
+            n = 1
+            while True:
+                page = await svc.list_episodes(scopes[ident], statuses=None, page=n, page_size=100)
+                listed.update({e.content: e.id for e in page.items})
+                if not page.has_more:
+                    break
+                n += 1
         for ident, token, content in planned:
             rid = listed[content]
             world.rows[rid] = Row(rid, ident, content, token, tags[ident])
@@ -321,8 +336,8 @@ async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> i
         probes += _check_partition(
             world, seen, [t.id for t in targets], purpose, context=f"round={round_no} query={query!r}"
         )
-        owner_list = await world.service.list_episodes(world.scopes[dormant.ident], statuses=None, page_size=100)
-        assert dormant.id in {e.id for e in owner_list.items}, "positive control: the owner lists its archived row"
+        owner_list = await _list_all(world, dormant.ident, rng, None)
+        assert dormant.id in owner_list, "positive control: the owner lists its archived row"
         for ident in world.idents:
             assert dormant.id not in seen[ident], f"{purpose}: a {dormant.status} row was returned to {ident.label()}"
             probes += 1
@@ -541,6 +556,205 @@ async def test_audit_log_is_per_knowledge_base() -> None:
         assert other.id not in targets, "the other knowledge base's operation is in this KB's audit log"
         assert await svc.audit_count(scope) == 1
         assert {e["collection"] for e in await svc.audit_export(scope)} == {scope.collection}
+
+
+# --------------------------------------------------------------------------------------------
+# every other listing: review queue, tombstones, consolidation proposals, profiles, injection
+# snapshots, fences and known spaces (keys scanned from the key-value store, owner checked exactly)
+# --------------------------------------------------------------------------------------------
+
+
+def profile_group(session: str, bot: str, kb: str | None = None) -> tuple[str, ...]:
+    """Who shares a speaker profile (the L2 sharing without the KB: profiles are not per KB) or,
+    with ``kb=None``, a session profile / injection snapshot (always per bot and session)."""
+    if kb is not None and KBS[kb] == "bot" and bot:
+        return ("bot", bot)
+    return ("session", bot, session)
+
+
+@dataclass
+class Listings:
+    review: Any
+    consolidator: Any
+    fenced: MemoryService  # a second service over a copy of the store, with fences written in it
+    made: dict[str, dict[str, Ident]]  # listing -> item id/token -> the identity that made it
+
+
+def _consolidation_answer(messages: list[dict[str, str]]) -> str:
+    import re
+
+    block = re.search(r"<SOURCES_JSON>\n(.*)\n</SOURCES_JSON>", messages[-1]["content"], re.DOTALL)
+    assert block, "no data block"
+    sources = json.loads(block.group(1))
+    return json.dumps({"summary": "Summary of the sources.", "cited_ids": [x["id"] for x in sources]})
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def listings(world: World) -> Listings:
+    from ltm.domain.candidates import Proposal
+    from ltm.domain.scope import l2_lock_key
+    from ltm.service.consolidation import ConsolidationSettings, Consolidator
+    from ltm.service.review import ReviewQueue
+
+    svc = world.service
+    review = ReviewQueue(svc)
+
+    async def model(messages: list[dict[str, str]]) -> str:
+        return _consolidation_answer(messages)
+
+    cons = Consolidator(
+        svc, model, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+    )
+    made: dict[str, dict[str, Ident]] = {
+        k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
+    }
+    rng = world.rng("listings")
+    words = iter(_unique_words(rng, len(world.idents) * 6))
+    for ident in world.idents:
+        scope = world.scopes[ident]
+        tok = next(words)
+        await svc.update_profile(scope, {"add_traits": [f"trait {tok}"]}, ADMIN)
+        made["speaker"][tok] = ident
+        tok = next(words)
+        await svc.update_profile(scope, {"target": "session", "add_notes": [f"note {tok}"]}, ADMIN)
+        made["session"][tok] = ident
+        tok = next(words)
+        await svc.save_injection(scope, {"at": "2025-01-01T00:00:00Z", "probe": tok, "episodes": []})
+        made["inject"][tok] = ident
+        text = f"I prefer {next(words)} tea."
+        cand = await review.propose(scope, Proposal(text, text, "preference"), ADMIN, origin="rules")
+        made["tombstone"][(await review.reject(scope, cand.id, ADMIN, "probe")).result_id] = ident
+        text = f"I prefer {next(words)} coffee."
+        cand = await review.propose(scope, Proposal(text, text, "preference"), ADMIN, origin="rules")
+        made["candidate"][cand.id] = ident
+    for ident in world.idents:  # one summary proposal per L2 group (a second preview covers the same sources)
+        if any(i.group == ident.group for i in made["proposal"].values()):
+            continue
+        preview = await cons.preview(world.scopes[ident], ADMIN)
+        if preview.proposal is not None:
+            made["proposal"][preview.proposal.id] = ident
+    # fences: written as records into a copy of the store (a fence comes from an unknown host
+    # outcome); a fresh service over the copy lists them
+    kv = MemoryKeyValueStore()
+    for k in await svc.kv.keys(""):
+        await kv.set(k, await svc.kv.get(k) or b"")
+    for ident in world.idents:
+        scope = world.scopes[ident]
+        for lock in (l2_lock_key(scope), "l1:" + speaker_profile_key(scope, ident.sender)):
+            record = {"lock_key": lock, "operation": "probe", "dispatched_at": "x", "scope": scope.describe()}
+            await kv.set("fence/" + lock, json.dumps(record).encode())
+            made["fence"][lock] = ident
+    fenced = MemoryService(kv=kv, vectors=svc.vectors, embedder_for=lambda c, kb: _EMBEDDER, settings=Settings)
+    return Listings(review, cons, fenced, made)
+
+
+def _check_listing(world: World, name: str, seen: dict[Ident, set[str]], group_of: Any, made: dict[str, Ident]) -> int:
+    """Positive control (every identity of the maker's group sees the item), then the probes."""
+    where = f"[seed={SEED} backend={world.backend} listing={name}]"
+    probes = 0
+    for item, maker in made.items():
+        for ident in world.idents:
+            if group_of(ident) == group_of(maker):
+                assert item in seen[ident], f"positive control failed {where}: {ident.label()} misses {item}"
+            else:
+                assert item not in seen[ident], f"LEAK {where}: {ident.label()} sees {item} of {maker.label()}"
+                probes += 1
+    for ident, items in seen.items():
+        for item in items:
+            assert item in made and group_of(made[item]) == group_of(ident), f"LEAK {where}: {ident.label()}: {item}"
+    return probes
+
+
+async def test_every_key_listing_is_isolated(world: World, listings: Listings) -> None:
+    """Tombstones, review candidates (open and every status), consolidation proposals, speaker and
+    session profiles, injection snapshots, fences (service and console) and the known spaces: each
+    identity sees exactly its group's items, with ids that contain ``/``, ``:``, ``#``, ``%``,
+    look-alike characters and ids past the host's key length (>= 20,000 probes on each backend;
+    measured with SEED: 21,262 on chroma)."""
+    from pages.router import handle
+    from pages.scopes import known_scopes
+
+    svc, made = world.service, listings.made
+
+    async def console(service: MemoryService, endpoint: str, ident: Ident, **extra: Any) -> Any:
+        req = PageRequest(endpoint=endpoint, method="POST", body=_scope_body(ident, **extra))
+        r = await handle(service, req, review=listings.review, consolidator=listings.consolidator)
+        assert r.error is None, (endpoint, r.error)
+        return r.data
+
+    def l2(i: Ident) -> tuple[str, ...]:
+        return i.group
+
+    def session_of(i: Ident) -> tuple[str, ...]:
+        return profile_group(i.session, i.bot)
+
+    def speakers_of(i: Ident) -> tuple[str, ...]:
+        return profile_group(i.session, i.bot, i.kb)
+
+    assert len(made["proposal"]) >= len({i.group for i in world.idents}) - 2, "positive control: proposals"
+    last_inject = {session_of(i): tok for tok, i in made["inject"].items()}  # the last writer of a scope wins
+    injected = {tok: i for tok, i in made["inject"].items() if last_inject[session_of(i)] == tok}
+    probes = 0
+    for surface in ("service", "console"):
+        seen: dict[str, dict[Ident, set[str]]] = {k: {} for k in made}
+        for ident in world.idents:
+            scope = world.scopes[ident]
+            if surface == "service":
+                tombstones = [t.id for t in (await listings.review.list_tombstones(scope, 1, 100))[0]]
+                everything = (await listings.review.list(scope, page_size=100, all_statuses=True)).items
+                candidates = [c.id for c in everything if c.status == "pending"]
+                assert {c.id for c in (await listings.review.list(scope, page_size=100)).items} == set(candidates)
+                proposals = [p.id for p in await listings.consolidator.list_proposals(scope)]
+                traits = [t for p in await svc.speaker_profiles(scope) for t in p.traits]
+                notes = (await svc.get_profile(scope, "session")).notes
+                snap = await svc.last_injection(scope) or {}
+                fences = list(await listings.fenced.fences_of(scope))
+            else:
+                tombstones = [t["id"] for t in (await console(svc, "/tombstones", ident, page_size=100))["items"]]
+                data = await console(svc, "/candidates", ident, page_size=100, all_statuses=True)
+                candidates = [c["id"] for c in data["items"] if c["status"] == "pending"]
+                proposals = [p["id"] for p in (await console(svc, "/consolidation/proposals", ident))["proposals"]]
+                data = await console(svc, "/profiles", ident)
+                traits = [t for p in data["speakers"] for t in p["traits"]]
+                notes = data["session"]["notes"]
+                snap = (await console(svc, "/injection", ident))["snapshot"] or {}
+                data = await console(listings.fenced, "/diagnostics", ident)
+                fences = [f["lock_key"] for f in data["fences"]["items"]]
+            seen["tombstone"][ident] = set(tombstones)
+            seen["candidate"][ident] = set(candidates)
+            seen["proposal"][ident] = set(proposals)
+            seen["speaker"][ident] = {t.removeprefix("trait ") for t in traits}
+            seen["session"][ident] = {n.removeprefix("note ") for n in notes}
+            seen["inject"][ident] = {str(snap["probe"])} if snap.get("probe") else set()
+            seen["fence"][ident] = set(fences)
+        probes += _check_listing(world, f"{surface} tombstones", seen["tombstone"], l2, made["tombstone"])
+        probes += _check_listing(world, f"{surface} candidates", seen["candidate"], l2, made["candidate"])
+        probes += _check_listing(world, f"{surface} proposals", seen["proposal"], l2, made["proposal"])
+        # a speaker listing shows every speaker of the sharing group, whoever asks
+        probes += _check_listing(world, f"{surface} speaker profiles", seen["speaker"], speakers_of, made["speaker"])
+        probes += _check_listing(world, f"{surface} session profiles", seen["session"], session_of, made["session"])
+        probes += _check_listing(world, f"{surface} injection", seen["inject"], session_of, injected)
+        fences_l2 = {k: i for k, i in made["fence"].items() if k.startswith("l2:")}
+        fences_l1 = {k: i for k, i in made["fence"].items() if k.startswith("l1:")}
+        seen_l2 = {i: {k for k in v if k.startswith("l2:")} for i, v in seen["fence"].items()}
+        seen_l1 = {i: {k for k in v if k.startswith("l1:")} for i, v in seen["fence"].items()}
+        probes += _check_listing(world, f"{surface} l2 fences", seen_l2, l2, fences_l2)
+        probes += _check_listing(world, f"{surface} l1 fences", seen_l1, speakers_of, fences_l1)
+    # known spaces: every identity's session is named readably, with its own speakers and no other
+    known = await known_scopes(svc)
+    listed = {(s["bot_uuid"], s["session_name"]): set(s["speakers"]) for s in known["scopes"]}
+    senders = {i.sender for i in world.idents}
+    for ident in world.idents:
+        key = (ident.bot, ident.session)
+        assert key in listed, f"positive control: known spaces miss {ident.label()}"
+        mine = {i.sender for i in world.idents if (i.bot, i.session) == key}
+        named = {s for s in mine if any(j.sender == s and KBS[j.kb] == "session" for j in world.idents)}
+        assert listed[key] >= {s for s in named if len(s) < 64}, (ident.label(), listed[key])
+        assert not listed[key] & (senders - mine), f"LEAK known spaces: {ident.label()} lists {listed[key] - mine}"
+        probes += len(senders - mine)
+    assert set(listed) == {(i.bot, i.session) for i in world.idents}, "known spaces name a session nobody wrote"
+    assert {b["bot_uuid"] for b in known["bots"]} == {i.bot for i in world.idents if i.bot and KBS[i.kb] == "bot"}
+    assert probes >= 20_000, probes
 
 
 async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:

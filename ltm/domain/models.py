@@ -343,6 +343,7 @@ class Profile:
     preferences: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     updated_at: str = ""
+    sender_id: str = ""  # a speaker profile's speaker (its key may hold a shortened id)
 
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
@@ -363,6 +364,7 @@ class Profile:
             preferences={str(k): str(v) for k, v in dict(prefs).items()},
             notes=[str(n) for n in (data.get("notes") or [])],
             updated_at=str(data.get("updated_at") or ""),
+            sender_id=str(data.get("sender_id") or "") if kind == "speaker" else "",
         )
 
 
@@ -476,4 +478,5 @@ def apply_profile_patch(
         preferences=prefs,
         notes=_dedup_add(profile.notes, patch.add_notes, patch.remove_notes, MAX_NOTES),
         updated_at=updated_at,
+        sender_id=profile.sender_id,
     )
