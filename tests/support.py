@@ -24,6 +24,28 @@ KB = "kb-test"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
 
 
+class HostLimitedKeyValueStore(MemoryKeyValueStore):
+    """The in-memory store with the host's storage-key rule (``BinaryStorage.key`` is String(255),
+    see tests/fakes/host_runtime.py): a longer key is refused on every call, as the fake host does."""
+
+    async def get(self, key: str) -> bytes | None:
+        return await super().get(_host_key(key))
+
+    async def set(self, key: str, value: bytes) -> None:
+        await super().set(_host_key(key), value)
+
+    async def delete(self, key: str) -> None:
+        await super().delete(_host_key(key))
+
+
+def _host_key(key: str) -> str:
+    from tests.fakes.host_runtime import MAX_STORAGE_KEY_CHARS
+
+    if isinstance(key, str) and len(key) > MAX_STORAGE_KEY_CHARS:
+        raise RuntimeError(f"Storage key longer than {MAX_STORAGE_KEY_CHARS} characters")
+    return key
+
+
 class DelegatingIndex:
     """A VectorIndex that passes every call to ``inner``: test wrappers override what they change."""
 
@@ -68,7 +90,7 @@ async def build_service(
 ) -> MemoryService:
     emb = HashingEmbedder()
     svc = MemoryService(
-        kv=MemoryKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
+        kv=HostLimitedKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
     )
     await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
     return svc
