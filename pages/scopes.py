@@ -62,6 +62,15 @@ def parse_session_key(key: str) -> tuple[str, str] | None:
     return owner.bot_uuid, owner.session_name
 
 
+async def _record_sender(service: MemoryService, key: str) -> str:
+    """The readable speaker a speaker profile record keeps (its key may hold a shortened id)."""
+    try:
+        raw = await service.kv.get(key)
+        return str((json.loads(raw) if raw else {}).get("sender_id") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
 async def _record_owner(service: MemoryService, key: str) -> tuple[str, str] | None:
     """The readable ``(bot_uuid, session_name)`` a profile or snapshot record keeps."""
     try:
@@ -107,7 +116,8 @@ async def known_scopes(service: MemoryService) -> dict[str, Any]:
         if p is not None and p.layout == "profile.session":
             await add_key(k, p.owner, "profile")
         elif p is not None and p.layout == "profile.speaker":
-            await add_key(k, p.owner, "speaker", key_part_value(p.tail) or "")
+            speaker = key_part_value(p.tail)
+            await add_key(k, p.owner, "speaker", speaker if speaker is not None else await _record_sender(service, k))
     for k in await service.kv.keys(INJECT_PREFIX):
         p = parse_storage_key(k)
         if p is not None and p.layout == "inject":
