@@ -58,7 +58,7 @@ class MemoryEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0, metadata={"reason": "no session identity"})
         try:
             top_k = max(1, min(50, int(rs.get("top_k") or 5)))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # NaN and the infinities too
             top_k = 5
         try:
             scope = await service.scope_for(

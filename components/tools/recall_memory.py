@@ -8,17 +8,10 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.hostglue import lang_of, tool_scope
 from ltm.domain.errors import MemoryError_, ValidationError
+from ltm.domain.models import bounded_int
 from ltm.i18n import error_text
 
 log = logging.getLogger(__name__)
-
-
-def _limit(raw: Any) -> int:
-    if raw is None:
-        return 5
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or int(raw) != raw or not 1 <= raw <= 20:
-        raise ValidationError("limit: an integer from 1 to 20", key="error.field_type", field="limit")
-    return int(raw)
 
 
 class RecallMemory(Tool):
@@ -32,7 +25,7 @@ class RecallMemory(Tool):
             speaker = p.get("speaker") or "any"
             if speaker not in ("current", "any"):
                 raise ValidationError("speaker: current or any", key="error.field_type", field="speaker")
-            limit = _limit(p.get("limit"))
+            limit = bounded_int(p.get("limit"), "limit", 1, 20, 5)
             scope, _ = await tool_scope(self.plugin, session, query_id)
             result = await self.plugin.service.recall(
                 scope,

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from urllib.parse import quote, unquote
 
 from .errors import ScopeError, ValidationError
+from .text import check_text
 
 Isolation = Literal["session", "bot"]
 ISOLATION_MODES: tuple[str, ...] = ("session", "bot")
@@ -104,6 +105,13 @@ def derive_scope(
     sender_id: str | None = None,
 ) -> Scope:
     """The single place that turns a host identity into keys."""
+    for name, value in (
+        ("session_name", session_name),
+        ("launcher_id", launcher_id),
+        ("bot_uuid", bot_uuid),
+        ("sender_id", sender_id),
+    ):
+        check_text(str(value or ""), name)
     if session_name:
         lt, _ = split_session_name(session_name)
         name = session_name.strip()
