@@ -3,8 +3,8 @@
 Only the user's text is evidence (never the assistant reply, never an injected memory block).
 The pipeline for one turn:
 
-1. :func:`bounded_user_text` removes any injected memory block and cuts the text to
-   :data:`MAX_INPUT_CHARS` at a sentence end;
+1. the text is neutralised (:func:`ltm.domain.text.neutralize`), then :func:`bounded_user_text`
+   removes any injected memory block and cuts it to :data:`MAX_INPUT_CHARS` at a sentence end;
 2. :func:`split_sentences` returns complete sentences as exact substrings of that text;
 3. :func:`redact` drops every sentence with credential-looking text (API keys, tokens, one-time
    codes, passwords); only their number is kept. Such text is never stored and never sent to a
@@ -244,8 +244,9 @@ def redact(sentences: list[str]) -> tuple[list[str], int]:
 
 
 def prepare(text: str, limit: int = MAX_INPUT_CHARS) -> TurnText:
-    """Steps 1-3 of the module docstring, for rules and model alike."""
-    bounded, truncated = bounded_user_text(text, limit)
+    """Steps 1-3 of the module docstring, for rules and model alike, on the neutralised text (what a
+    model would see: no invisible or direction characters, no lone surrogate or NUL to store)."""
+    bounded, truncated = bounded_user_text(neutralize(str(text or "")), limit)
     sentences = [s for s in split_sentences(bounded) if len(s) <= MAX_SENTENCE_CHARS]
     kept, redactions = redact(sentences)
     return TurnText(bounded, tuple(kept), redactions, truncated)
