@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 
@@ -304,8 +305,9 @@ def test_neutralize_leaves_nothing_invisible_and_is_idempotent(text: str) -> Non
 
 @pytest.mark.asyncio
 async def test_invisible_characters_are_stored_as_sent_and_injected_neutralised() -> None:
-    """End to end: the remember tool stores the text as sent; the next turn's system message and
-    the runner-facing ``_ltm_context`` variable carry it neutralised."""
+    """End to end: the remember tool stores the text as sent; what the engine hands a runner, the
+    next turn's system message, the runner-facing ``_ltm_context`` variable and the recall tool's
+    result carry it neutralised."""
     fake = FakeHostHandler(bots=[BOT])
     fake.add_knowledge_base(KB)
     ctl = await load_plugin(fake)
@@ -319,6 +321,12 @@ async def test_invisible_characters_are_stored_as_sent_and_injected_neutralised(
     upd = await component(ctl, "Tool", "update_profile").call({"add_traits": [INVISIBLE_ATTACKS[1]]}, session, 1)
     assert upd["ok"], upd
     assert sorted(fake.vector_rows(KB)["documents"]) == sorted(x.strip() for x in contents)  # stored as sent
+    rs = {"top_k": 10, "session_name": "person_m", "bot_uuid": BOT, "sender_id": "m"}
+    ask = RetrievalContext(query="tea note", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs)
+    served = await component(ctl, "KnowledgeEngine", "memory_engine").retrieve(ask)  # what a runner gets
+    texts = [el.text for r in served.results for el in r.content]
+    assert len(texts) == len(contents)
+    assert not invisible_in("".join(texts)) and not set(LOOKALIKE_MARKUP) & set("".join(texts))
     ctx = await _turn(ctl, fake, 2, "tea note")
     block = ctx.event.default_prompt[1].content
     data = assert_safe_block(block, "en_US", [])
