@@ -667,3 +667,18 @@ def test_hostile_text_in_a_console_body_is_refused_naming_the_field(
     clean = json.loads(json.dumps(extra).replace("\\ud800", "").replace("\\udfff", "").replace("\\u0000", ""))
     resp = call(clean)
     assert resp.error is None, resp.error
+
+
+@pytest.mark.parametrize("top_k", [NAN, INF, -INF, "Infinity", None])
+def test_the_engine_reads_a_non_finite_top_k_as_the_default(h: Harness, top_k: Any) -> None:
+    """Once an uncaught OverflowError for ``top_k: Infinity`` in the retrieval settings."""
+    from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
+
+    rs = {"top_k": top_k, "session_name": "person_fz", "bot_uuid": "", "sender_id": "fz"}
+    ctx = RetrievalContext(query="seed fact", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs)
+    resp = h.run(component(h.ctl, "KnowledgeEngine", "memory_engine").retrieve(ctx))
+    assert len(resp.results) == 3  # the default top_k (5) holds the three seed facts: positive control
+    query = {**rs, "top_k": 5}
+    ctx = RetrievalContext(query="seed \ud800", knowledge_base_id=KB, collection_id=KB, retrieval_settings=query)
+    resp = h.run(component(h.ctl, "KnowledgeEngine", "memory_engine").retrieve(ctx))
+    assert resp.results == [] and "query" in resp.metadata["error"]
