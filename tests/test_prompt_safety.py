@@ -333,6 +333,9 @@ async def test_invisible_characters_are_stored_as_sent_and_injected_neutralised(
     assert data["episodes"] and data["speaker_profile"]["traits"] == [neutralize(INVISIBLE_ATTACKS[1])]
     var = json.dumps(fake.queries[2].variables["_ltm_context"], ensure_ascii=False)
     assert "tea note" in var and not invisible_in(var) and not set(LOOKALIKE_MARKUP) & set(var)
+    hostile_turn = await _turn(ctl, fake, 3, "tea\ud800 note\u200b")  # a lone surrogate in the chat text
+    assert len(hostile_turn.event.default_prompt) == 2, "a lone surrogate in the message cost the turn its memory"
+    assert_safe_block(hostile_turn.event.default_prompt[1].content, "en_US", [])
     rec = await component(ctl, "Tool", "recall_memory").call({"query": "tea note"}, session, 1)
     shown = json.dumps(rec, ensure_ascii=False)
     assert rec["ok"] and rec["episodes"] and not invisible_in(shown) and not set(LOOKALIKE_MARKUP) & set(shown)
