@@ -8,9 +8,9 @@ identity fields (kb_id, session_name, bot_uuid, sender_id); keys a client sends 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ltm.domain.models import is_record_id
 from ltm.domain.scope import MAX_ID_CHARS, Scope
 from ltm.domain.timefields import parse_instant, to_iso
 from ltm.service import MemoryService
@@ -19,7 +19,6 @@ MAX_TEXT = 256
 MAX_QUERY = 500
 MAX_REASON = 500
 MAX_PAGE = 100_000
-ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 SCOPE_FIELDS = ("kb_id", "session_name", "bot_uuid", "sender_id")
 
 
@@ -100,7 +99,7 @@ class Body:
 
     def episode_id(self, name: str = "id") -> str:
         v = self.raw.get(name)
-        if not isinstance(v, str) or not ID_RE.match(v):
+        if not isinstance(v, str) or not is_record_id(v):
             raise BadRequest("err.episode_id", field=name)
         return v
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from .errors import ScopeError, ValidationError
+from .text import check_text
 
 Isolation = Literal["session", "bot"]
 ISOLATION_MODES: tuple[str, ...] = ("session", "bot")
@@ -214,6 +215,13 @@ def derive_scope(
     sender_id: str | None = None,
 ) -> Scope:
     """The single place that turns a host identity into keys."""
+    for name, value in (
+        ("session_name", session_name),
+        ("launcher_id", launcher_id),
+        ("bot_uuid", bot_uuid),
+        ("sender_id", sender_id),
+    ):
+        check_text(str(value or ""), name)
     if session_name:
         name = str(session_name).strip()
         lt, lid = split_session_name(name)

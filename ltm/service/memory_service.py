@@ -33,6 +33,7 @@ from ..domain.models import (
     Profile,
     apply_profile_patch,
     build_episode,
+    is_record_id,
     validate_episode_input,
     validate_profile_patch,
 )
@@ -60,6 +61,7 @@ from ..domain.scope import (
     session_profile_key,
     speaker_profile_key,
 )
+from ..domain.text import check_text
 from ..domain.timefields import now_utc, parse_instant, to_iso
 from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
@@ -544,6 +546,7 @@ class MemoryService:
         order, so the store is in its before-state again. A fence set by the failing write stays
         (a late write could still land). If taking back fails too, every lock of the operation is
         fenced and the journal stays: recovery reports it."""
+        check_text(reason or "", "reason")
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
             await self._check_fence(key)
@@ -1000,6 +1003,8 @@ class MemoryService:
         return out[:limit]
 
     async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
+            raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
         found = await self._fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
@@ -1231,6 +1236,7 @@ class MemoryService:
         parse_window: bool = True,
     ) -> RecallResult:
         """Profiles + ranked active episodes of this scope for ``query``."""
+        check_text(query, "query")
         s = self.settings
         now = self.clock()
         speaker = speaker_id if speaker_id is not None else scope.sender_id
