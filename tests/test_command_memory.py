@@ -461,7 +461,6 @@ class TestAdminRows:
 # ------------------------------------------------------------------------------------------ privilege
 
 ADMIN_LINES = [
-    "memory forget {id}",
     "memory archive {id}",
     "memory restore {id}",
     "memory delete --status all",
@@ -483,9 +482,20 @@ class TestPrivilege:
         assert text.startswith("Refused:") and "admin_sender_ids" in text and "alice" in text
         assert await h.state(GROUP) == before
 
+    async def test_forget_is_refused_for_another_speakers_memory(self, h: Harness) -> None:
+        """A member forgets their own memory (positive control), never another's: told why, and
+        state and audit are unchanged."""
+        carols = await h.remember(GROUP, "carol", "Carol likes tea")
+        alices = await h.remember(GROUP, "alice", "Alice likes cake")
+        before = await h.state(GROUP)
+        text = await h.one(f"memory forget {carols.id}", chat=GROUP, speaker="alice", first_speaker=ADMIN_ID)
+        assert text.startswith("Refused:") and carols.id in text and "admin_sender_ids" in text and "alice" in text
+        assert await h.state(GROUP) == before
+        assert (await h.one(f"memory forget {alices.id}", chat=GROUP, speaker="alice")).startswith("Forgot")
+
     async def test_group_admin_is_the_current_speaker(self, h: Harness) -> None:
         """In a group the Session carries the first speaker; only the query variable counts."""
-        ep = await h.remember(GROUP, "bob", "Bob likes tea")
+        ep = await h.remember(GROUP, "carol", "Carol likes tea")
         refused = await h.one(f"memory forget {ep.id}", chat=GROUP, speaker="bob", first_speaker=ADMIN_ID)
         assert refused.startswith("Refused:")
         ok = await h.one(f"memory forget {ep.id}", chat=GROUP, speaker=ADMIN_ID, first_speaker="bob")
