@@ -11,8 +11,8 @@ from components.commands.parser import VERBS, ParseError, parse
 from ltm.domain.privilege import (
     POLICY,
     Caller,
-    can_run,
     caller_of,
+    can_run,
     is_admin,
     matrix,
     may_change_record,
