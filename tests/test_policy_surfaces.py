@@ -195,6 +195,24 @@ class TestBotIsolationReadRule:
         listed = await console(h, "/episodes", G1, status="all")
         assert {e["id"] for e in listed["items"]} == {group.id, private.id}
 
+    async def test_review_candidates_follow_the_same_rule(self) -> None:
+        h = await host_harness({"candidate_extraction_enabled": True}, isolation="bot")
+        listener = Actor(surface="listener", sender_id="alice")
+        (private,) = (
+            await h.plugin.review.extract(await h.scope(ALICE, "alice"), "I live in Oslo.", listener)
+        ).candidates
+        listener = Actor(surface="listener", sender_id="carol")
+        (shared,) = (await h.plugin.review.extract(await h.scope(G1, "carol"), "I live in Rome.", listener)).candidates
+        for line in ("memory candidates", "memory candidates --all-statuses"):
+            listed = await h.one(line, chat=G1, speaker=ADMIN_ID)
+            assert shared.id in listed and private.id not in listed, line
+            assert private.id in await h.one(line, chat=ALICE, speaker="alice")  # positive control
+        refused = await h.one(f"memory candidate accept {private.id}", chat=G1, speaker=ADMIN_ID)
+        assert private.id in refused and "Accepted" not in refused
+        assert (await h.plugin.review.get(await h.scope(ALICE, "alice"), private.id)).status == "pending"
+        accepted = await h.one(f"memory candidate accept {private.id}", chat=ALICE, speaker=ADMIN_ID)
+        assert (await h.plugin.review.get(await h.scope(ALICE, "alice"), private.id)).status == "accepted", accepted
+
     async def test_marked_shared_is_read_everywhere(self) -> None:
         h = await host_harness(isolation="bot")
         doc = {
