@@ -31,6 +31,7 @@ KB = "kb-cmd"
 BOT = "bot-1"
 ADMIN_ID = "admin-1"
 TEST_ACTOR = Actor(surface="test", sender_id="seed")
+ADMIN_ACTOR = Actor(surface="test", sender_id="seed", privilege=2)
 
 
 # ------------------------------------------------------------------------------------------ harness
@@ -250,7 +251,7 @@ class TestReadRows:
         old = await h.remember(ALICE, "alice", "Alice prefers black tea")
         await h.remember(ALICE, "alice", "Alice prefers green tea", supersedes=[old.id])
         arch = await h.remember(ALICE, "alice", "Alice had a cat")
-        await h.service.set_status(await h.scope(), arch.id, "archived", TEST_ACTOR)
+        await h.service.set_status(await h.scope(), arch.id, "archived", ADMIN_ACTOR)
         plain = await h.one("memory list")
         assert "green tea" in plain and "black tea" not in plain and "cat" not in plain
         sup = await h.one("memory list --include-superseded")
@@ -380,7 +381,7 @@ class TestAdminRows:
         clock[0] = 10
         newer = await h.remember(ALICE, "alice", "new fact")
         arch = await h.remember(ALICE, "alice", "archived fact")
-        await h.service.set_status(await h.scope(), arch.id, "archived", TEST_ACTOR)
+        await h.service.set_status(await h.scope(), arch.id, "archived", ADMIN_ACTOR)
         text = await h.one('memory delete --before 2024-01-05T00:00:00Z --reason "retention"', privilege=2)
         assert "Deleted 1 memories" in text and "recorded before 2024-01-05T00:00:00Z" in text
         assert "Deleted 1 memories" in await h.one("memory delete --status archived", privilege=2)

@@ -16,7 +16,7 @@ from components.tools.forget import Forget
 from components.tools.recall_memory import RecallMemory
 from components.tools.remember import Remember
 from components.tools.update_profile import UpdateProfile
-from ltm.domain.errors import NotFoundError
+from ltm.domain.errors import NotFoundError, PermissionDenied
 from ltm.domain.scope import Criteria
 from ltm.service import Actor
 from tests.test_command_memory import ADMIN_ID, BOT, Harness, host_harness, joined_document
@@ -116,6 +116,26 @@ class TestForgetOnePolicy:
         assert private.id in rows(h)
         out = await tool(h, Forget, {"episode_id": private.id}, speaker="alice", chat=ALICE)  # positive control
         assert out["ok"] is True and private.id not in rows(h)
+
+
+class TestAdminVerbsInTheService:
+    async def test_archive_restore_confirm_need_an_admin_whoever_calls(self) -> None:
+        """No member surface offers them, and a new one could not skip the check either."""
+        h = await host_harness()
+        own = await h.remember(G1, "bob", "Bob likes tea")
+        scope, member = await h.scope(G1, "bob"), Actor(surface="tool", sender_id="bob")
+        for call in (
+            h.service.set_status(scope, own.id, "archived", member),
+            h.service.confirm_episode(scope, own.id, member),
+        ):
+            with pytest.raises(PermissionDenied):
+                await call
+        assert (await h.service.get_episode(scope, own.id)).status == "active"
+        admin = Actor(surface="tool", sender_id=ADMIN_ID)  # listed in admin_sender_ids: positive control
+        assert (await h.service.confirm_episode(scope, own.id, admin)).confidence == "confirmed"
+        assert (await h.service.set_status(scope, own.id, "archived", admin)).status == "archived"
+        with pytest.raises(PermissionDenied):
+            await h.service.set_status(scope, own.id, "active", member)
 
 
 # ---------------------------------------------------------------------------------------- admins

@@ -220,6 +220,13 @@ class MemoryService:
         """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
         return policy.caller_of(actor.privilege, actor.sender_id, self.settings.admin_sender_ids)
 
+    def _require_admin(self, verb: str, actor: Actor) -> None:
+        """Refuse an admin verb of the policy table for a caller who is not a memory admin."""
+        if policy.requires_admin(verb) and not self.caller(actor).admin:
+            raise PermissionDenied(
+                f"{verb} needs a memory admin", key=f"cmd.refused.{policy.rule_for(verb).kind}", verb=verb
+            )
+
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         if not kb_id:
             raise ValidationError("knowledge base id required", key="error.kb_missing")
@@ -933,8 +940,9 @@ class MemoryService:
     async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
         """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
         inference or an unverified statement is lifted; recall never lifts it). Audited once;
-        confirming a confirmed memory changes nothing."""
+        confirming a confirmed memory changes nothing. A memory admin's verb."""
         self._need_l2(scope)
+        self._require_admin("confirm", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if episode.status != "active":
@@ -1061,10 +1069,11 @@ class MemoryService:
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
-        """Archive or restore (lifecycle change; the row keeps its own scope keys)."""
+        """Archive or restore (lifecycle change; the row keeps its own scope keys). A memory admin's verb."""
         if status not in ("archived", "active"):
             raise ValidationError("status: archived or active", key="error.status", value=status)
         self._need_l2(scope)
+        self._require_admin("archive" if status == "archived" else "restore", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if status == "archived" and episode.status != "active":
