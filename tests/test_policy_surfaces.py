@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
+from langbot_plugin.api.entities import events
+from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.api.entities.context import EventContext
+from langbot_plugin.api.proxies.event_context import EventContextProxy
 
+from components.event_listener.default import MemoryListener
 from components.pages.console import MemoryConsole
 from components.tools.forget import Forget
 from components.tools.recall_memory import RecallMemory
@@ -54,6 +59,24 @@ async def console(h: Harness, endpoint: str, chat: tuple[str, str], **body: Any)
     )
     assert resp.error is None, resp.error
     return resp.data
+
+
+async def injected(h: Harness, text: str, *, speaker: str, chat: tuple[str, str]) -> str:
+    """The system prompt the listener builds for one turn of ``speaker`` in ``chat``."""
+    h.qid += 1
+    lt, lid = chat
+    variables = {"launcher_type": lt, "launcher_id": lid, "sender_id": speaker, "user_message_text": text}
+    h.handler.add_query(h.qid, {**variables, "_knowledge_base_uuids": [h.kb]}, bot_uuid=BOT, pipeline_kbs=[h.kb])
+    listener = MemoryListener()
+    listener.plugin = h.plugin
+    await listener.initialize()
+    prompt = [Message(role="system", content="You are helpful.")]
+    ev = events.PromptPreProcessing(session_name=f"{lt}_{lid}", default_prompt=prompt, prompt=[])
+    base = EventContext.from_event(ev).model_dump()
+    ctx = EventContextProxy.model_validate({**base, "query_id": h.qid, "plugin_runtime_handler": h.handler})
+    for handler in listener.registered_handlers[events.PromptPreProcessing]:
+        await handler(ctx)
+    return "\n".join(str(m.content) for m in ctx.event.default_prompt)
 
 
 def rows(h: Harness) -> set[str]:
@@ -214,6 +237,15 @@ class TestBotIsolationReadRule:
         assert private.id in await h.one(f"memory show {private.id}", chat=ALICE, speaker="alice")
         listed = await console(h, "/episodes", G1, status="all")
         assert {e["id"] for e in listed["items"]} == {group.id, private.id}
+
+    async def test_the_injected_block_follows_the_rule(self) -> None:
+        h = await host_harness(isolation="bot")
+        await h.remember(ALICE, "alice", "Alice takes insulin every morning")
+        await h.remember(G1, "carol", "Carol organises the insulin drive")
+        block = await injected(h, "insulin every morning", speaker="bob", chat=G2)
+        assert "insulin drive" in block and "Alice takes insulin" not in block
+        block = await injected(h, "insulin every morning", speaker="alice", chat=G2)  # positive control
+        assert "insulin drive" in block and "Alice takes insulin" in block
 
     async def test_review_candidates_follow_the_same_rule(self) -> None:
         h = await host_harness({"candidate_extraction_enabled": True}, isolation="bot")
