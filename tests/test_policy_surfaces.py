@@ -24,7 +24,7 @@ from components.tools.update_profile import UpdateProfile
 from ltm.domain.errors import NotFoundError, PermissionDenied
 from ltm.domain.scope import Criteria
 from ltm.service import Actor
-from tests.test_command_memory import ADMIN_ID, BOT, Harness, host_harness, joined_document
+from tests.test_command_memory import ADMIN_ID, BOT, Harness, host_context, host_harness, joined_document
 
 ALICE = ("person", "alice")
 BOB = ("person", "bob")
@@ -96,6 +96,21 @@ class TestForgetOnePolicy:
         command = await h.one(f"memory forget {carols.id}", chat=G1, speaker="bob")
         assert command.startswith("Refused:") and carols.id in command  # the same answer on both surfaces
         assert rows(h) == before
+
+    async def test_without_query_variables_the_groups_first_speaker_is_nobody(self) -> None:
+        """The host's group Session names the group's first speaker; without the query variable the
+        current speaker is unknown, and an unknown speaker owns nothing."""
+        h = await host_harness()
+        firsts = await h.remember(G1, "carol", "Carol likes jazz")
+        session = Session(launcher_type="group", launcher_id="g1", sender_id="carol", bot_uuid=BOT)
+        ctx = host_context(h.handler, f"memory forget {firsts.id}", query_id=999, session=session, privilege=1)
+        (reply,) = [r.text async for r in h.cmd._execute(ctx)]  # query 999 is unknown: no variables
+        assert reply.startswith("Refused:") and firsts.id in rows(h)
+        own = await h.remember(ALICE, "alice", "Alice likes tea")  # positive control: a private chat's one person
+        session = Session(launcher_type="person", launcher_id="alice", sender_id="alice", bot_uuid=BOT)
+        ctx = host_context(h.handler, f"memory forget {own.id}", query_id=998, session=session, privilege=1)
+        (reply,) = [r.text async for r in h.cmd._execute(ctx)]
+        assert reply.startswith("Forgot") and own.id not in rows(h)
 
     async def test_owner_and_admin_may(self) -> None:
         """Positive controls: the owner forgets their own through the tool; a memory admin anyone's."""

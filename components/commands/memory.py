@@ -126,7 +126,8 @@ class MemoryCommand(Command):
             scope = await self._scope(ctx, variables)
             actor = Actor(
                 surface="command",
-                sender_id=speaker or scope.sender_id,
+                # the policy's speaker; in a group the Session's sender is the first speaker, not this one
+                sender_id=speaker or ("" if scope.is_group else scope.sender_id),
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
