@@ -37,7 +37,16 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import Episode
-from ..domain.scope import ACTIVE, PROPOSAL_PREFIX, Criteria, Scope, l2_lock_key, owned_keys, proposal_key
+from ..domain.scope import (
+    ACTIVE,
+    PROPOSAL_PREFIX,
+    Criteria,
+    Scope,
+    l2_lock_key,
+    narrowest_audience,
+    owned_keys,
+    proposal_key,
+)
 from ..domain.timefields import parse_instant, to_iso
 from .memory_service import Actor, MemoryService, RetireEvent
 from .settings import _bool, _int
@@ -660,11 +669,17 @@ class Consolidator:
         p, sources = await self._claim(scope, proposal_id)
         raw, links = rules.summary_fields(p.summary, sources, p.id)
         target = scope.with_sender(p.sender_id)
+        audience = narrowest_audience([e.audience for e in sources])  # never wider than its sources
+        if audience is None:  # sources from two private chats: no one may read all of them
+            await self._store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
+            raise _stale("sender")
         try:
             # Guarded: the statement guards see origin "consolidation" and decide (the review queue
             # refuses a tombstoned value on every write path and parks conflicts only for
             # conversational origins).
-            summary, _ = await svc.remember(target, raw, actor, origin=rules.ORIGIN, links=links, guarded=True)
+            summary, _ = await svc.remember(
+                target, raw, actor, origin=rules.ORIGIN, links=links, guarded=True, audience=audience
+            )
         except FencedError:
             raise  # the outcome is unknown: the proposal stays used (no second summary)
         except BaseException:

@@ -1,7 +1,9 @@
 """MemoryService: the one object every surface (tools, listener, command, engine, console) calls.
 
 Every verb exists once here. Every L2 read, search, list, count, export and delete is filtered by
-:func:`ltm.domain.scope.scope_filter`; every mutation is serialized per scope and audited.
+:func:`ltm.domain.scope.scope_where` (the scope and the read rule); every mutation is serialized per
+scope, audited, and allowed or refused by :mod:`ltm.domain.privilege` inside the verb itself, so
+no surface can skip the policy.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..domain import budget as budget_rules
+from ..domain import privilege as policy
 from ..domain import ranking, timewindow
 from ..domain.errors import (
     BackendError,
@@ -24,6 +27,7 @@ from ..domain.errors import (
     FencedError,
     MemoryError_,
     NotFoundError,
+    PermissionDenied,
     ScopeError,
     ValidationError,
 )
@@ -56,8 +60,8 @@ from ..domain.scope import (
     parse_lock_key,
     parse_storage_key,
     profile_storage_key,
-    scope_filter,
     scope_owns,
+    scope_where,
     session_profile_key,
     speaker_profile_key,
 )
@@ -219,6 +223,17 @@ class MemoryService:
     @property
     def settings(self) -> Settings:
         return self._settings()
+
+    def caller(self, actor: Actor) -> policy.Caller:
+        """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
+        return policy.caller_of(actor.privilege, actor.sender_id, self.settings.admin_sender_ids)
+
+    def _require_admin(self, verb: str, actor: Actor) -> None:
+        """Refuse an admin verb of the policy table for a caller who is not a memory admin."""
+        if policy.requires_admin(verb) and not self.caller(actor).admin:
+            raise PermissionDenied(
+                f"{verb} needs a memory admin", key=f"cmd.refused.{policy.rule_for(verb).kind}", verb=verb
+            )
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         if not kb_id:
@@ -737,6 +752,11 @@ class MemoryService:
         sender = scope.sender_id or actor.sender_id
         key = self._profile_keys(scope, str(target), sender)
         s = self.settings
+        members = s.members_edit_group_profile
+        if not policy.may_edit_profile(
+            self.caller(actor), str(target), group=scope.is_group, members_edit_group_profile=members
+        ):
+            raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
         async with self.locks.hold(l1_lock_key(key)):
             await self._check_fence(l1_lock_key(key))
             old = await self._backend(self.kv.get(_profile_key(key)), "profile read")
@@ -803,7 +823,7 @@ class MemoryService:
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
         (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`_delete_steps`."""
-        where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids)))
+        where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
         await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
         for rid in ids:
             self.lexical.on_delete(scope.collection, scope.user_key, rid)
@@ -885,24 +905,25 @@ class MemoryService:
         links: dict[str, Any] | None = None,
         guarded: bool = True,
         also: ExtraSteps | None = None,
+        audience: str | None = None,
     ) -> tuple[Episode, list[Episode]]:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
         ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
         (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
         reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
-        this one, all or nothing (the review queue's candidate record). Returns (new episode,
-        superseded episodes)."""
+        this one, all or nothing (the review queue's candidate record). ``audience`` narrows who may
+        read it (a summary takes its sources'). Returns (new episode, superseded episodes)."""
         self._need_l2(scope)
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.locks.hold(self._l2_lock(scope)):
-            targets = await self._check_supersede_targets(scope, data)
+            targets = await self._check_supersede_targets(scope, data, actor)
             if guarded:
                 for guard in self.statement_guards:
                     await guard(scope, data, actor, origin)
-            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
+            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()), audience=audience)
             if links:
                 episode.extra = dict(links)
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
@@ -938,8 +959,9 @@ class MemoryService:
     async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
         """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
         inference or an unverified statement is lifted; recall never lifts it). Audited once;
-        confirming a confirmed memory changes nothing."""
+        confirming a confirmed memory changes nothing. A memory admin's verb."""
         self._need_l2(scope)
+        self._require_admin("confirm", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if episode.status != "active":
@@ -972,9 +994,12 @@ class MemoryService:
             except Exception:
                 log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
-    async def _check_supersede_targets(self, scope: Scope, data: EpisodeInput) -> list[Episode]:
+    async def _check_supersede_targets(self, scope: Scope, data: EpisodeInput, actor: Actor) -> list[Episode]:
+        """The active records of this scope a new statement of ``scope.sender_id`` replaces: the
+        speaker's own, or, for a memory admin, a shared one (:func:`ltm.domain.privilege.may_supersede`)."""
         if not data.supersedes:
             return []
+        caller = policy.Caller(scope.sender_id, self.caller(actor).admin)
         found = {e.id: e for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(data.supersedes)))}
         out = []
         for sid in data.supersedes:
@@ -983,15 +1008,17 @@ class MemoryService:
                 raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
             if ep.status != "active":
                 raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
-            if ep.sender_id != scope.sender_id:
+            if ep.sender_id and ep.sender_id != scope.sender_id:
                 raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
+            if not policy.may_supersede(caller, ep.sender_id):
+                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
             out.append(ep)
         return out
 
     async def _fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Read matching episodes page by page (bounded by ``limit``)."""
         self._need_l2(scope)
-        where = scope_filter(scope.user_key, criteria)
+        where = scope_where(scope, criteria)
         out: list[Episode] = []
         offset = 0
         while len(out) < limit:
@@ -1044,11 +1071,14 @@ class MemoryService:
     async def forget(
         self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
     ) -> Episode:
-        """Delete one episode of this scope from the vector index, verified by reading back."""
+        """Delete one episode of this scope from the vector index, verified by reading back. The
+        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`)."""
         self._need_l2(scope)
         operation = "episode.forget"
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
+            if not policy.may_change_record(self.caller(actor), episode.sender_id):
+                raise PermissionDenied(f"{episode.id} is not the caller's", key="policy.error.forget", id=episode.id)
             event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
             steps = self._delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
             for provider in self.retire_steps:  # e.g. the tombstone of --never: committed with the delete
@@ -1060,10 +1090,11 @@ class MemoryService:
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
-        """Archive or restore (lifecycle change; the row keeps its own scope keys)."""
+        """Archive or restore (lifecycle change; the row keeps its own scope keys). A memory admin's verb."""
         if status not in ("archived", "active"):
             raise ValidationError("status: archived or active", key="error.status", value=status)
         self._need_l2(scope)
+        self._require_admin("archive" if status == "archived" else "restore", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if status == "archived" and episode.status != "active":
@@ -1134,7 +1165,7 @@ class MemoryService:
         items = payload["episodes"]
         if not items:
             raise ValidationError("no episodes in the document", key="error.document_empty")
-        plan: list[tuple[Scope, EpisodeInput]] = []
+        plan: list[tuple[Scope, EpisodeInput, bool]] = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, dict):
                 raise ValidationError(f"episode {n}: expected an object", key="error.document_item", n=n)
@@ -1148,16 +1179,20 @@ class MemoryService:
                 fields = {k: v for k, v in item.items() if k not in ("session_name", "bot_uuid", "sender_id", "status")}
                 fields.setdefault("source_ref", f"document:{document_id}")
                 fields.pop("supersedes", None)
+                shared = fields.pop("shared", False)
+                if not isinstance(shared, bool):
+                    raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
             except MemoryError_ as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
-            plan.append((scope, data))
-        for scope, data in plan:  # tombstones refuse the whole document before anything is written
+            plan.append((scope, data, shared))
+        for scope, data, _shared in plan:  # tombstones refuse the whole document before anything is written
             await self.screen_statement(scope, data, actor, "document")
         by_scope: dict[str, list[Episode]] = {}
         scopes: dict[str, Scope] = {}
-        for scope, data in plan:
-            ep = build_episode(data, scope, origin="document", timestamp=to_iso(self.clock()), document_id=document_id)
+        for scope, data, shared in plan:
+            now = to_iso(self.clock())
+            ep = build_episode(data, scope, origin="document", timestamp=now, document_id=document_id, shared=shared)
             by_scope.setdefault(scope.user_key, []).append(ep)
             scopes[scope.user_key] = scope
         touched = sorted(by_scope)
@@ -1307,7 +1342,7 @@ class MemoryService:
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
     ) -> tuple[list[RecalledEpisode], int]:
-        where = scope_filter(scope.user_key, crit)
+        where = scope_where(scope, crit)
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
@@ -1402,6 +1437,7 @@ def _scope_from(d: dict[str, Any]) -> Scope:
         user_key=str(d.get("user_key") or ""),
         collection=str(d.get("collection") or ""),
         sender_id=str(d.get("sender_id") or ""),
+        operator=True,  # recovery, fences and documents act for the installation, not for a chat
     )
 
 
