@@ -262,6 +262,25 @@ class TestBotIsolationReadRule:
         block = await injected(h, "insulin every morning", speaker="alice", chat=G2)  # positive control
         assert "insulin drive" in block and "Alice takes insulin" in block
 
+    async def test_the_audit_of_a_private_chat_is_redacted_elsewhere(self) -> None:
+        h = await host_harness(isolation="bot")
+        private = await h.remember(ALICE, "alice", "Alice's diagnosis")
+        out = await tool(
+            h, Forget, {"episode_id": private.id, "reason": "my diagnosis is private"}, speaker="alice", chat=ALICE
+        )
+        assert out["ok"] is True
+        group = await h.remember(G1, "carol", "Carol likes jazz")
+        for chat, speaker in ((G1, "bob"), (G2, ADMIN_ID)):
+            text = await h.one("memory audit", chat=chat, speaker=speaker)
+            assert group.id in text and "episode.forget" in text, chat  # positive control: the log and its order
+            assert private.id not in text and "diagnosis" not in text and "another person's private chat" in text
+        exported = joined_document(await h.run("memory audit export", chat=G1, speaker=ADMIN_ID))
+        assert private.id not in json.dumps(exported) and exported["total"] == 3
+        mine = await h.one("memory audit", chat=ALICE, speaker="alice")  # the chat it was done in sees it all
+        assert private.id in mine and "diagnosis is private" in mine
+        entries = (await console(h, "/audit/export", G1))["entries"]
+        assert any(private.id in e["targets"] for e in entries)  # the console: the operator
+
     async def test_review_candidates_follow_the_same_rule(self) -> None:
         h = await host_harness({"candidate_extraction_enabled": True}, isolation="bot")
         listener = Actor(surface="listener", sender_id="alice")

@@ -297,7 +297,7 @@ def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: i
             at=_date(e.get("at")),
             op=clean(e.get("operation"), 40),
             sender=clean(e.get("sender"), 40) or "-",
-            summary=quote(e.get("summary"), 100),
+            summary=t("policy.audit.redacted", lang) if e.get("redacted") else quote(e.get("summary"), 100),
         )
         if e.get("reason"):
             line += "\n  " + t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))

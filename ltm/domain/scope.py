@@ -300,6 +300,15 @@ def narrowest_audience(audiences: list[str]) -> str | None:
     return private.pop() if len(private) == 1 else None
 
 
+def audience_of_key(scope_key: str) -> str:
+    """:func:`audience_of` for what was done in the session of ``scope_key`` (an audit entry's):
+    ``*`` for a group's, else the key itself (``<bot part>:<session part>`` or a bare session part;
+    an encoded bot part never holds a ``:``)."""
+    _, sep, tail = scope_key.partition(":")
+    session = tail if sep else scope_key
+    return SHARED if session.startswith("group_") else scope_key
+
+
 def may_read(scope: Scope, audience: str) -> bool:
     """:func:`reader_audience` for one record already in hand (e.g. a review candidate)."""
     allowed = reader_audience(scope)

@@ -48,6 +48,7 @@ from ..domain.scope import (
     STATUSES,
     Criteria,
     Scope,
+    audience_of_key,
     audit_log_key,
     derive_scope,
     inject_key,
@@ -56,6 +57,7 @@ from ..domain.scope import (
     l1_lock_key,
     l2_lock_key,
     matches,
+    may_read,
     owned_keys,
     parse_lock_key,
     parse_storage_key,
@@ -357,11 +359,14 @@ class MemoryService:
         return await self.audit.count(audit_log_key(scope))
 
     async def audit_page(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
-        """Newest first: (entries, total)."""
-        return await self.audit.page(audit_log_key(scope), page, page_size)
+        """Newest first: (entries, total). Entries of what was done in a chat this reader may not
+        read (another person's private chat, ``bot`` isolation) keep only their number, time and
+        operation (``redacted``), so paging and totals stay the log's own."""
+        entries, total = await self.audit.page(audit_log_key(scope), page, page_size)
+        return [_readable_entry(scope, e) for e in entries], total
 
     async def audit_export(self, scope: Scope) -> list[dict[str, Any]]:
-        return await self.audit.export(audit_log_key(scope))
+        return [_readable_entry(scope, e) for e in await self.audit.export(audit_log_key(scope))]
 
     # ------------------------------------------------------------------ fences & journal
     async def _load_fences(self) -> dict[str, dict[str, Any]]:
@@ -1425,6 +1430,14 @@ class MemoryService:
 
 async def _none() -> None:
     return None
+
+
+def _readable_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit entry as the read rule lets ``scope`` see it (see :meth:`MemoryService.audit_page`)."""
+    if may_read(scope, audience_of_key(str(entry.get("scope_key") or ""))):
+        return entry
+    keep = ("seq", "at", "operation", "user_key", "collection")
+    return {**{k: entry.get(k) for k in keep}, "targets": [], "sender": "", "summary": "", "redacted": True}
 
 
 def _scope_from(d: dict[str, Any]) -> Scope:
