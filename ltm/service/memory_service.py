@@ -35,9 +35,11 @@ from ..domain.models import (
     build_episode,
     validate_episode_input,
     validate_profile_patch,
+    validity_window,
 )
 from ..domain.scope import (
     ACTIVE,
+    AS_OF_STATUSES,
     STATUSES,
     Criteria,
     Scope,
@@ -96,6 +98,9 @@ class RecalledEpisode:
             "event_at": e.event_at,
             "valid_from": e.valid_from,
             "valid_until": e.valid_until,
+            "valid_window": validity_window(e),
+            "status": e.status,
+            **({"superseded_by": e.superseded_by} if e.superseded_by else {}),
             "claim_type": e.claim_type,
             "confidence": e.confidence,
             "trust": trust_label(e.claim_type, e.confidence),
@@ -114,6 +119,7 @@ class RecallResult:
     tokens: int = 0
     window: tuple[float, float] | None = None
     candidates: int = 0
+    as_of: str | None = None  # the instant of an as-of recall (UTC ISO-8601), None for "now"
 
 
 @dataclass
@@ -999,15 +1005,21 @@ class MemoryService:
         sender_id: str | None = None,
         event_from_ts: float | None = None,
         event_until_ts: float | None = None,
+        as_of_ts: float | None = None,
     ) -> EpisodePage:
-        """A page of episodes, newest first. Pages through the backend; never loads other scopes."""
+        """A page of episodes, newest first. Pages through the backend; never loads other scopes.
+        ``as_of_ts``: only the ones valid at that instant; the default statuses then are the
+        as-of ones (active and superseded: what was true then)."""
         page = max(1, int(page))
         page_size = max(1, min(100, int(page_size)))
+        if as_of_ts is not None and statuses is not None and tuple(statuses) == ACTIVE:
+            statuses = AS_OF_STATUSES
         crit = Criteria(
             statuses=tuple(statuses) if statuses else None,
             sender_id=sender_id,
             event_from_ts=event_from_ts,
             event_until_ts=event_until_ts,
+            as_of_ts=as_of_ts,
         )
         rows = await self._fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
@@ -1214,9 +1226,13 @@ class MemoryService:
         budget_tokens: int | None = None,
         parse_window: bool = True,
     ) -> RecallResult:
-        """Profiles + ranked active episodes of this scope for ``query``."""
+        """Profiles + ranked episodes of this scope for ``query``: the active ones valid now, or
+        with ``as_of`` the ones valid at that instant, superseded ones included (what was true
+        then, even if a correction or a summary replaced it since). A default recall never sees a
+        superseded row. ``as_of`` is validated before anything is read."""
         s = self.settings
         now = self.clock()
+        as_of_dt = parse_instant(as_of, "as_of") if as_of else None
         speaker = speaker_id if speaker_id is not None else scope.sender_id
         prof_task = (
             asyncio.gather(
@@ -1243,11 +1259,11 @@ class MemoryService:
             if time_until:
                 t1 = parse_instant(time_until, "time_until").timestamp()
                 window = (window[0] if window else 0.0, t1)
-            as_of_ts = parse_instant(as_of, "as_of").timestamp() if as_of else now.timestamp()
+            as_of_ts = as_of_dt.timestamp() if as_of_dt else now.timestamp()
             # An explicit time range is a hard filter inside the store; a window parsed from the query's
             # words ("last week", "昨天") only favours matching memories (a hard filter cost recall@5).
             crit = Criteria(
-                statuses=ACTIVE,
+                statuses=AS_OF_STATUSES if as_of_dt else ACTIVE,
                 as_of_ts=as_of_ts,
                 sender_id=speaker if only_speaker and speaker else None,
                 event_from_ts=window[0] if window and window[0] > 0 else None,
@@ -1270,7 +1286,15 @@ class MemoryService:
         log.info(
             "recall in %s: %d episodes (%d candidates)", scope.user_key or scope.scope_key, len(episodes), n_candidates
         )
-        return RecallResult(session_profile, speaker_profile, episodes, tokens, window, n_candidates)
+        return RecallResult(
+            session_profile,
+            speaker_profile,
+            episodes,
+            tokens,
+            window,
+            n_candidates,
+            as_of=to_iso(as_of_dt) if as_of_dt else None,
+        )
 
     async def _ranked(
         self,
@@ -1305,10 +1329,16 @@ class MemoryService:
 
         lexical_index: list[Any] = []
 
+        history = crit.statuses != ACTIVE  # an as-of recall: superseded rows too
+
         async def lexical_leg() -> list[tuple[str, float, dict[str, Any]]]:
-            idx = await self._backend(
-                self.lexical.get(scope.collection, scope.user_key, self.settings.lexical_max_docs), "lexical index"
-            )
+            max_docs = self.settings.lexical_max_docs
+            if history:  # the cached indexes hold active rows only: index what was valid then
+                rows = await self._fetch(scope, crit, limit=max_docs)
+                rows.sort(key=lambda e: (e.timestamp, e.id))
+                idx = LexicalCache.transient([(e.id, e.content, e.to_metadata()) for e in rows], max_docs)
+            else:
+                idx = await self._backend(self.lexical.get(scope.collection, scope.user_key, max_docs), "lexical index")
             lexical_index.append(idx)
             out = []
             for rid, score in idx.bm25.search(query, pool * 3):
@@ -1348,7 +1378,7 @@ class MemoryService:
             query=query,
             now_ts=now.timestamp(),
             speaker_id=speaker or None,
-            settings=ranking.RankSettings(half_life_days=hl),
+            settings=ranking.RankSettings(half_life_days=hl, require_active=not history),
             time_window=window,
             as_of_ts=as_of_ts,
         )
