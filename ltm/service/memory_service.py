@@ -33,6 +33,7 @@ from ..domain.models import (
     Profile,
     apply_profile_patch,
     build_episode,
+    content_hash,
     validate_episode_input,
     validate_profile_patch,
     validity_window,
@@ -52,7 +53,7 @@ from ..domain.scope import (
     speaker_profile_key,
     speaker_profile_prefix,
 )
-from ..domain.timefields import now_utc, parse_instant, to_iso
+from ..domain.timefields import now_utc, parse_instant, to_iso, ts
 from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
@@ -71,6 +72,11 @@ FENCE_PREFIX = "fence/"
 JOURNAL_PREFIX = "journal/"
 LIST_PAGE = 200
 DELETE_BATCH = 2000
+# A remember identical to an active memory of the same scope and speaker stored less than this long
+# ago is the natural retry of a write whose answer was lost (a plugin restart during the turn, a
+# timeout): it returns the existing memory instead of storing a second copy. Longer than a turn
+# plus the host's restart of the plugin, short enough that restating a fact days later still counts.
+REMEMBER_RETRY_WINDOW_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,22 @@ class RecallResult:
     window: tuple[float, float] | None = None
     candidates: int = 0
     as_of: str | None = None  # the instant of an as-of recall (UTC ISO-8601), None for "now"
+
+
+class Remembered(tuple):
+    """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
+    ``existing`` is True when an identical memory stored moments ago was returned (a retry)."""
+
+    existing: bool
+
+    def __new__(cls, episode: Episode, superseded: list[Episode], existing: bool = False) -> Remembered:
+        self = super().__new__(cls, (episode, superseded))
+        self.existing = existing
+        return self
+
+    @property
+    def episode(self) -> Episode:
+        return self[0]
 
 
 @dataclass
@@ -212,6 +234,7 @@ class MemoryService:
         # writes that must commit with a retirement, in the same all-or-nothing mutation (the
         # tombstone of ``forget --never``)
         self.retire_steps: list[RetireSteps] = []
+        self._recovery: asyncio.Task[list[dict[str, Any]]] | None = None
 
     # ------------------------------------------------------------------ settings & KBs
     @property
@@ -544,6 +567,7 @@ class MemoryService:
         order, so the store is in its before-state again. A fence set by the failing write stays
         (a late write could still land). If taking back fails too, every lock of the operation is
         fenced and the journal stays: recovery reports it."""
+        await self.wait_recovered()
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
             await self._check_fence(key)
@@ -598,6 +622,34 @@ class MemoryService:
                 ok = False
             self.lexical.invalidate(step.scope.collection, step.scope.user_key)
         return ok, cancelled
+
+    def start_recovery(self) -> asyncio.Task[list[dict[str, Any]]]:
+        """Run :meth:`recover` in the background (the plugin answers the host at once after a
+        restart); every write waits for it first (:meth:`wait_recovered`), reads do not."""
+        if self._recovery is None:
+            self._recovery = asyncio.get_running_loop().create_task(self._recover_logged())
+        return self._recovery
+
+    async def _recover_logged(self) -> list[dict[str, Any]]:
+        try:
+            report = await self.recover()
+        except Exception:
+            log.exception("recovery of half-finished operations failed; they stay in the journal")
+            return []
+        for outcome in report:
+            log.warning("recovered %s (%s): %s", outcome["op_id"], outcome["operation"], outcome["state"])
+        return report
+
+    async def wait_recovered(self) -> None:
+        """Until the background recovery settled the journal: a write racing it could change a
+        state recovery is still judging. Shielded: a cancelled write never cancels recovery."""
+        task = self._recovery
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+
+    @property
+    def recovering(self) -> bool:
+        return self._recovery is not None and not self._recovery.done()
 
     async def recover(self) -> list[dict[str, Any]]:
         """After a restart: settle every open journal entry. An operation whose expected state is
@@ -872,19 +924,29 @@ class MemoryService:
         links: dict[str, Any] | None = None,
         guarded: bool = True,
         also: ExtraSteps | None = None,
-    ) -> tuple[Episode, list[Episode]]:
+    ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
         ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
         (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
         reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
         this one, all or nothing (the review queue's candidate record). Returns (new episode,
-        superseded episodes)."""
+        superseded episodes).
+
+        Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
+        memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
+        that memory (``existing``), writes nothing and audits nothing (its own write was audited),
+        even while the scope is fenced: that is how a write whose outcome was unknown is found."""
         self._need_l2(scope)
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.locks.hold(self._l2_lock(scope)):
+            if links is None and also is None:
+                same = await self._retry_of(scope, data)
+                if same is not None:
+                    log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
+                    return Remembered(same, [], existing=True)
             targets = await self._check_supersede_targets(scope, data)
             if guarded:
                 for guard in self.statement_guards:
@@ -909,7 +971,21 @@ class MemoryService:
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
         if targets:
             await self._retired(RetireEvent(scope, "supersede", targets, actor))
-        return episode, retired
+        return Remembered(episode, retired)
+
+    async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
+        """The active memory of this scope and speaker that ``data`` repeats (same content, same
+        times, same corrections), stored within the retry window; the newest one, or None."""
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
+        since = self.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
+        same = [
+            e
+            for e in await self._fetch(scope, crit, limit=50)
+            if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and sorted(e.supersedes) == sorted(data.supersedes)
+            and ts(e.timestamp, 0.0) >= since
+        ]
+        return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
 
     async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
         await self._delete_ids(scope, [episode.id], "episode.remember.undo")
