@@ -158,7 +158,7 @@ class RetireEvent:
     pending proposals) and tombstones. Fired after the mutation committed and its lock was released."""
 
     scope: Scope
-    operation: str  # "supersede" | "archive" | "forget" | "bulk_delete"
+    operation: str  # "supersede" | "consolidate" | "archive" | "forget" | "bulk_delete"
     episodes: list[Episode]
     actor: Actor
     reason: str = ""
@@ -730,6 +730,23 @@ class MemoryService:
         write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
         await self._dispatch(lock_key, scope, operation, write)
 
+    def restore_step(self, scope: Scope, episodes: Sequence[Episode], cause: str, operation: str) -> WriteStep:
+        """One vector write that makes ``episodes`` (rows of ``scope`` as read under its lock)
+        active again, their ``superseded_by`` cleared; taken back by writing them as they were.
+        For a step of a larger mutation (a removed summary giving its sources back)."""
+        restored = [e.retagged(status="active", superseded_by="") for e in episodes]
+        originals = list(episodes)
+        ids = [e.id for e in restored]
+        return WriteStep(
+            scope,
+            self._l2_lock(scope),
+            dict.fromkeys(ids, "active"),
+            apply=lambda: self._upsert(scope, restored, operation),
+            undo=lambda: self._upsert(scope, originals, operation + ".undo", fence_check=False),
+            audit=(ids[:50], f"{len(ids)} memories active again: {cause} no longer replaces them"),
+            audit_op=operation,
+        )
+
     def kv_step(
         self,
         scope: Scope,
@@ -924,6 +941,7 @@ class MemoryService:
         links: dict[str, Any] | None = None,
         guarded: bool = True,
         also: ExtraSteps | None = None,
+        replaces: Sequence[str] = (),
     ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
@@ -932,6 +950,11 @@ class MemoryService:
         reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
         this one, all or nothing (the review queue's candidate record). Returns (new episode,
         superseded episodes).
+
+        ``replaces``: ids of active memories of this scope and speaker that the new one replaces as
+        a whole (a reviewed summary's sources): superseded by it in the same vector write, like
+        ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
+        by a model's request, and announced to the retire listeners as ``consolidate``.
 
         Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
         memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
@@ -947,16 +970,18 @@ class MemoryService:
                 if same is not None:
                     log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                     return Remembered(same, [], existing=True)
-            targets = await self._check_supersede_targets(scope, data)
+            targets = await self._check_supersede_targets(scope, data.supersedes)
+            replaced = await self._check_supersede_targets(scope, [i for i in replaces if i not in data.supersedes])
             if guarded:
                 for guard in self.statement_guards:
                     await guard(scope, data, actor, origin)
             episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
             if links:
                 episode.extra = dict(links)
+            targets = [*targets, *replaced]
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             summary = f"remembered {episode.id}" + (
-                f", superseding {', '.join(t.id for t in targets)}" if targets else ""
+                f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
             )
             step = WriteStep(
                 scope,
@@ -964,13 +989,16 @@ class MemoryService:
                 {episode.id: "active", **{t.id: "superseded" for t in targets}},
                 apply=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
                 undo=lambda: self._take_back_remember(scope, episode, targets),
-                audit=([episode.id, *[t.id for t in targets]], summary),
+                audit=([episode.id, *[t.id for t in targets]][:50], summary),
             )
             extra = await also(episode, retired) if also is not None else []
             await self._mutate_steps(actor, "episode.remember", [step, *extra])
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
-        if targets:
-            await self._retired(RetireEvent(scope, "supersede", targets, actor))
+        corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
+        if corrected:
+            await self._retired(RetireEvent(scope, "supersede", corrected, actor))
+        if replaced:
+            await self._retired(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
 
     async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
@@ -1028,6 +1056,14 @@ class MemoryService:
         log.info("confirm: %s in %s", episode.id, scope.user_key)
         return updated
 
+    async def _retire_steps(self, event: RetireEvent) -> list[WriteStep]:
+        """The writes that must commit with ``event``'s retirement (all or nothing with it): the
+        tombstone of ``forget --never``, the sources a removed summary gives back."""
+        steps: list[WriteStep] = []
+        for provider in self.retire_steps:
+            steps += await provider(event)
+        return steps
+
     async def _retired(self, event: RetireEvent) -> None:
         for listener in self.retire_listeners:
             try:
@@ -1035,12 +1071,16 @@ class MemoryService:
             except Exception:
                 log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
-    async def _check_supersede_targets(self, scope: Scope, data: EpisodeInput) -> list[Episode]:
-        if not data.supersedes:
+    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str]) -> list[Episode]:
+        """The episodes ``ids`` names: each present in this scope, active and of this speaker."""
+        if not ids:
             return []
-        found = {e.id: e for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(data.supersedes)))}
+        found: dict[str, Episode] = {}
+        for i in range(0, len(ids), 100):
+            for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
+                found[e.id] = e
         out = []
-        for sid in data.supersedes:
+        for sid in ids:
             ep = found.get(sid)
             if ep is None:
                 raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
@@ -1118,8 +1158,7 @@ class MemoryService:
             episode = await self.get_episode(scope, episode_id)
             event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
             steps = self._delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
-            for provider in self.retire_steps:  # e.g. the tombstone of --never: committed with the delete
-                steps += await provider(event)
+            steps += await self._retire_steps(event)  # committed with the delete
             verify = lambda: self._verify_absent(scope, [episode.id], operation)  # noqa: E731
             await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
         log.info("forget: %s in %s", episode.id, scope.user_key)
@@ -1146,20 +1185,21 @@ class MemoryService:
             target = "superseded" if status == "active" and episode.superseded_by else status
             updated = episode.retagged(status=target)
             op = "episode.archive" if status == "archived" else "episode.restore"
-            await self._mutate(
+            lock = self._l2_lock(scope)
+            step = WriteStep(
                 scope,
-                actor,
-                lock_key=self._l2_lock(scope),
-                operation=op,
-                targets=[episode.id],
-                summary=f"{op.split('.')[1]} {episode.id}",
-                expect={episode.id: target},
-                reason=reason,
-                write=lambda: self._upsert(scope, [updated], op),
+                lock,
+                {episode.id: target},
+                apply=lambda: self._upsert(scope, [updated], op),
+                undo=lambda: self._upsert(scope, [episode], op + ".undo", fence_check=False),
+                audit=([episode.id], f"{op.split('.')[1]} {episode.id}"),
             )
+            event = RetireEvent(scope, "archive", [episode], actor, reason)
+            extra = await self._retire_steps(event) if status == "archived" else []
+            await self._mutate_steps(actor, op, [step, *extra], reason=reason)
         log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
         if status == "archived":
-            await self._retired(RetireEvent(scope, "archive", [episode], actor, reason))
+            await self._retired(event)
         return updated
 
     async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
@@ -1174,15 +1214,17 @@ class MemoryService:
             if not ids:
                 return 0
             operation = "episode.bulk_delete"
+            event = RetireEvent(scope, "bulk_delete", victims, actor, reason)
+            steps = self._delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories"))
             await self._mutate_steps(
                 actor,
                 operation,
-                self._delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories")),
+                steps + await self._retire_steps(event),
                 reason=reason,
                 verify=lambda: self._verify_absent(scope, ids, operation),
             )
         log.info("bulk delete in %s: %d", scope.user_key, len(ids))
-        await self._retired(RetireEvent(scope, "bulk_delete", victims, actor, reason))
+        await self._retired(event)
         return len(ids)
 
     # ------------------------------------------------------------------ documents (engine ingest)
@@ -1272,6 +1314,7 @@ class MemoryService:
                         victims[scope.user_key] = rows
                         ids = [e.id for e in rows]
                         steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
+                        steps += await self._retire_steps(RetireEvent(scope, "bulk_delete", rows, actor, reason))
                 steps.append(self.kv_step(scopes[0], operation, key, None, raw))
 
                 async def verify(victims: dict[str, list[Episode]] = victims, scopes: list[Scope] = scopes) -> None:
