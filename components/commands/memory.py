@@ -183,8 +183,10 @@ class MemoryCommand(Command):
         return [render.profile(c.lang, session, speaker, c.scope.sender_id)]
 
     async def _page(self, lang: str, p: Parsed, scope: Scope, title: str) -> list[str]:
-        page = await self.service.list_episodes(scope, statuses=p.statuses, page=p.page, page_size=PAGE_SIZE)
-        return [render.episode_page(lang, title, page.items, page.page, page.has_more, p.verb)]
+        page = await self.service.list_episodes(
+            scope, statuses=p.statuses, page=p.page, page_size=PAGE_SIZE, as_of_ts=p.as_of_ts
+        )
+        return [render.episode_page(lang, title, page.items, page.page, page.has_more, p.verb, as_of=p.as_of)]
 
     async def _do_list(self, c: Call) -> list[str]:
         return await self._page(c.lang, c.p, c.scope, "cmd.list.title")
@@ -205,8 +207,10 @@ class MemoryCommand(Command):
             with_profiles=False,
             budget_tokens=SEARCH_BUDGET_TOKENS,
             parse_window=False,
+            as_of=c.p.as_of,
         )
-        return [render.search(c.lang, c.p.query, [(r.episode, r.score) for r in result.episodes])]
+        hits = [(r.episode, r.score) for r in result.episodes]
+        return [render.search(c.lang, c.p.query, hits, as_of=result.as_of)]
 
     async def _do_show(self, c: Call) -> list[str]:
         return [render.show(c.lang, await self.service.get_episode(c.scope, c.p.episode_id))]

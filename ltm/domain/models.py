@@ -229,6 +229,12 @@ class Episode:
         return Episode(**{**asdict(self), **changes})
 
 
+def validity_window(e: Episode) -> str:
+    """The validity window of a memory as one readable string: ``<from> .. <until>``, an open end
+    written ``open`` (the model and people read it the same way)."""
+    return f"{e.valid_from or 'open'} .. {e.valid_until or 'open'}"
+
+
 @dataclass
 class EpisodeInput:
     """A validated request to store an episode (everything the caller may set)."""

@@ -475,6 +475,9 @@ def proposal_key(user_key: str, proposal_id: str) -> str:
 
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived", "deleted")
 ACTIVE: tuple[str, ...] = ("active",)
+# What an as-of read sees: what was true then, including what a later statement (a correction, a
+# summary) has replaced since. Archived and deleted rows stay out.
+AS_OF_STATUSES: tuple[str, ...] = ("active", "superseded")
 
 
 @dataclass(frozen=True)
