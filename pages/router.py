@@ -48,7 +48,7 @@ from typing import Any
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from ltm.domain.errors import MemoryError_
-from ltm.domain.scope import STATUSES, derive_scope
+from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, normalize_lang
@@ -171,7 +171,7 @@ async def _profiles(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     session = await c.service.get_profile(scope, "session")
     speakers = await c.service.speaker_profiles(scope)
-    if scope.sender_id and not any(p.key.endswith("#speaker:" + scope.sender_id) for p in speakers):
+    if scope.sender_id and not any(p.key == speaker_profile_key(scope, scope.sender_id) for p in speakers):
         speakers.append(await c.service.get_profile(scope, "speaker", scope.sender_id))
     return {"session": views.profile_view(session), "speakers": [views.profile_view(p) for p in speakers]}
 

@@ -29,7 +29,7 @@ from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
 from components.hostglue import scope_from_vars
-from ltm.domain.errors import MemoryError_, ScopeError
+from ltm.domain.errors import MemoryError_, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
 from ltm.domain.tombstone import value_key
@@ -102,6 +102,7 @@ class MemoryCommand(Command):
     async def respond(self, ctx: ExecuteContext) -> list[str]:
         """Replies for one command line. Never raises: every failure becomes a localized message."""
         lang = "en_US"
+        speaker = ""
         try:
             lang = self.service.settings.language
             try:
@@ -125,13 +126,16 @@ class MemoryCommand(Command):
             scope = await self._scope(ctx, variables)
             actor = Actor(
                 surface="command",
-                sender_id=speaker or scope.sender_id,
+                # the policy's speaker; in a group the Session's sender is the first speaker, not this one
+                sender_id=speaker or ("" if scope.is_group else scope.sender_id),
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
             handler = getattr(self, f"_do_{parsed.verb}")
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
+        except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
+            return [self._error(lang, exc) + "\n" + t("cmd.refused.how", lang, sender=render.clean(speaker, 60) or "-")]
         except MemoryError_ as exc:
             return [self._error(lang, exc)]
         except Exception:

@@ -1,7 +1,9 @@
 """MemoryService: the one object every surface (tools, listener, command, engine, console) calls.
 
 Every verb exists once here. Every L2 read, search, list, count, export and delete is filtered by
-:func:`ltm.domain.scope.scope_filter`; every mutation is serialized per scope and audited.
+:func:`ltm.domain.scope.scope_where` (the scope and the read rule); every mutation is serialized per
+scope, audited, and allowed or refused by :mod:`ltm.domain.privilege` inside the verb itself, so
+no surface can skip the policy.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..domain import budget as budget_rules
+from ..domain import privilege as policy
 from ..domain import ranking, timewindow
 from ..domain.errors import (
     BackendError,
@@ -24,6 +27,7 @@ from ..domain.errors import (
     FencedError,
     MemoryError_,
     NotFoundError,
+    PermissionDenied,
     ScopeError,
     ValidationError,
 )
@@ -34,6 +38,7 @@ from ..domain.models import (
     apply_profile_patch,
     build_episode,
     content_hash,
+    is_record_id,
     validate_episode_input,
     validate_profile_patch,
     validity_window,
@@ -41,18 +46,29 @@ from ..domain.models import (
 from ..domain.scope import (
     ACTIVE,
     AS_OF_STATUSES,
+    FENCE_PREFIX,
+    PROFILE_PREFIX,
     STATUSES,
     Criteria,
     Scope,
     audit_log_key,
     derive_scope,
-    key_part,
+    inject_key,
+    kb_part,
+    key_part_value,
+    l1_lock_key,
+    l2_lock_key,
     matches,
-    scope_filter,
+    owned_keys,
+    parse_lock_key,
+    parse_storage_key,
+    profile_storage_key,
+    scope_owns,
+    scope_where,
     session_profile_key,
     speaker_profile_key,
-    speaker_profile_prefix,
 )
+from ..domain.text import check_text
 from ..domain.timefields import now_utc, parse_instant, to_iso, ts
 from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
@@ -65,10 +81,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 KB_PREFIX = "kb/"
-PROFILE_PREFIX = "profile/"
-INJECT_PREFIX = "inject/"
 DOC_PREFIX = "doc/"
-FENCE_PREFIX = "fence/"
 JOURNAL_PREFIX = "journal/"
 LIST_PAGE = 200
 DELETE_BATCH = 2000
@@ -201,8 +214,7 @@ RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
 ExtraSteps = Callable[..., Awaitable[list[WriteStep]]]
 
 
-def _profile_key(key: str) -> str:
-    return PROFILE_PREFIX + key
+_profile_key = profile_storage_key
 
 
 class MemoryService:
@@ -240,6 +252,17 @@ class MemoryService:
     @property
     def settings(self) -> Settings:
         return self._settings()
+
+    def caller(self, actor: Actor) -> policy.Caller:
+        """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
+        return policy.caller_of(actor.privilege, actor.sender_id, self.settings.admin_sender_ids)
+
+    def _require_admin(self, verb: str, actor: Actor) -> None:
+        """Refuse an admin verb of the policy table for a caller who is not a memory admin."""
+        if policy.requires_admin(verb) and not self.caller(actor).admin:
+            raise PermissionDenied(
+                f"{verb} needs a memory admin", key=f"cmd.refused.{policy.rule_for(verb).kind}", verb=verb
+            )
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         if not kb_id:
@@ -434,8 +457,7 @@ class MemoryService:
         return {k: v for k, v in (await self._load_fences()).items() if k in self._scope_fence_keys(scope, [k])}
 
     def _scope_fence_keys(self, scope: Scope, keys: Sequence[str]) -> list[str]:
-        prefixes = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
-        return [k for k in keys if k == self._l2_lock(scope) or k.startswith(prefixes)]
+        return owned_keys(scope, keys, lock=True)
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""
@@ -443,7 +465,8 @@ class MemoryService:
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
-        keys = [k for k in await self._load_fences() if k.startswith(f"l2:{kb_id}:")]
+        kb = kb_part(kb_id)
+        keys = [k for k in await self._load_fences() if (p := parse_lock_key(k)) and p.layout == "l2" and p.kb == kb]
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_all_fences(self, actor: Actor, *, confirm: bool, reason: str = "") -> int:
@@ -567,6 +590,7 @@ class MemoryService:
         order, so the store is in its before-state again. A fence set by the failing write stays
         (a late write could still land). If taking back fails too, every lock of the operation is
         fenced and the journal stays: recovery reports it."""
+        check_text(reason or "", "reason")
         await self.wait_recovered()
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
@@ -787,7 +811,10 @@ class MemoryService:
         key = self._profile_keys(scope, kind, sender_id)
         raw = await self._backend(self.kv.get(_profile_key(key)), "profile read")
         data = json.loads(raw) if raw else {}
-        return Profile.from_dict(data, kind, key)
+        profile = Profile.from_dict(data, kind, key)
+        if kind == "speaker":
+            profile.sender_id = sender_id
+        return profile
 
     async def update_profile(
         self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ExtraSteps | None = None
@@ -800,10 +827,17 @@ class MemoryService:
         sender = scope.sender_id or actor.sender_id
         key = self._profile_keys(scope, str(target), sender)
         s = self.settings
-        async with self.locks.hold("l1:" + key):
-            await self._check_fence("l1:" + key)
+        members = s.members_edit_group_profile
+        if not policy.may_edit_profile(
+            self.caller(actor), str(target), group=scope.is_group, members_edit_group_profile=members
+        ):
+            raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
+        async with self.locks.hold(l1_lock_key(key)):
+            await self._check_fence(l1_lock_key(key))
             old = await self._backend(self.kv.get(_profile_key(key)), "profile read")
             current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
+            if target == "speaker":
+                current.sender_id = sender  # the readable id: the key may hold a shortened one
             updated = apply_profile_patch(
                 current,
                 patch,
@@ -811,8 +845,9 @@ class MemoryService:
                 max_preferences=s.max_profile_preferences,
                 updated_at=to_iso(self.clock()),
             )
-            payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
-            lock_key, skey = "l1:" + key, _profile_key(key)
+            record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+            payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+            lock_key, skey = l1_lock_key(key), _profile_key(key)
             step = WriteStep(
                 scope,
                 lock_key,
@@ -827,12 +862,16 @@ class MemoryService:
         return updated
 
     async def speaker_profiles(self, scope: Scope) -> list[Profile]:
-        prefix = _profile_key(speaker_profile_prefix(scope))
         out = []
-        for k in sorted(await self.kv.keys(prefix)):
+        for k in sorted(await self.kv.keys(_profile_key(scope.user_key + "#"))):
+            parsed = parse_storage_key(k)
+            if parsed is None or parsed.layout != "profile.speaker" or not scope_owns(scope, parsed):
+                continue
             raw = await self.kv.get(k)
             if raw:
-                out.append(Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :]))
+                p = Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :])
+                p.sender_id = p.sender_id or key_part_value(parsed.tail) or ""
+                out.append(p)
         return out
 
     # ------------------------------------------------------------------ L2 writes
@@ -859,7 +898,7 @@ class MemoryService:
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
         (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`_delete_steps`."""
-        where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids)))
+        where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
         await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
         for rid in ids:
             self.lexical.on_delete(scope.collection, scope.user_key, rid)
@@ -929,7 +968,7 @@ class MemoryService:
             raise BackendError("the record is still present after delete", key="error.delete_unverified")
 
     def _l2_lock(self, scope: Scope) -> str:
-        return f"l2:{scope.collection}:{scope.user_key}"
+        return l2_lock_key(scope)
 
     async def remember(
         self,
@@ -941,6 +980,7 @@ class MemoryService:
         links: dict[str, Any] | None = None,
         guarded: bool = True,
         also: ExtraSteps | None = None,
+        audience: str | None = None,
         replaces: Sequence[str] = (),
     ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
@@ -948,8 +988,8 @@ class MemoryService:
         ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
         (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
         reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
-        this one, all or nothing (the review queue's candidate record). Returns (new episode,
-        superseded episodes).
+        this one, all or nothing (the review queue's candidate record). ``audience`` narrows who may
+        read it (a summary takes its sources'). Returns (new episode, superseded episodes).
 
         ``replaces``: ids of active memories of this scope and speaker that the new one replaces as
         a whole (a reviewed summary's sources): superseded by it in the same vector write, like
@@ -970,12 +1010,14 @@ class MemoryService:
                 if same is not None:
                     log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                     return Remembered(same, [], existing=True)
-            targets = await self._check_supersede_targets(scope, data.supersedes)
-            replaced = await self._check_supersede_targets(scope, [i for i in replaces if i not in data.supersedes])
+            targets = await self._check_supersede_targets(scope, data.supersedes, actor)
+            replaced = await self._check_supersede_targets(
+                scope, [i for i in replaces if i not in data.supersedes], actor
+            )
             if guarded:
                 for guard in self.statement_guards:
                     await guard(scope, data, actor, origin)
-            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
+            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()), audience=audience)
             if links:
                 episode.extra = dict(links)
             targets = [*targets, *replaced]
@@ -1029,8 +1071,9 @@ class MemoryService:
     async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
         """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
         inference or an unverified statement is lifted; recall never lifts it). Audited once;
-        confirming a confirmed memory changes nothing."""
+        confirming a confirmed memory changes nothing. A memory admin's verb."""
         self._need_l2(scope)
+        self._require_admin("confirm", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if episode.status != "active":
@@ -1071,10 +1114,13 @@ class MemoryService:
             except Exception:
                 log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
-    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str]) -> list[Episode]:
-        """The episodes ``ids`` names: each present in this scope, active and of this speaker."""
+    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str], actor: Actor) -> list[Episode]:
+        """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
+        replaces: the speaker's own, or, for a memory admin, a shared one
+        (:func:`ltm.domain.privilege.may_supersede`)."""
         if not ids:
             return []
+        caller = policy.Caller(scope.sender_id, self.caller(actor).admin)
         found: dict[str, Episode] = {}
         for i in range(0, len(ids), 100):
             for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
@@ -1086,15 +1132,17 @@ class MemoryService:
                 raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
             if ep.status != "active":
                 raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
-            if ep.sender_id != scope.sender_id:
+            if ep.sender_id and ep.sender_id != scope.sender_id:
                 raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
+            if not policy.may_supersede(caller, ep.sender_id):
+                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
             out.append(ep)
         return out
 
     async def _fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Read matching episodes page by page (bounded by ``limit``)."""
         self._need_l2(scope)
-        where = scope_filter(scope.user_key, criteria)
+        where = scope_where(scope, criteria)
         out: list[Episode] = []
         offset = 0
         while len(out) < limit:
@@ -1106,6 +1154,8 @@ class MemoryService:
         return out[:limit]
 
     async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
+            raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
         found = await self._fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
@@ -1151,11 +1201,14 @@ class MemoryService:
     async def forget(
         self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
     ) -> Episode:
-        """Delete one episode of this scope from the vector index, verified by reading back."""
+        """Delete one episode of this scope from the vector index, verified by reading back. The
+        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`)."""
         self._need_l2(scope)
         operation = "episode.forget"
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
+            if not policy.may_change_record(self.caller(actor), episode.sender_id):
+                raise PermissionDenied(f"{episode.id} is not the caller's", key="policy.error.forget", id=episode.id)
             event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
             steps = self._delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
             steps += await self._retire_steps(event)  # committed with the delete
@@ -1166,10 +1219,11 @@ class MemoryService:
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
-        """Archive or restore (lifecycle change; the row keeps its own scope keys)."""
+        """Archive or restore (lifecycle change; the row keeps its own scope keys). A memory admin's verb."""
         if status not in ("archived", "active"):
             raise ValidationError("status: archived or active", key="error.status", value=status)
         self._need_l2(scope)
+        self._require_admin("archive" if status == "archived" else "restore", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if status == "archived" and episode.status != "active":
@@ -1243,7 +1297,7 @@ class MemoryService:
         items = payload["episodes"]
         if not items:
             raise ValidationError("no episodes in the document", key="error.document_empty")
-        plan: list[tuple[Scope, EpisodeInput]] = []
+        plan: list[tuple[Scope, EpisodeInput, bool]] = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, dict):
                 raise ValidationError(f"episode {n}: expected an object", key="error.document_item", n=n)
@@ -1257,16 +1311,20 @@ class MemoryService:
                 fields = {k: v for k, v in item.items() if k not in ("session_name", "bot_uuid", "sender_id", "status")}
                 fields.setdefault("source_ref", f"document:{document_id}")
                 fields.pop("supersedes", None)
+                shared = fields.pop("shared", False)
+                if not isinstance(shared, bool):
+                    raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
             except MemoryError_ as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
-            plan.append((scope, data))
-        for scope, data in plan:  # tombstones refuse the whole document before anything is written
+            plan.append((scope, data, shared))
+        for scope, data, _shared in plan:  # tombstones refuse the whole document before anything is written
             await self.screen_statement(scope, data, actor, "document")
         by_scope: dict[str, list[Episode]] = {}
         scopes: dict[str, Scope] = {}
-        for scope, data in plan:
-            ep = build_episode(data, scope, origin="document", timestamp=to_iso(self.clock()), document_id=document_id)
+        for scope, data, shared in plan:
+            now = to_iso(self.clock())
+            ep = build_episode(data, scope, origin="document", timestamp=now, document_id=document_id, shared=shared)
             by_scope.setdefault(scope.user_key, []).append(ep)
             scopes[scope.user_key] = scope
         touched = sorted(by_scope)
@@ -1349,6 +1407,7 @@ class MemoryService:
         with ``as_of`` the ones valid at that instant, superseded ones included (what was true
         then, even if a correction or a summary replaced it since). A default recall never sees a
         superseded row. ``as_of`` is validated before anything is read."""
+        check_text(query, "query")
         s = self.settings
         now = self.clock()
         as_of_dt = parse_instant(as_of, "as_of") if as_of else None
@@ -1428,7 +1487,7 @@ class MemoryService:
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
     ) -> tuple[list[RecalledEpisode], int]:
-        where = scope_filter(scope.user_key, crit)
+        where = scope_where(scope, crit)
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
@@ -1506,10 +1565,12 @@ class MemoryService:
 
     # ------------------------------------------------------------------ injection snapshot
     async def save_injection(self, scope: Scope, snapshot: dict[str, Any]) -> None:
-        await self.kv.set(INJECT_PREFIX + scope.scope_key, json.dumps(snapshot, ensure_ascii=False).encode("utf-8"))
+        # the readable identity stays in the record (a very long id is shortened in the key)
+        record = {**snapshot, "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+        await self.kv.set(inject_key(scope), json.dumps(record, ensure_ascii=False).encode("utf-8"))
 
     async def last_injection(self, scope: Scope) -> dict[str, Any] | None:
-        raw = await self.kv.get(INJECT_PREFIX + scope.scope_key)
+        raw = await self.kv.get(inject_key(scope))
         return json.loads(raw) if raw else None
 
 
@@ -1527,6 +1588,7 @@ def _scope_from(d: dict[str, Any]) -> Scope:
         user_key=str(d.get("user_key") or ""),
         collection=str(d.get("collection") or ""),
         sender_id=str(d.get("sender_id") or ""),
+        operator=True,  # recovery, fences and documents act for the installation, not for a chat
     )
 
 
