@@ -404,6 +404,9 @@ KNOWN_HOST_NOISE = {
     "debug attach": re.compile(r"Keeping legacy OSS plugin installation .* no durable lbpkg is available"),
     # LangBot's optional sandbox tools need Docker/nsjail/E2B, none of which this stack starts
     "sandbox tools": re.compile(r"Native sandbox tools .* are NOT available"),
+    # a plugin's invoke_llm during a command (the consolidation model): LangBot 4.11.2's monitoring
+    # reads launcher_type from a Query that has none and logs this; the call itself answers
+    "plugin llm call": re.compile(r"Failed to record LLM call: 'Query' object has no attribute 'launcher_type'"),
 }
 LOG_LEVEL = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Traceback \(most recent call last\)")
 
