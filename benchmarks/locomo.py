@@ -176,13 +176,37 @@ def data_files(folder: Path) -> list[Path]:
 class Embeddings:
     """Embeds texts once per run (texts repeat across variants) and returns float32 matrices."""
 
-    def __init__(self, embedder: Any | None = None, kind: str = "minilm") -> None:
+    def __init__(self, embedder: Any | None = None, kind: str = "minilm", cache_file: Path | None = None) -> None:
         self.name = ""
         if embedder is None:
             embedder, self.name = make_embedder(kind)
         self.embedder = embedder
         self._cache: dict[str, np.ndarray] = {}
         self.seconds = 0.0
+        self.cache_file = cache_file
+        self._loaded = 0
+        if cache_file is not None and cache_file.is_file():
+            self._load(cache_file)
+
+    def _load(self, path: Path) -> None:
+        """Vectors of an earlier run with the same embedder (a cache, never a result)."""
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["name"]) != self.name:
+                log.warning("embedding cache %s is for %s, not %s: ignored", path, data["name"], self.name)
+                return
+            for text, vec in zip(data["texts"].tolist(), data["vectors"], strict=True):
+                self._cache[str(text)] = np.asarray(vec, dtype=np.float32)
+        self._loaded = len(self._cache)
+
+    def save(self) -> None:
+        """Write the cache file when new texts were embedded."""
+        if self.cache_file is None or len(self._cache) == self._loaded:
+            return
+        texts = list(self._cache)
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.cache_file.open("wb") as fh:
+            np.savez(fh, name=np.asarray(self.name), texts=np.asarray(texts), vectors=np.vstack(list(self._cache.values())))
+        self._loaded = len(texts)
 
     def matrix(self, texts: Sequence[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -688,6 +712,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
     ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: smoke tests only")
+    ap.add_argument(
+        "--embed-cache", default=None, help="keep the embeddings in this .npz between runs (same embedder only)"
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
@@ -696,12 +723,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = data_files(folder)
     convs = [load_conversation(p) for p in files]
     t0 = time.perf_counter()
-    emb = Embeddings(kind=args.embedder)
+    emb = Embeddings(kind=args.embedder, cache_file=Path(args.embed_cache) if args.embed_cache else None)
     ingest = IngestConfig(
         captions=not args.no_captions, prev_turn=not args.no_prev_turn, speaker_prefix=not args.no_speaker_prefix
     )
     rc = RecallConfig(fill_missing=args.fill_missing, window=args.window)
     result = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine=args.engine)
+    emb.save()
     total_s = time.perf_counter() - t0
 
     ours = summarize(result.questions, "ours", ks)
