@@ -205,7 +205,9 @@ class Embeddings:
         texts = list(self._cache)
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         with self.cache_file.open("wb") as fh:
-            np.savez(fh, name=np.asarray(self.name), texts=np.asarray(texts), vectors=np.vstack(list(self._cache.values())))
+            np.savez(
+                fh, name=np.asarray(self.name), texts=np.asarray(texts), vectors=np.vstack(list(self._cache.values()))
+            )
         self._loaded = len(texts)
 
     def matrix(self, texts: Sequence[str]) -> np.ndarray:
