@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from . import timematch
 from .lexical import count_cjk, tokenize
 from .timewindow import parse_time_window
 
@@ -81,6 +82,9 @@ class RankSettings:
     importance_weight: float = 0.2  # rel * (1 + w * (importance - 0.5))
     time_window_mode: str = "boost"  # "boost" | "filter" | "off"
     time_window_boost: float = 0.5
+    time_told_after: float = 0.5  # share of the window boost for a memory told just after the window
+    time_from_text: bool = True  # a time named in the memory's text ("last week") counts as its event time
+    when_boost: float = 0.2  # a "when" question favours memories whose text names a time
     durable_tags: tuple[str, ...] = (
         "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
     )  # fmt: skip
@@ -196,6 +200,7 @@ def _score_parts(
     qnorm = _norm(query)
     qtokens = set(tokenize(query))
     phrases = quoted_phrases(query)
+    when = s.when_boost > 0 and timematch.asks_when(query)
     mention_cache: dict[str, bool] = {}
 
     def mentioned(name: str) -> bool:
@@ -240,9 +245,17 @@ def _score_parts(
         boost += s.importance_weight * (importance - 0.5)
         if time_window is not None and s.time_window_mode == "boost":
             ets = _f(md, "event_ts", _f(md, "ts", math.nan))
-            if time_window[0] <= ets < time_window[1]:
-                p.window_hit = True
-                boost += s.time_window_boost
+            if s.time_from_text or s.time_told_after:
+                fit = timematch.window_affinity(
+                    time_window, ets, c.text if s.time_from_text else "", told_after=s.time_told_after
+                )
+            else:
+                fit = 1.0 if time_window[0] <= ets < time_window[1] else 0.0
+            if fit > 0:
+                p.window_hit = fit >= 1.0
+                boost += s.time_window_boost * fit
+        if when and timematch.mentions_time(c.text):
+            boost += s.when_boost
         p.boost = boost
         durable = importance >= s.durable_importance or any(t.casefold() in s.durable_tags for t in tags)
         if not durable and hl_s > 0 and s.recency_weight > 0:
