@@ -284,3 +284,24 @@ class TestLoCoMoHarness:
         assert {"per_category", "baselines", "config", "dataset", "git_commit", "median_injected_tokens"} <= set(res)
         assert set(res["baselines"]) == {"dense", "bm25"}
         assert len(res["dataset"]["sha256"]) == 64
+
+    def test_leave_one_out_per_category_and_rerank_standin(self, tmp_path: Any) -> None:
+        from benchmarks.locomo import main
+
+        data = tmp_path / "data"
+        data.mkdir()
+        for name in ("1", "2"):
+            (data / f"{name}.json").write_text(json.dumps(self.CONV), encoding="utf-8")
+        out = tmp_path / "r.json"
+        assert main([str(data), "--out", str(out), "--embedder", "hashing", "--loo", "--rerank-standin"]) == 0
+        res = json.loads(out.read_text(encoding="utf-8"))
+        assert list(res)[:2] == ["recall_at_5", "recall_at_10"]
+        loo = res["leave_one_out"]
+        assert [f["held_out"] for f in loo["folds"]] == ["1", "2"]
+        for part in ("in_sample", "held_out", "gap"):
+            assert {"recall_at_5", "recall_at_10", "2-temporal_at_5", "4-single-hop_at_10"} <= set(loo[part])
+        assert loo["in_sample"]["recall_at_5"] == res["recall_at_5"] == 1.0
+        assert loo["max_gap"] == max(loo["gap"].values())
+        rr = res["rerank_standin"]
+        assert rr["calls"] == res["questions"] and rr["documents_per_call"] > 1  # one bounded call per recall
+        assert "recall_at_5" in rr and "not a cross-encoder" in rr["reranker"]
