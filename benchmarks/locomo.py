@@ -672,6 +672,7 @@ GRID = {
     "sender_mention_boost": (0.0, 0.25, 0.5, 1.0),
     "time_window_boost": (0.0, 0.25, 0.5, 1.0),
     "when_boost": (0.0, 0.1, 0.2, 0.4),
+    "info_weight": (0.0, 0.1, 0.2, 0.4),
 }
 
 

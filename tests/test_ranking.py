@@ -305,3 +305,24 @@ class TestLoCoMoHarness:
         rr = res["rerank_standin"]
         assert rr["calls"] == res["questions"] and rr["documents_per_call"] > 1  # one bounded call per recall
         assert "recall_at_5" in rr and "not a cross-encoder" in rr["reranker"]
+
+
+class TestInformation:
+    """A memory that says something outranks chit-chat at equal relevance; never a filter."""
+
+    def test_content_rich_memory_first_on_a_tie(self) -> None:
+        rich = cand("rich", "I signed up for a pottery class at the community center on Friday with my sister",
+                    vec=0.5, lex=1.0)  # fmt: skip
+        chat = cand("chat", "Wow, great!", vec=0.5, lex=1.0)
+        got = [c.id for c, _ in rank([chat, rich], query="pottery", now_ts=NOW, speaker_id=None)]
+        assert got == ["rich", "chat"]
+        off = RankSettings(info_weight=0.0)
+        got = [c.id for c, _ in rank([chat, rich], query="pottery", now_ts=NOW, speaker_id=None, settings=off)]
+        assert set(got) == {"rich", "chat"}  # positive control: both kept without the prior
+
+    def test_bounded(self) -> None:
+        """At most ``info_weight`` more: a much more relevant short memory still wins."""
+        rich = cand("rich", " ".join(f"word{i}" for i in range(100)), vec=0.3, lex=0.5)
+        short = cand("short", "pottery", vec=0.9, lex=3.0)
+        got = [c.id for c, _ in rank([rich, short], query="pottery", now_ts=NOW, speaker_id=None)]
+        assert got[0] == "short"

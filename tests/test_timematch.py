@@ -73,14 +73,17 @@ def _cand(i: str, text: str, event_ts: float) -> Candidate:
 
 class TestInRanking:
     NOW = ts(2024, 1, 13)
+    PLAIN = RankSettings(info_weight=0.0)  # texts of different lengths: only the time rules differ
 
     def test_text_time_lifts_the_memory_told_after(self) -> None:
         told_after = _cand("a", "I went to a castle in the UK last Friday", ts(2023, 11, 16, 10))
         other = _cand("b", "I went to a castle in the UK, great trip", ts(2023, 12, 20))
         q = "Where was Tim in the week before 16 November 2023?"
-        got = [c.id for c, _ in rank([other, told_after], query=q, now_ts=self.NOW, speaker_id=None)]
+        got = [
+            c.id for c, _ in rank([other, told_after], query=q, now_ts=self.NOW, speaker_id=None, settings=self.PLAIN)
+        ]
         assert got == ["a", "b"]
-        off = RankSettings(time_from_text=False, time_told_after=0.0)
+        off = RankSettings(time_from_text=False, time_told_after=0.0, info_weight=0.0)
         got_off = [c.id for c, _ in rank([other, told_after], query=q, now_ts=self.NOW, speaker_id=None, settings=off)]
         assert got_off == ["b", "a"]  # positive control: without the text's time, newer first on a tie
 
@@ -88,9 +91,10 @@ class TestInRanking:
         timed = _cand("a", "Tim: I painted that sunrise last year", ts(2023, 5, 1))
         plain = _cand("b", "Tim: I painted that sunrise, look", ts(2023, 6, 1))
         got = [c.id for c, _ in rank([plain, timed], query="When did Tim paint a sunrise?", now_ts=self.NOW,
-                                     speaker_id=None)]  # fmt: skip
+                                     speaker_id=None, settings=self.PLAIN)]  # fmt: skip
         assert got == ["a", "b"]
-        got = [c.id for c, _ in rank([plain, timed], query="What did Tim paint?", now_ts=self.NOW, speaker_id=None)]
+        got = [c.id for c, _ in rank([plain, timed], query="What did Tim paint?", now_ts=self.NOW, speaker_id=None,
+                                     settings=self.PLAIN)]  # fmt: skip
         assert got == ["b", "a"]  # not a "when" question: no preference, newer first on a tie
 
 

@@ -22,12 +22,18 @@ Score of a candidate (see ``benchmarks/README.md`` for the measurements behind e
    - the current speaker's own memories in a group chat (a preference, not a filter: shared and
      other people's memories stay in the ranking);
    - importance around the neutral 0.5;
-   - an explicit time window in the query ("in May", "昨天") favours memories whose event time
-     falls inside it (``time_window_mode="boost"``), or drops the others (``"filter"``).
-3. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
+   - an explicit time window in the query ("in May", "the week before 16 May", "昨天") favours
+     memories that fit it (``time_window_mode="boost"``, see :mod:`.timematch`: the event time
+     inside, a time the text names inside, or partly when told just after), or drops the others
+     (``"filter"``, event time only);
+   - a question asking *when* ("When did ...", "多久以前") favours memories whose text names a
+     time ("last week", "in 2022"): those are the ones that can answer it.
+3. Information: ``* (1 + info_weight * min(1, distinct terms / info_terms))`` — a memory that says
+   something ("I signed up for a pottery class on Friday") over chit-chat ("Wow, great!").
+4. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
    Durable memories (a tag in ``durable_tags``, or importance >= ``durable_importance``) do not decay
    at all, so a 60-day-old preference is still found.
-4. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
+5. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
    dropped. (The service filters both legs the same way; this keeps ``rank`` safe on its own.)
 
 Recency is measured on ``ts`` (when the memory was stored, i.e. how fresh the knowledge is); time
@@ -43,13 +49,14 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from . import timematch
 from .lexical import count_cjk, tokenize
 from .timewindow import parse_time_window
 
-__all__ = ["Candidate", "RankSettings", "rank", "quoted_phrases", "explain"]
+__all__ = ["Candidate", "RankSettings", "content_terms", "rank", "quoted_phrases", "explain"]
 
 _UNSET: Any = object()
 _QUOTE_RE = re.compile(r'"([^"]{2,200})"|“([^”]{2,200})”|「([^」]{1,200})」|『([^』]{1,200})』|‘([^’]{2,200})’')
@@ -85,11 +92,19 @@ class RankSettings:
     time_told_after: float = 0.5  # share of the window boost for a memory told just after the window
     time_from_text: bool = True  # a time named in the memory's text ("last week") counts as its event time
     when_boost: float = 0.2  # a "when" question favours memories whose text names a time
+    info_weight: float = 0.2  # content-rich memories over chit-chat: w * min(1, distinct terms / info_terms)
+    info_terms: int = 30
     durable_tags: tuple[str, ...] = (
         "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
     )  # fmt: skip
     durable_importance: float = 0.8
     require_active: bool = True
+
+
+@lru_cache(maxsize=8192)
+def content_terms(text: str) -> int:
+    """Distinct index terms of ``text`` (stopwords dropped): how much a memory says."""
+    return len(set(tokenize(text)))
 
 
 def _norm(s: str) -> str:
@@ -152,6 +167,7 @@ class _Parts:
     relevance: float = 0.0
     boost: float = 0.0
     recency: float = 1.0
+    info: float = 1.0
     window_hit: bool = False
 
 
@@ -256,6 +272,8 @@ def _score_parts(
                 boost += s.time_window_boost * fit
         if when and timematch.mentions_time(c.text):
             boost += s.when_boost
+        if s.info_weight and s.info_terms > 0:
+            p.info = 1.0 + s.info_weight * min(1.0, content_terms(c.text) / s.info_terms)
         p.boost = boost
         durable = importance >= s.durable_importance or any(t.casefold() in s.durable_tags for t in tags)
         if not durable and hl_s > 0 and s.recency_weight > 0:
@@ -263,6 +281,10 @@ def _score_parts(
             p.recency = 1.0 - s.recency_weight * (1.0 - 0.5 ** (age / hl_s))
         out.append((c, p))
     return out
+
+
+def _total(p: _Parts) -> float:
+    return p.relevance * max(0.0, 1.0 + p.boost) * p.info * p.recency
 
 
 def _resolve_window(query: str, now_ts: float, time_window: Any, s: RankSettings) -> tuple[float, float] | None:
@@ -307,7 +329,7 @@ def rank(
         time_window=window,
         as_of_ts=now_ts if as_of_ts is None else as_of_ts,
     )
-    scored = [(c, p.relevance * max(0.0, 1.0 + p.boost) * p.recency) for c, p in parts]
+    scored = [(c, _total(p)) for c, p in parts]
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
 
@@ -337,7 +359,8 @@ def explain(
     rows = [
         {
             "id": c.id,
-            "score": p.relevance * max(0.0, 1.0 + p.boost) * p.recency,
+            "score": _total(p),
+            "info": p.info,
             "relevance": p.relevance,
             "boost": p.boost,
             "recency": p.recency,
