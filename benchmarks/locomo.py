@@ -673,6 +673,7 @@ GRID = {
     "time_window_boost": (0.0, 0.25, 0.5, 1.0),
     "when_boost": (0.0, 0.1, 0.2, 0.4),
     "info_weight": (0.0, 0.1, 0.2, 0.4),
+    "session_weight": (0.0, 0.1, 0.2, 0.4),
 }
 
 

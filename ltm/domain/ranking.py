@@ -30,10 +30,13 @@ Score of a candidate (see ``benchmarks/README.md`` for the measurements behind e
      time ("last week", "in 2022"): those are the ones that can answer it.
 3. Information: ``* (1 + info_weight * min(1, distinct terms / info_terms))`` — a memory that says
    something ("I signed up for a pottery class on Friday") over chit-chat ("Wow, great!").
-4. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
+4. Session neighbourhood, after sorting: ``* (1 + session_weight * density)`` where density is the
+   share of the best ``session_top`` candidates' score within ``session_gap_s`` of the memory's
+   event time, relative to the densest (:mod:`.neighbourhood`): the conversation about the topic.
+5. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
    Durable memories (a tag in ``durable_tags``, or importance >= ``durable_importance``) do not decay
    at all, so a 60-day-old preference is still found.
-5. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
+6. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
    dropped. (The service filters both legs the same way; this keeps ``rank`` safe on its own.)
 
 Recency is measured on ``ts`` (when the memory was stored, i.e. how fresh the knowledge is); time
@@ -54,6 +57,7 @@ from typing import Any
 
 from . import timematch
 from .lexical import count_cjk, tokenize
+from .neighbourhood import session_density
 from .timewindow import parse_time_window
 
 __all__ = ["Candidate", "RankSettings", "content_terms", "rank", "quoted_phrases", "explain"]
@@ -69,6 +73,7 @@ class Candidate:
     metadata: dict[str, Any]
     vector_sim: float | None = None  # cosine similarity from the vector leg; None if not in that leg
     lexical: float | None = None  # BM25 score; None if not in that leg
+    terms: int | None = None  # distinct index terms of the text when known (the lexical index has them)
 
 
 @dataclass
@@ -94,6 +99,9 @@ class RankSettings:
     when_boost: float = 0.2  # a "when" question favours memories whose text names a time
     info_weight: float = 0.2  # content-rich memories over chit-chat: w * min(1, distinct terms / info_terms)
     info_terms: int = 30
+    session_weight: float = 0.2  # * (1 + w * density of the head's score mass around the memory's time)
+    session_gap_s: float = 3600.0  # memories within this of each other count as one conversation
+    session_top: int = 20
     durable_tags: tuple[str, ...] = (
         "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
     )  # fmt: skip
@@ -273,7 +281,8 @@ def _score_parts(
         if when and timematch.mentions_time(c.text):
             boost += s.when_boost
         if s.info_weight and s.info_terms > 0:
-            p.info = 1.0 + s.info_weight * min(1.0, content_terms(c.text) / s.info_terms)
+            n = c.terms if c.terms is not None else content_terms(c.text)
+            p.info = 1.0 + s.info_weight * min(1.0, n / s.info_terms)
         p.boost = boost
         durable = importance >= s.durable_importance or any(t.casefold() in s.durable_tags for t in tags)
         if not durable and hl_s > 0 and s.recency_weight > 0:
@@ -331,6 +340,11 @@ def rank(
     )
     scored = [(c, _total(p)) for c, p in parts]
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
+    if s.session_weight > 0 and len(scored) > 1:
+        times = [_f(c.metadata or {}, "event_ts", _f(c.metadata or {}, "ts", math.nan)) for c, _ in scored]
+        dens = session_density(times, [v for _, v in scored], top=s.session_top, gap_s=s.session_gap_s)
+        scored = [(c, v * (1.0 + s.session_weight * d)) for (c, v), d in zip(scored, dens, strict=True)]
+        scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
 
 

@@ -50,6 +50,7 @@ def asks_when(query: str) -> bool:
     return bool(query) and _WHEN_RE.search(query) is not None
 
 
+@lru_cache(maxsize=8192)
 def mentions_time(text: str) -> bool:
     """Whether the text speaks of a time (a date, a weekday, "last week", "ago", "昨天", ...)."""
     return bool(text) and _TIME_WORDS_RE.search(text) is not None

@@ -1341,6 +1341,8 @@ class MemoryService:
             for rid, score in lexical_index[0].bm25.scores(query, missing).items():
                 if rid in cands and score > 0:
                     cands[rid].lexical = score
+            for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
+                c.terms = lexical_index[0].bm25.distinct_terms(c.id)
         hl = (
             kb.recency_half_life_days
             if kb and kb.recency_half_life_days is not None
