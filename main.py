@@ -17,6 +17,7 @@ from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.settings import KbSettings
+from ltm.service.turns import ServedTurns
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,10 @@ class LongTermMemory(BasePlugin):
     service: MemoryService
     review: ReviewQueue
     consolidator: Consolidator
+    served_turns: ServedTurns
 
     async def initialize(self) -> None:
+        self.served_turns = ServedTurns()
         self.service = MemoryService(
             kv=HostKeyValueStore(self),
             vectors=HostVectorIndex(self),
@@ -54,6 +57,3 @@ class LongTermMemory(BasePlugin):
 
     def _reranker_for(self, collection: str, kb: KbSettings) -> HostReranker:
         return HostReranker(self, kb.rerank_model)
-
-    def __del__(self) -> None:
-        pass

@@ -4,11 +4,10 @@ as data (the page renders it with ``textContent``)."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
 
 from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Episode, Profile
-from ltm.domain.scope import Scope, key_part
+from ltm.domain.scope import Scope, scope_owns
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
@@ -36,7 +35,7 @@ def candidate_view(c: Candidate) -> dict[str, Any]:
 
 def profile_view(p: Profile) -> dict[str, Any]:
     out = p.to_dict()
-    out["speaker_id"] = unquote(p.key.partition("#speaker:")[2]) if p.kind == "speaker" else ""
+    out["speaker_id"] = p.sender_id if p.kind == "speaker" else ""
     out["empty"] = p.is_empty()
     return out
 
@@ -148,11 +147,9 @@ async def scope_fences(service: MemoryService, scope: Scope) -> list[dict[str, A
     """The write fences that ``clear_scope_fences`` would lift for this scope (same predicate)."""
     if not fences_supported(service):
         return []
-    l2 = f"l2:{scope.collection}:{scope.user_key}"
-    l1 = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
     out = []
     for key, rec in sorted((await service.fences()).items()):
-        if key == l2 or key.startswith(l1):
+        if scope_owns(scope, key, lock=True):
             rec = rec if isinstance(rec, dict) else {}
             out.append(
                 {

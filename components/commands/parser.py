@@ -21,11 +21,11 @@ Every failure is a :class:`ParseError` carrying a locale key; nothing else escap
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ltm.domain.errors import MemoryError_
+from ltm.domain.models import is_record_id
 from ltm.domain.scope import STATUSES
 from ltm.domain.timefields import parse_instant, to_iso
 
@@ -35,7 +35,6 @@ MAX_QUERY_CHARS = 500
 MAX_REASON_CHARS = 500
 MAX_VALUE_CHARS = 256
 MAX_PAGE = 100_000
-ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
 QUOTES = {'"': '"', "\u201c": "\u201d"}  # "..." and “...”
 BOOL, VALUE = "bool", "value"
@@ -228,7 +227,7 @@ def parse_page(tok: Token | None) -> int:
 
 def parse_id(tok: Token) -> str:
     raw = tok.value.strip()
-    if not ID_RE.match(raw):
+    if not is_record_id(raw):
         raise ParseError("cmd.parse.bad_id", value=_clip(raw, 40))
     return raw
 

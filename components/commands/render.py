@@ -10,13 +10,13 @@ a length. Each reply is kept under :data:`MAX_REPLY_CHARS`.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ltm.domain.errors import MemoryError_
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
+from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
@@ -80,18 +80,9 @@ TOMBSTONE_KIND_KEYS = {"rejected": "cmd.tomb.kind_rejected", "forgotten": "cmd.t
 
 
 def clean(value: Any, limit: int = FIELD_CHARS) -> str:
-    """One line of untrusted text: no control/format characters, no markup, at most ``limit`` chars."""
-    text = "" if value is None else str(value)
-    out: list[str] = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ch.isspace() or cat in ("Zl", "Zp"):
-            out.append(" ")
-        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            continue
-        else:
-            out.append(ch)
-    line = " ".join("".join(out).split()).translate(_NEUTRAL)
+    """One line of untrusted text: neutralised as for a model (no invisible, control or direction
+    characters), line breaks collapsed, no chat markup, at most ``limit`` chars."""
+    line = " ".join(neutralize(value).split()).translate(_NEUTRAL)
     if len(line) > limit:
         line = line[: max(0, limit - 1)].rstrip() + ELLIPSIS
     return line

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import DEFAULT_OVERHEAD_PER_ITEM, estimate_tokens
+from .candidates import looks_like_credential
 from .models import MAX_TAGS, Episode, content_hash
+from .text import neutralize
 from .timefields import OPEN_END_TS, OPEN_START_TS, ts
 
 ORIGIN = "consolidation"
@@ -148,6 +150,7 @@ class Selection:
     sender_id: str
     sources: list[Episode]
     skipped_long: int = 0
+    skipped_secret: int = 0  # credential-looking records: never sent to a model
 
 
 def select_sources(
@@ -161,13 +164,14 @@ def select_sources(
     max_chars_total: int = MAX_SOURCES_CHARS_TOTAL,
 ) -> Selection | None:
     """Pick what one summary may cover: active, older than ``min_age_days``, currently valid, not a
-    summary itself, not already covered by a summary, one speaker (the one with the most eligible
+    summary itself, not already covered by a summary, not credential-looking (such text never goes
+    to a model: :func:`ltm.domain.candidates.looks_like_credential`), one speaker (the one with the most eligible
     records; ties: the oldest record), oldest first, at most ``max_sources`` records and
     ``max_chars_total`` characters, with a common validity interval. ``None`` below
     :data:`MIN_SOURCES`."""
     cutoff = now_ts - max(0.0, min_age_days) * DAY
     by_sender: dict[str, list[Episode]] = {}
-    skipped_long = 0
+    skipped_long = skipped_secret = 0
     for e in sorted(active, key=lambda x: (_recorded_ts(x), x.id)):
         if e.status != "active" or is_summary(e) or e.id in already_summarised:
             continue
@@ -178,6 +182,9 @@ def select_sources(
             continue
         if len(e.content) > max_chars_each:
             skipped_long += 1
+            continue
+        if looks_like_credential(e.content):
+            skipped_secret += 1
             continue
         by_sender.setdefault(e.sender_id, []).append(e)
     if not by_sender:
@@ -196,7 +203,7 @@ def select_sources(
         total += len(e.content)
     if len(picked) < MIN_SOURCES:
         return None
-    return Selection(sender, picked, skipped_long)
+    return Selection(sender, picked, skipped_long, skipped_secret)
 
 
 # ---------------------------------------------------------------------------------------- prompt
@@ -226,7 +233,7 @@ def source_payload(sources: list[Episode]) -> list[dict[str, Any]]:
     return [
         {
             "id": e.id,
-            "text": e.content,
+            "text": neutralize(e.content),
             "recorded_at": e.timestamp or None,
             "event_at": e.event_at,
             "valid_from": e.valid_from,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -15,6 +17,7 @@ from typing import Any
 
 from .errors import ValidationError
 from .scope import STATUSES, Scope
+from .text import check_text
 from .timefields import (
     OPEN_END_TS,
     OPEN_START_TS,
@@ -34,10 +37,36 @@ MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 MAX_SOURCE_REF_CHARS = 256
 MAX_SUPERSEDES = 16
+MAX_RECORD_ID_CHARS = 64
+# Every id a person or a model may name (episodes, candidates, proposals); generated ids fit it.
+RECORD_ID_RE = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{MAX_RECORD_ID_CHARS}}}")
 
 
 def new_episode_id() -> str:
     return "ep_" + uuid.uuid4().hex[:20]
+
+
+def is_record_id(value: Any) -> bool:
+    """True for a well-formed record id; any other value names no record anywhere."""
+    return isinstance(value, str) and RECORD_ID_RE.fullmatch(value) is not None
+
+
+def bounded_int(raw: Any, field: str, lo: int, hi: int, default: int) -> int:
+    """A whole number in ``lo..hi`` (an integral float counts; ``None`` is ``default``). A bool, text,
+    NaN, an infinity or a fraction is refused with the field named."""
+    if raw is None:
+        return default
+    ok = (
+        not isinstance(raw, bool)
+        and isinstance(raw, (int, float))
+        and (isinstance(raw, int) or (math.isfinite(raw) and raw.is_integer()))
+        and lo <= raw <= hi
+    )
+    if not ok:
+        raise ValidationError(
+            f"{field}: a whole number from {lo} to {hi}", key="error.field_int", field=field, lo=lo, hi=hi
+        )
+    return int(raw)
 
 
 def normalize_text(value: str) -> str:
@@ -224,7 +253,7 @@ def _str_list(raw: Any, name: str, max_items: int, max_chars: int) -> list[str]:
     for item in raw:
         if not isinstance(item, str):
             raise ValidationError(f"{name}: expected a list of strings", key="error.field_type", field=name)
-        item = " ".join(item.split())
+        item = " ".join(check_text(item, name).split())
         if not item:
             continue
         if len(item) > max_chars:
@@ -243,7 +272,7 @@ def validate_episode_input(raw: dict[str, Any], *, default_claim: str = "user_st
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("content: required non-empty text", key="error.content_empty", field="content")
-    content = content.strip()
+    content = check_text(content, "content").strip()
     if len(content) > MAX_CONTENT_CHARS:
         raise ValidationError(
             f"content: longer than {MAX_CONTENT_CHARS} characters", key="error.content_long", field="content"
@@ -265,11 +294,14 @@ def validate_episode_input(raw: dict[str, Any], *, default_claim: str = "user_st
     source_ref = raw.get("source_ref") or ""
     if not isinstance(source_ref, str) or len(source_ref) > MAX_SOURCE_REF_CHARS:
         raise ValidationError("source_ref: text up to 256 characters", key="error.field_type", field="source_ref")
+    check_text(source_ref, "source_ref")
     event_at = normalize_optional(raw.get("event_at"), "event_at")
     valid_from = normalize_optional(raw.get("valid_from"), "valid_from")
     valid_until = normalize_optional(raw.get("valid_until"), "valid_until")
     check_validity(valid_from, valid_until)
-    supersedes = _str_list(raw.get("supersedes"), "supersedes", MAX_SUPERSEDES, 64)
+    supersedes = _str_list(raw.get("supersedes"), "supersedes", MAX_SUPERSEDES, MAX_RECORD_ID_CHARS)
+    if not all(is_record_id(s) for s in supersedes):
+        raise ValidationError("supersedes: not a memory id", key="error.key_part", field="supersedes")
     status = raw.get("status") or "active"
     if status not in STATUSES:
         raise ValidationError(f"status: one of {', '.join(STATUSES)}", key="error.status", value=str(status))
@@ -343,6 +375,7 @@ class Profile:
     preferences: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     updated_at: str = ""
+    sender_id: str = ""  # a speaker profile's speaker (its key may hold a shortened id)
 
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
@@ -363,6 +396,7 @@ class Profile:
             preferences={str(k): str(v) for k, v in dict(prefs).items()},
             notes=[str(n) for n in (data.get("notes") or [])],
             updated_at=str(data.get("updated_at") or ""),
+            sender_id=str(data.get("sender_id") or "") if kind == "speaker" else "",
         )
 
 
@@ -415,7 +449,7 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
     if name is not None:
         if not isinstance(name, str) or len(name.strip()) > MAX_NAME_CHARS:
             raise ValidationError("name: text up to 128 characters", key="error.field_type", field="name")
-        name = " ".join(name.split())
+        name = " ".join(check_text(name, "name").split())
     prefs_raw = raw.get("set_preferences") or {}
     if not isinstance(prefs_raw, dict):
         raise ValidationError("set_preferences: expected an object", key="error.field_type", field="set_preferences")
@@ -429,6 +463,7 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
             )
         if len(k) > MAX_ITEM_CHARS or len(v) > MAX_ITEM_CHARS:
             raise ValidationError("set_preferences: item too long", key="error.field_long", field="set_preferences")
+        check_text(k + v, "set_preferences")
         prefs[" ".join(k.split()).lower()] = " ".join(v.split())
     patch = ProfilePatch(
         name=name,
@@ -476,4 +511,5 @@ def apply_profile_patch(
         preferences=prefs,
         notes=_dedup_add(profile.notes, patch.add_notes, patch.remove_notes, MAX_NOTES),
         updated_at=updated_at,
+        sender_id=profile.sender_id,
     )

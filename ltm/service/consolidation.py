@@ -37,14 +37,14 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import Episode
-from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.scope import ACTIVE, PROPOSAL_PREFIX, Criteria, Scope, l2_lock_key, owned_keys, proposal_key
 from ..domain.timefields import parse_instant, to_iso
 from .memory_service import Actor, MemoryService, RetireEvent
 from .settings import _bool, _int
 
 log = logging.getLogger(__name__)
 
-PREFIX = "consolidation/"
+PREFIX = PROPOSAL_PREFIX
 RECORD_FORMAT = "ltm-consolidation/1"
 MAX_PENDING_PER_SCOPE = 5
 PROPOSAL_TTL_DAYS = 7
@@ -238,8 +238,7 @@ def _stale(reason: str) -> ConflictError:
     return ConflictError(f"proposal is stale: {reason}", key=f"consol.error.stale_{code}", reason=code)
 
 
-def _key(user_key: str, proposal_id: str) -> str:
-    return f"{PREFIX}{user_key}/{proposal_id}"
+_key = proposal_key
 
 
 def new_proposal_id() -> str:
@@ -363,7 +362,7 @@ class Consolidator:
             raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
 
     def _lock(self, scope: Scope) -> str:
-        return f"l2:{scope.collection}:{scope.user_key}"
+        return l2_lock_key(scope)
 
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
@@ -417,10 +416,10 @@ class Consolidator:
         await self.service.kv.delete(_key(p.user_key, p.id))
 
     async def _scope_proposals(self, scope: Scope) -> list[Proposal]:
-        """Every proposal record of this L2 scope (the key prefix is re-checked against the record:
-        a user key that is a prefix of another must not see the other's proposals)."""
+        """Every proposal record of this L2 scope: the key's owner is checked exactly (a user key that
+        is a prefix of another must not see the other's proposals), then the record's."""
         out = []
-        for key in await self.service.kv.keys(f"{PREFIX}{scope.user_key}/"):
+        for key in owned_keys(scope, await self.service.kv.keys(f"{PREFIX}{scope.user_key}/")):
             pid = key.rsplit("/", 1)[-1]
             p = await self._load(scope.user_key, pid)
             if (

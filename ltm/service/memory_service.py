@@ -34,23 +34,35 @@ from ..domain.models import (
     Profile,
     apply_profile_patch,
     build_episode,
+    is_record_id,
     validate_episode_input,
     validate_profile_patch,
 )
 from ..domain.scope import (
     ACTIVE,
+    FENCE_PREFIX,
+    PROFILE_PREFIX,
     STATUSES,
     Criteria,
     Scope,
     audit_log_key,
     derive_scope,
-    key_part,
+    inject_key,
+    kb_part,
+    key_part_value,
+    l1_lock_key,
+    l2_lock_key,
     matches,
+    owned_keys,
+    parse_lock_key,
+    parse_storage_key,
+    profile_storage_key,
     scope_filter,
+    scope_owns,
     session_profile_key,
     speaker_profile_key,
-    speaker_profile_prefix,
 )
+from ..domain.text import check_text
 from ..domain.timefields import now_utc, parse_instant, to_iso
 from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, Reranker, VectorIndex, VectorRecord, is_unknown_outcome
@@ -63,10 +75,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 KB_PREFIX = "kb/"
-PROFILE_PREFIX = "profile/"
-INJECT_PREFIX = "inject/"
 DOC_PREFIX = "doc/"
-FENCE_PREFIX = "fence/"
 JOURNAL_PREFIX = "journal/"
 LIST_PAGE = 200
 DELETE_BATCH = 2000
@@ -174,8 +183,7 @@ RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
 ExtraSteps = Callable[..., Awaitable[list[WriteStep]]]
 
 
-def _profile_key(key: str) -> str:
-    return PROFILE_PREFIX + key
+_profile_key = profile_storage_key
 
 
 class MemoryService:
@@ -408,8 +416,7 @@ class MemoryService:
         return {k: v for k, v in (await self._load_fences()).items() if k in self._scope_fence_keys(scope, [k])}
 
     def _scope_fence_keys(self, scope: Scope, keys: Sequence[str]) -> list[str]:
-        prefixes = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
-        return [k for k in keys if k == self._l2_lock(scope) or k.startswith(prefixes)]
+        return owned_keys(scope, keys, lock=True)
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""
@@ -417,7 +424,8 @@ class MemoryService:
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
-        keys = [k for k in await self._load_fences() if k.startswith(f"l2:{kb_id}:")]
+        kb = kb_part(kb_id)
+        keys = [k for k in await self._load_fences() if (p := parse_lock_key(k)) and p.layout == "l2" and p.kb == kb]
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_all_fences(self, actor: Actor, *, confirm: bool, reason: str = "") -> int:
@@ -541,6 +549,7 @@ class MemoryService:
         order, so the store is in its before-state again. A fence set by the failing write stays
         (a late write could still land). If taking back fails too, every lock of the operation is
         fenced and the journal stays: recovery reports it."""
+        check_text(reason or "", "reason")
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
             await self._check_fence(key)
@@ -715,7 +724,10 @@ class MemoryService:
         key = self._profile_keys(scope, kind, sender_id)
         raw = await self._backend(self.kv.get(_profile_key(key)), "profile read")
         data = json.loads(raw) if raw else {}
-        return Profile.from_dict(data, kind, key)
+        profile = Profile.from_dict(data, kind, key)
+        if kind == "speaker":
+            profile.sender_id = sender_id
+        return profile
 
     async def update_profile(
         self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ExtraSteps | None = None
@@ -728,10 +740,12 @@ class MemoryService:
         sender = scope.sender_id or actor.sender_id
         key = self._profile_keys(scope, str(target), sender)
         s = self.settings
-        async with self.locks.hold("l1:" + key):
-            await self._check_fence("l1:" + key)
+        async with self.locks.hold(l1_lock_key(key)):
+            await self._check_fence(l1_lock_key(key))
             old = await self._backend(self.kv.get(_profile_key(key)), "profile read")
             current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
+            if target == "speaker":
+                current.sender_id = sender  # the readable id: the key may hold a shortened one
             updated = apply_profile_patch(
                 current,
                 patch,
@@ -739,8 +753,9 @@ class MemoryService:
                 max_preferences=s.max_profile_preferences,
                 updated_at=to_iso(self.clock()),
             )
-            payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
-            lock_key, skey = "l1:" + key, _profile_key(key)
+            record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+            payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+            lock_key, skey = l1_lock_key(key), _profile_key(key)
             step = WriteStep(
                 scope,
                 lock_key,
@@ -755,12 +770,16 @@ class MemoryService:
         return updated
 
     async def speaker_profiles(self, scope: Scope) -> list[Profile]:
-        prefix = _profile_key(speaker_profile_prefix(scope))
         out = []
-        for k in sorted(await self.kv.keys(prefix)):
+        for k in sorted(await self.kv.keys(_profile_key(scope.user_key + "#"))):
+            parsed = parse_storage_key(k)
+            if parsed is None or parsed.layout != "profile.speaker" or not scope_owns(scope, parsed):
+                continue
             raw = await self.kv.get(k)
             if raw:
-                out.append(Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :]))
+                p = Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :])
+                p.sender_id = p.sender_id or key_part_value(parsed.tail) or ""
+                out.append(p)
         return out
 
     # ------------------------------------------------------------------ L2 writes
@@ -857,7 +876,7 @@ class MemoryService:
             raise BackendError("the record is still present after delete", key="error.delete_unverified")
 
     def _l2_lock(self, scope: Scope) -> str:
-        return f"l2:{scope.collection}:{scope.user_key}"
+        return l2_lock_key(scope)
 
     async def remember(
         self,
@@ -987,6 +1006,8 @@ class MemoryService:
         return out[:limit]
 
     async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
+            raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
         found = await self._fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
@@ -1218,6 +1239,7 @@ class MemoryService:
         parse_window: bool = True,
     ) -> RecallResult:
         """Profiles + ranked active episodes of this scope for ``query``."""
+        check_text(query, "query")
         s = self.settings
         now = self.clock()
         speaker = speaker_id if speaker_id is not None else scope.sender_id
@@ -1386,10 +1408,12 @@ class MemoryService:
 
     # ------------------------------------------------------------------ injection snapshot
     async def save_injection(self, scope: Scope, snapshot: dict[str, Any]) -> None:
-        await self.kv.set(INJECT_PREFIX + scope.scope_key, json.dumps(snapshot, ensure_ascii=False).encode("utf-8"))
+        # the readable identity stays in the record (a very long id is shortened in the key)
+        record = {**snapshot, "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+        await self.kv.set(inject_key(scope), json.dumps(record, ensure_ascii=False).encode("utf-8"))
 
     async def last_injection(self, scope: Scope) -> dict[str, Any] | None:
-        raw = await self.kv.get(INJECT_PREFIX + scope.scope_key)
+        raw = await self.kv.get(inject_key(scope))
         return json.loads(raw) if raw else None
 
 

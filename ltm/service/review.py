@@ -51,7 +51,17 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import Episode, EpisodeInput, Profile, content_hash
-from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.scope import (
+    ACTIVE,
+    TOMB_PREFIX,
+    Criteria,
+    Scope,
+    candidate_key,
+    kb_part,
+    owned_keys,
+    review_base,
+    tombstone_key,
+)
 from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..ports import ChatModel
@@ -64,8 +74,6 @@ log = logging.getLogger(__name__)
 PENDING, CONFLICT, ACCEPTED, REJECTED = "pending", "conflict", "accepted", "rejected"
 CANDIDATE_STATUSES: tuple[str, ...] = (PENDING, CONFLICT, ACCEPTED, REJECTED)
 OPEN: tuple[str, ...] = (PENDING, CONFLICT)
-CAND_PREFIX = "cand/"
-TOMB_PREFIX = "tomb/"
 INDEX_CHUNK = 50
 MAX_OPEN = 500
 MODEL_TIMEOUT_S = 30.0
@@ -231,13 +239,13 @@ class ReviewQueue:
     # ------------------------------------------------------------------ keys
     @staticmethod
     def _base(scope: Scope) -> str:
-        return f"{scope.collection}/{scope.user_key}"
+        return review_base(scope)
 
     def _rkey(self, scope: Scope, cid: str) -> str:
-        return f"{CAND_PREFIX}{self._base(scope)}/r/{cid}"
+        return candidate_key(scope, f"r/{cid}")
 
     def _tkey(self, scope: Scope, tid: str) -> str:
-        return f"{TOMB_PREFIX}{self._base(scope)}/{tid}"
+        return tombstone_key(scope, tid)
 
     async def _read(self, key: str) -> Any:
         raw = await self.service._backend(self.service.kv.get(key), "review read")
@@ -343,9 +351,10 @@ class ReviewQueue:
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
         """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
         self.service._need_l2(scope)
-        prefix = f"{TOMB_PREFIX}{self._base(scope)}/"
+        prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
         items = []
-        for k in await self.service._backend(self.service.kv.keys(prefix), "review keys"):
+        keys = await self.service._backend(self.service.kv.keys(prefix), "review keys")
+        for k in owned_keys(scope, keys):  # exact owner: a launcher id extending this one is not this scope
             raw = await self._read(k)
             if raw:
                 items.append(Tombstone.from_dict(raw))
@@ -475,7 +484,7 @@ class ReviewQueue:
         return "store:" + self._base(scope)
 
     async def _open_list(self, scope: Scope) -> list[dict[str, Any]]:
-        return list(await self._read(f"{CAND_PREFIX}{self._base(scope)}/open") or [])
+        return list(await self._read(candidate_key(scope, "open")) or [])
 
     async def _insert(
         self,
@@ -511,18 +520,18 @@ class ReviewQueue:
             created_at=self._now(),
             created_by=_actor_dict(actor),
         )
-        base = f"{CAND_PREFIX}{self._base(scope)}"
         kind = "parked" if status == CONFLICT else "proposed"
         operation = "candidate.propose"
         kv = self.service.kv
         async with self.locks.hold(self._store_lock(scope)):
-            raw_open = await self.service._backend(kv.get(base + "/open"), "review read")
+            open_key, head_key = candidate_key(scope, "open"), candidate_key(scope, "head")
+            raw_open = await self.service._backend(kv.get(open_key), "review read")
             open_ = list(json.loads(raw_open) if raw_open else [])
             if len(open_) >= MAX_OPEN:
                 raise ConflictError("the review queue is full", key="review.error.queue_full", limit=MAX_OPEN)
-            raw_head = await self.service._backend(kv.get(base + "/head"), "review read")
+            raw_head = await self.service._backend(kv.get(head_key), "review read")
             cand.seq = int((json.loads(raw_head) if raw_head else {"seq": 0})["seq"]) + 1
-            chunk_key = f"{base}/i/{(cand.seq - 1) // INDEX_CHUNK}"
+            chunk_key = candidate_key(scope, f"i/{(cand.seq - 1) // INDEX_CHUNK}")
             raw_chunk = await self.service._backend(kv.get(chunk_key), "review read")
             chunk = list(json.loads(raw_chunk) if raw_chunk and (cand.seq - 1) % INDEX_CHUNK else [])
             chunk.append([cand.seq, cand.id])
@@ -534,8 +543,8 @@ class ReviewQueue:
             steps = [
                 self.service.kv_step(scope, operation, self._rkey(scope, cand.id), self._bytes(cand.to_dict()), None),
                 self.service.kv_step(scope, operation, chunk_key, self._bytes(chunk), raw_chunk),
-                self.service.kv_step(scope, operation, base + "/head", self._bytes({"seq": cand.seq}), raw_head),
-                self.service.kv_step(scope, operation, base + "/open", self._bytes(open_), raw_open, audit=audit),
+                self.service.kv_step(scope, operation, head_key, self._bytes({"seq": cand.seq}), raw_head),
+                self.service.kv_step(scope, operation, open_key, self._bytes(open_), raw_open, audit=audit),
             ]
             await self.service._mutate_steps(actor, operation, steps)
         log.info("candidate %s %s in %s (%s, %s)", cand.id, kind, scope.user_key, cand.classification, origin)
@@ -560,7 +569,7 @@ class ReviewQueue:
             scope, operation, rkey, self._bytes(cand.to_dict()), old, audit=audit, audit_op=audit_op
         )
         record.audit_reason = audit_reason
-        okey = f"{CAND_PREFIX}{self._base(scope)}/open"
+        okey = candidate_key(scope, "open")
         lock = self.service._l2_lock(scope)
         prior: list[list[dict[str, Any]]] = []
 
@@ -606,13 +615,12 @@ class ReviewQueue:
             ids = [o["id"] for o in rows[start : start + page_size]]
             total = len(rows)
         else:
-            base = f"{CAND_PREFIX}{self._base(scope)}"
-            total = int((await self._read(base + "/head") or {"seq": 0})["seq"])
+            total = int((await self._read(candidate_key(scope, "head")) or {"seq": 0})["seq"])
             hi, lo = total - start, max(1, total - start - page_size + 1)
             ids = []
             if hi >= 1:
                 for k in range((hi - 1) // INDEX_CHUNK, (lo - 1) // INDEX_CHUNK - 1, -1):
-                    chunk = await self._read(f"{base}/i/{k}") or []
+                    chunk = await self._read(candidate_key(scope, f"i/{k}")) or []
                     ids += [cid for seq, cid in sorted(chunk, reverse=True) if lo <= seq <= hi]
         items = []
         for cid in ids:

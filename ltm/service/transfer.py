@@ -51,6 +51,7 @@ from ..domain.models import (
     validate_episode_input,
 )
 from ..domain.scope import Criteria, Scope
+from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from .memory_service import Actor, MemoryService, WriteStep
 
@@ -294,6 +295,8 @@ def _text(raw: Any, n: int, name: str, limit: int) -> str:
         return ""
     if not isinstance(raw, str):
         raise _fail(n, f"{name}: expected text", field=name)
+    if unstorable(raw):
+        raise _fail(n, f"{name}: contains a character that is not text", field=name)
     v = raw.strip()
     if len(v) > limit:
         raise _fail(n, f"{name}: longer than {limit}", field=name)
@@ -354,13 +357,19 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
         origin = item.get("origin")
         origin = origin if isinstance(origin, str) and origin in ORIGINS else "import"
         sup_raw = item.get("supersedes") or []
-        if not isinstance(sup_raw, list) or not all(isinstance(s, str) and len(s) <= MAX_ID_CHARS for s in sup_raw):
+        if not isinstance(sup_raw, list) or not all(
+            isinstance(s, str) and len(s) <= MAX_ID_CHARS and not unstorable(s) for s in sup_raw
+        ):
             raise _fail(n, "supersedes: expected a list of ids", field="supersedes")
         sup_by = _text(item.get("superseded_by"), n, "superseded_by", MAX_ID_CHARS)
         extra = item.get("extra")
         extra = {} if extra is None else extra
         if not isinstance(extra, dict):
             raise _fail(n, "extra: expected an object", field="extra")
+        try:
+            check_data(extra, "extra")
+        except MemoryError_ as exc:
+            raise _fail(n, "extra: contains a character that is not text", field="extra") from exc
         try:
             if len(canonical_json(extra)) > MAX_EXTRA_CHARS:
                 raise _fail(n, "extra: too large", field="extra")
