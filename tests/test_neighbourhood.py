@@ -54,3 +54,14 @@ def test_in_ranking_a_memory_of_the_topic_conversation_wins_a_near_tie() -> None
 def test_bounded(rows: list[tuple[float, float]], top: int) -> None:
     got = session_density([t for t, _ in rows], [s for _, s in rows], top=top)
     assert len(got) == len(rows) and all(0.0 <= d <= 1.0 for d in got)
+
+
+def test_explain_agrees_with_rank() -> None:
+    from ltm.domain.ranking import explain
+
+    now = 1000 * H
+    cands = [_cand(f"t{i}", 500 * H + i, 1.0 - i / 10) for i in range(3)] + [_cand("lone", 700 * H, 0.95)]
+    ranked = [(c.id, round(v, 9)) for c, v in rank(cands, query="x", now_ts=now, speaker_id=None)]
+    rows = explain(cands, query="x", now_ts=now, speaker_id=None)
+    assert [(r["id"], round(r["score"], 9)) for r in rows] == ranked
+    assert any(r["session"] > 1.0 for r in rows) and next(r for r in rows if r["id"] == "lone")["session"] == 1.0

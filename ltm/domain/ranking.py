@@ -338,14 +338,23 @@ def rank(
         time_window=window,
         as_of_ts=now_ts if as_of_ts is None else as_of_ts,
     )
-    scored = [(c, _total(p)) for c, p in parts]
+    scored = [(c, _total(p) * f) for (c, p), f in zip(parts, _session_factors(parts, s), strict=True)]
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
-    if s.session_weight > 0 and len(scored) > 1:
-        times = [_f(c.metadata or {}, "event_ts", _f(c.metadata or {}, "ts", math.nan)) for c, _ in scored]
-        dens = session_density(times, [v for _, v in scored], top=s.session_top, gap_s=s.session_gap_s)
-        scored = [(c, v * (1.0 + s.session_weight * d)) for (c, v), d in zip(scored, dens, strict=True)]
-        scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
+
+
+def _session_factors(parts: Sequence[tuple[Candidate, _Parts]], s: RankSettings) -> list[float]:
+    """``1 + session_weight * density`` per candidate (aligned with ``parts``), density over the
+    best ``session_top`` of the scores before it."""
+    if s.session_weight <= 0 or len(parts) < 2:
+        return [1.0] * len(parts)
+    order = sorted(range(len(parts)), key=lambda i: -_total(parts[i][1]))
+    times = [_f(parts[i][0].metadata or {}, "event_ts", _f(parts[i][0].metadata or {}, "ts", math.nan)) for i in order]
+    dens = session_density(times, [_total(parts[i][1]) for i in order], top=s.session_top, gap_s=s.session_gap_s)
+    out = [1.0] * len(parts)
+    for i, d in zip(order, dens, strict=True):
+        out[i] = 1.0 + s.session_weight * d
+    return out
 
 
 def explain(
@@ -373,7 +382,8 @@ def explain(
     rows = [
         {
             "id": c.id,
-            "score": _total(p),
+            "score": _total(p) * f,
+            "session": f,
             "info": p.info,
             "relevance": p.relevance,
             "boost": p.boost,
@@ -382,7 +392,7 @@ def explain(
             "vector_sim": c.vector_sim,
             "lexical": c.lexical,
         }
-        for c, p in parts
+        for (c, p), f in zip(parts, _session_factors(parts, s), strict=True)
     ]
     rows.sort(key=lambda r: -r["score"])
     return rows
