@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,3 +110,34 @@ def test_affinity_is_bounded(start: float, length: float, event_ts: float, text:
     got = window_affinity((start, start + length), event_ts, text)
     assert got in (0.0, 0.5, 1.0)
     assert DAY > 0
+
+
+class TestThroughTheService:
+    """The plugin's recall path applies the time rules (real numpy index, in-memory KV)."""
+
+    @pytest.mark.asyncio
+    async def test_told_after_memory_found_for_the_week_before(self) -> None:
+        from ltm.adapters.embedders import HashingEmbedder
+        from ltm.adapters.numpy_index import NumpyIndex
+        from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+        from ltm.service import MemoryService
+        from tests.support import ADMIN, KB, scope_of
+
+        emb = HashingEmbedder()
+        clock = [datetime(2023, 12, 20, tzinfo=UTC)]
+        svc = MemoryService(
+            kv=MemoryKeyValueStore(), vectors=NumpyIndex(), embedder_for=lambda c, kb: emb, clock=lambda: clock[0]
+        )
+        await svc.register_kb(KB, {"embedding_model": "hash"})
+        scope = await scope_of(svc)
+        told = {"content": "Tim: I visited a castle in the UK last Friday", "event_at": "2023-11-16T10:00:00Z"}
+        later = {"content": "Tim: I visited a castle in the UK, what a trip", "event_at": "2023-12-19T10:00:00Z"}
+        for raw in (told, later):
+            await svc.remember(scope, raw, ADMIN)
+        clock[0] = datetime(2024, 1, 13, tzinfo=UTC)
+        res = await svc.recall(
+            scope, "Where was Tim in the week before 16 November 2023?", limit=2, with_profiles=False
+        )
+        assert [r.episode.content for r in res.episodes][0] == told["content"]
+        res = await svc.recall(scope, "Where did Tim visit a castle?", limit=2, with_profiles=False)
+        assert len(res.episodes) == 2  # positive control: both are found without a window
