@@ -134,4 +134,5 @@ async def scope_of(service: MemoryService, body: Body, *, speaker: str | None = 
     sender_id = f.text("sender_id", max_len=MAX_ID_CHARS) if speaker is None else speaker
     if kb_id and kb_id not in await service.known_kbs():  # no lookup that would cache a stranger's id
         raise BadRequest("err.kb_unknown", kb=kb_id)
-    return await service.scope_for(kb_id=kb_id, session_name=session_name, bot_uuid=bot_uuid, sender_id=sender_id)
+    scope = await service.scope_for(kb_id=kb_id, session_name=session_name, bot_uuid=bot_uuid, sender_id=sender_id)
+    return scope.as_operator()  # the console is the operator's page: it reads every audience

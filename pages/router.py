@@ -14,8 +14,8 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/overview``               POST    scope keys, KB settings, counts by status, audit size
 ``/profiles``               POST    session profile and speaker profiles
 ``/profile/update``         POST    ``target`` session|speaker, ``speaker_id``, ``patch``
-``/episodes``               POST    ``status``, ``speaker``, ``time_from``/``time_until``, paging
-``/episodes/search``        POST    ``query``, ``speaker``, ``time_from``/``time_until``, paging
+``/episodes``               POST    ``status``, ``speaker``, ``time_from``/``time_until``, ``as_of``, paging
+``/episodes/search``        POST    ``query``, ``speaker``, ``time_from``/``time_until``, ``as_of``, paging
 ``/episode``                POST    ``id``
 ``/episode/archive``        POST    ``id``, ``reason``
 ``/episode/restore``        POST    ``id``, ``reason``
@@ -193,6 +193,7 @@ async def _episodes(c: Ctx) -> dict[str, Any]:
         time_until=b.instant("time_until"),
         page=b.integer("page", 1, 1, MAX_PAGE),
         page_size=b.integer("page_size", 20, 1, 100),
+        as_of=b.instant("as_of"),
     )
 
 
@@ -208,6 +209,7 @@ async def _search(c: Ctx) -> dict[str, Any]:
         time_until=b.instant("time_until"),
         page=b.integer("page", 1, 1, MAX_PAGE),
         page_size=b.integer("page_size", 20, 1, 50),
+        as_of=b.instant("as_of"),
     )
 
 

@@ -8,7 +8,8 @@ component loaded through the SDK controller) and the console API (``pages.router
 
 A probe is one assertion "scope O does not see row r" where r belongs to another scope. Every probe
 is preceded, on the same read path, by a POSITIVE CONTROL: the scope(s) that own r do see it.
-Who may see what is decided by an independent model (:func:`l2_group`), not by the code under test.
+Who may see what is decided by an independent model (:func:`l2_group` and :func:`can_read`), not by
+the code under test.
 
 Scopes (in each knowledge base): person and group chats, the same sender in two scopes, two
 speakers of one group, the same session id on two bots, a session with no bot, ids that are
@@ -19,6 +20,8 @@ bot id ``bot``, and two 300-character ids differing in their last character (the
 over the host's 255 characters). In ``bot`` isolation all sessions of one bot share episodes, never
 across bots. Beyond L2 rows, every listing that scans storage keys is probed too (review queue,
 tombstones, consolidation proposals, profiles, injection snapshots, fences, known spaces).
+Under ``bot`` sharing, a chat reader sees a private chat's episodes only in that chat or as that
+chat's person (the console, the operator, sees them all).
 
 Probe counts with ``SEED`` (chroma + qdrant; each test asserts a minimum a little below): list
 33,176 + 19,604; search 3,368 + 2,454; engine retrieve 1,945 + 1,408; export 21,112 + 12,064;
@@ -106,6 +109,17 @@ def l2_group(kb: str, session: str, bot: str) -> tuple[str, ...]:
     return (kb, "session", bot, session)
 
 
+def can_read(reader: Ident, writer: Ident, *, operator: bool = False) -> bool:
+    """The read rule, from the product rules alone: within one sharing group, a chat in ``bot``
+    isolation reads what was said in groups, in this chat, and in the reader's own private chat
+    (``person_<sender>``); another person's private chat never. The operator reads the whole group."""
+    if reader.group != writer.group:
+        return False
+    if operator or KBS[reader.kb] != "bot" or not reader.bot or writer.session.startswith("group_"):
+        return True
+    return writer.session in (reader.session, f"person_{reader.sender}")
+
+
 @dataclass(frozen=True)
 class Ident:
     kb: str
@@ -142,14 +156,14 @@ class World:
     def rng(self, purpose: str) -> random.Random:
         return random.Random(SEED + zlib.crc32(f"{self.backend}/{purpose}".encode()))
 
-    def owners(self, row: Row) -> list[Ident]:
-        return [i for i in self.idents if i.group == row.ident.group]
+    def owners(self, row: Row, operator: bool = False) -> list[Ident]:
+        return [i for i in self.idents if can_read(i, row.ident, operator=operator)]
 
-    def foreign(self, row: Row) -> list[Ident]:
-        return [i for i in self.idents if i.group != row.ident.group]
+    def foreign(self, row: Row, operator: bool = False) -> list[Ident]:
+        return [i for i in self.idents if not can_read(i, row.ident, operator=operator)]
 
-    def group_of(self, rid: str) -> tuple[str, ...]:
-        return self.rows[rid].ident.group
+    def readable(self, ident: Ident, rid: str, operator: bool = False) -> bool:
+        return can_read(ident, self.rows[rid].ident, operator=operator)
 
 
 def _unique_words(rng: random.Random, n: int) -> list[str]:
@@ -258,26 +272,32 @@ async def engine_plugin() -> AsyncIterator[Any]:
 
 
 def _check_partition(
-    world: World, seen: dict[Ident, set[str]], candidates: list[str], surface: str, *, context: str = ""
+    world: World,
+    seen: dict[Ident, set[str]],
+    candidates: list[str],
+    surface: str,
+    *,
+    context: str = "",
+    operator: bool = False,
 ) -> int:
-    """Positive controls first (each candidate row is seen by every identity of its group), then the
-    probes (no other identity sees it). Returns the number of probes."""
+    """Positive controls first (each candidate row is seen by every identity that may read it), then
+    the probes (no other identity sees it). Returns the number of probes."""
     where = f"[seed={SEED} backend={world.backend} surface={surface} {context}]"
     for rid in candidates:
         row = world.rows[rid]
-        for owner in world.owners(row):
+        for owner in world.owners(row, operator):
             assert rid in seen[owner], f"positive control failed {where}: {owner.label()} does not see {rid}"
     probes = 0
     for rid in candidates:
         row = world.rows[rid]
-        for other in world.foreign(row):
+        for other in world.foreign(row, operator):
             assert rid not in seen[other], f"LEAK {where}: {other.label()} sees {rid} of {row.ident.label()}"
             probes += 1
     # and nothing unknown or foreign at all, whatever was asked
     for ident, ids in seen.items():
         for rid in ids:
             assert rid in world.rows, f"{where}: {ident.label()} got an unknown row {rid}"
-            assert world.group_of(rid) == ident.group, f"LEAK {where}: {ident.label()} got {rid}"
+            assert world.readable(ident, rid, operator), f"LEAK {where}: {ident.label()} got {rid}"
     return probes
 
 
@@ -317,11 +337,11 @@ async def test_list_isolation_probes(world: World) -> None:
         sender = rng.choice([i.sender for i in world.idents])
         p = await world.service.list_episodes(world.scopes[ident], statuses=None, page_size=100, sender_id=sender)
         for e in p.items:
-            assert world.group_of(e.id) == ident.group and world.rows[e.id].ident.sender == sender
+            assert world.readable(ident, e.id) and world.rows[e.id].ident.sender == sender
     assert probes >= (30_000 if world.backend == "chroma" else 17_000), probes
 
 
-async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> int:
+async def _search_rounds(world: World, rounds: int, purpose: str, run: Any, operator: bool = False) -> int:
     """Each round: one active target row from each of several groups, queried by their unique
     words from every identity. Positive: the targets' own groups find them. Probe: no one else does.
     A non-active target is included too: nobody finds it (the owner lists it: positive control)."""
@@ -339,7 +359,12 @@ async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> i
         query = " ".join(words)
         seen = {i: set(await run(i, query)) for i in world.idents}
         probes += _check_partition(
-            world, seen, [t.id for t in targets], purpose, context=f"round={round_no} query={query!r}"
+            world,
+            seen,
+            [t.id for t in targets],
+            purpose,
+            context=f"round={round_no} query={query!r}",
+            operator=operator,
         )
         owner_list = await _list_all(world, dormant.ident, rng, None)
         assert dormant.id in owner_list, "positive control: the owner lists its archived row"
@@ -455,14 +480,14 @@ async def test_console_isolation_probes(world: World) -> None:
                 break
             page += 1
         seen[ident] = ids
-    probes += _check_partition(world, seen, list(world.rows), "console /episodes")
+    probes += _check_partition(world, seen, list(world.rows), "console /episodes", operator=True)
     # /export (L2, every status)
     seen = {}
     for ident in world.idents:
         r = await _console(world, "/export", _scope_body(ident, layer="l2", status="all"))
         assert r.error is None, r.error
         seen[ident] = {e["id"] for e in r.data["document"]["episodes"]}
-    probes += _check_partition(world, seen, list(world.rows), "console /export")
+    probes += _check_partition(world, seen, list(world.rows), "console /export", operator=True)
     # /overview: the counts are exactly the group's rows by status (positive control), never more
     for ident in world.idents:
         r = await _console(world, "/overview", _scope_body(ident))
@@ -476,9 +501,9 @@ async def test_console_isolation_probes(world: World) -> None:
         r = await _console(world, "/audit/export", _scope_body(ident))
         assert r.error is None, r.error
         named = {t for e in r.data["entries"] for t in e.get("targets", []) if t in world.rows}
-        assert any(world.group_of(rid) == ident.group for rid in named), f"positive control: {ident.label()}"
+        assert any(world.readable(ident, rid, True) for rid in named), f"positive control: {ident.label()}"
         for rid in named:
-            assert world.group_of(rid) == ident.group, f"LEAK: {ident.label()}'s audit names {rid}"
+            assert world.readable(ident, rid, True), f"LEAK: {ident.label()}'s audit names {rid}"
         probes += sum(1 for x in world.rows.values() if x.ident.group != ident.group)
 
     # /episodes/search
@@ -487,7 +512,7 @@ async def test_console_isolation_probes(world: World) -> None:
         assert r.error is None, r.error
         return [e["id"] for e in r.data["items"]]
 
-    probes += await _search_rounds(world, 4 if world.backend == "chroma" else 3, "console search", run)
+    probes += await _search_rounds(world, 4 if world.backend == "chroma" else 3, "console search", run, operator=True)
     # /episode and the mutations with a foreign id are refused; with an own id /episode works
     before = {i: await _list_all(world, i, rng, None) for i in world.idents}
     for ident in world.idents:
@@ -653,20 +678,29 @@ async def listings(world: World) -> Listings:
     return Listings(review, cons, fenced, made)
 
 
-def _check_listing(world: World, name: str, seen: dict[Ident, set[str]], group_of: Any, made: dict[str, Ident]) -> int:
-    """Positive control (every identity of the maker's group sees the item), then the probes."""
+def _check_listing(
+    world: World,
+    name: str,
+    seen: dict[Ident, set[str]],
+    group_of: Any,
+    made: dict[str, Ident],
+    visible: Any = None,
+) -> int:
+    """Positive control (every identity of the maker's group sees the item, or those ``visible``
+    names: the read rule), then the probes."""
     where = f"[seed={SEED} backend={world.backend} listing={name}]"
     probes = 0
+    sees = visible or (lambda ident, maker: group_of(ident) == group_of(maker))
     for item, maker in made.items():
         for ident in world.idents:
-            if group_of(ident) == group_of(maker):
+            if sees(ident, maker):
                 assert item in seen[ident], f"positive control failed {where}: {ident.label()} misses {item}"
             else:
                 assert item not in seen[ident], f"LEAK {where}: {ident.label()} sees {item} of {maker.label()}"
                 probes += 1
     for ident, items in seen.items():
         for item in items:
-            assert item in made and group_of(made[item]) == group_of(ident), f"LEAK {where}: {ident.label()}: {item}"
+            assert item in made and sees(ident, made[item]), f"LEAK {where}: {ident.label()}: {item}"
     return probes
 
 
@@ -733,7 +767,9 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
             seen["inject"][ident] = {str(snap["probe"])} if snap.get("probe") else set()
             seen["fence"][ident] = set(fences)
         probes += _check_listing(world, f"{surface} tombstones", seen["tombstone"], l2, made["tombstone"])
-        probes += _check_listing(world, f"{surface} candidates", seen["candidate"], l2, made["candidate"])
+        # a chat reads a private chat's candidates only as the read rule says; the console reads them all
+        readers = None if surface == "console" else can_read
+        probes += _check_listing(world, f"{surface} candidates", seen["candidate"], l2, made["candidate"], readers)
         probes += _check_listing(world, f"{surface} proposals", seen["proposal"], l2, made["proposal"])
         # a speaker listing shows every speaker of the sharing group, whoever asks
         probes += _check_listing(world, f"{surface} speaker profiles", seen["speaker"], speakers_of, made["speaker"])
@@ -775,13 +811,13 @@ async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     probes = 0
     for ident in world.idents:
         scope = world.scopes[ident]
-        foreign = [r for r in world.rows.values() if r.ident.group != ident.group]
+        foreign = [r for r in world.rows.values() if not world.readable(ident, r.id)]
         sample = rng.sample(foreign, k=min(len(foreign), 60))
         n = await svc.bulk_delete(scope, Criteria(statuses=None, ids=tuple(r.id for r in sample)), ADMIN)
         assert n == 0, f"{ident.label()} deleted {n} foreign rows by id"
         probes += len(sample)
         foreign_tags = sorted(
-            {r.tag for r in foreign} - {r.tag for r in world.rows.values() if r.ident.group == ident.group}
+            {r.tag for r in foreign} - {r.tag for r in world.rows.values() if world.readable(ident, r.id)}
         )
         for tag in rng.sample(foreign_tags, k=min(3, len(foreign_tags))):
             n = await svc.bulk_delete(scope, Criteria(statuses=None), ADMIN, tag=tag)
@@ -798,7 +834,7 @@ async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     # positive control: the owner's bulk delete by its tag deletes exactly its rows of that tag
     victim = rng.choice(world.idents)
     tag = next(r.tag for r in world.rows.values() if r.ident == victim)
-    expected = {r.id for r in world.rows.values() if r.ident.group == victim.group and r.tag == tag}
+    expected = {r.id for r in world.rows.values() if world.readable(victim, r.id) and r.tag == tag}
     n = await svc.bulk_delete(world.scopes[victim], Criteria(statuses=None), ADMIN, tag=tag)
     assert n == len(expected) > 0
     for rid in expected:

@@ -107,6 +107,8 @@ class Parsed:
     payload: Any = None
     never: bool = False  # forget --never: a tombstone on the value
     all_statuses: bool = False  # candidates --all-statuses
+    as_of: str | None = None  # search/list --as-of: ISO-8601 UTC
+    as_of_ts: float | None = None
     flags: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -263,6 +265,32 @@ def parse_time(raw: str, flag: str) -> tuple[str, float]:
     return to_iso(dt), dt.timestamp()
 
 
+def _take_as_of(tokens: list[Token]) -> tuple[list[Token], str | None]:
+    """Pull ``--as-of <instant>`` / ``--as-of=<instant>`` (unquoted, once) out of free text."""
+    words: list[Token] = []
+    value: str | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name, eq, inline = tok.value.partition("=")
+        if tok.is_flag and name.lower() == "--as-of":
+            if value is not None:
+                raise ParseError("cmd.parse.flag_repeated", flag="--as-of")
+            if eq:
+                value = inline
+            elif i + 1 < len(tokens) and not tokens[i + 1].is_flag:
+                value = tokens[i + 1].value
+                i += 1
+            else:
+                value = ""
+            if not value.strip():
+                raise ParseError("cmd.parse.flag_value", flag="--as-of")
+        else:
+            words.append(tok)
+        i += 1
+    return words, value
+
+
 def _no_more(positionals: list[Token], verb: str) -> None:
     if positionals:
         raise ParseError("cmd.parse.extra_args", verb=verb, value=_clip(positionals[0].value, 40))
@@ -322,24 +350,29 @@ def parse(text: str, root: str = ROOT) -> Parsed:
         return Parsed(verb=verb)
 
     if verb == "search":
-        # Free text: flags are not parsed, quotes only group.
-        query = " ".join(t.value for t in rest).strip()
+        # Free text: the only flag is --as-of (anywhere, unquoted); other words, quotes only group.
+        words, as_of_raw = _take_as_of(rest)
+        query = " ".join(t.value for t in words).strip()
         if not query:
             raise ParseError("cmd.parse.query_missing")
         if len(query) > MAX_QUERY_CHARS:
             raise ParseError("cmd.parse.query_long", limit=MAX_QUERY_CHARS)
-        return Parsed(verb=verb, query=query)
+        as_of, as_of_ts = parse_time(as_of_raw, "as-of") if as_of_raw is not None else (None, None)
+        return Parsed(verb=verb, query=query, as_of=as_of, as_of_ts=as_of_ts)
 
     if verb == "list":
-        pos, flags = split_flags(rest, {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE}, verb)
+        spec = {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}
+        pos, flags = split_flags(rest, spec, verb)
         page = _optional_page(pos, verb)
+        as_of, as_of_ts = parse_time(flags["as-of"], "as-of") if "as-of" in flags else (None, None)
         if "status" in flags:
             if flags.get("include-superseded") or flags.get("include-archived"):
                 raise ParseError("cmd.parse.status_conflict")
             chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
         else:
-            chosen = ("active",)
-            if flags.get("include-superseded"):
+            # as of a date: what was true then, including what has been replaced since
+            chosen = ("active", "superseded") if as_of else ("active",)
+            if flags.get("include-superseded") and not as_of:
                 chosen += ("superseded",)
             if flags.get("include-archived"):
                 chosen += ("archived",)
@@ -349,6 +382,8 @@ def parse(text: str, root: str = ROOT) -> Parsed:
             statuses=chosen,
             include_superseded=bool(flags.get("include-superseded")),
             include_archived=bool(flags.get("include-archived")),
+            as_of=as_of,
+            as_of_ts=as_of_ts,
             flags=flags,
         )
 

@@ -8,7 +8,8 @@ Two kinds of cleanup exist:
   their age or importance.
 - **summary** (only with a model): a bounded set of active, old enough records of one speaker is
   given to a model as JSON *data*; it answers a draft summary that must cite exactly the selected
-  ids. The summary is written as an ``inference`` with full lineage; its sources stay active.
+  ids. The summary is written as an ``inference`` with full lineage and replaces its sources
+  (superseded by it: out of default recall, kept for history and as-of recall).
 
 Nothing here does I/O; the service (``ltm.service.consolidation``) reads, stores and writes.
 """
@@ -98,10 +99,12 @@ def archive_candidates(
         recorded = _recorded_ts(e)
         if recorded >= cutoff:
             continue
+        repl = replacements.get(e.superseded_by) if e.superseded_by else None
+        if repl is not None and is_summary(repl) and repl.status == "active":
+            continue  # what an active summary replaces is its backing: it comes back if the summary goes
         risks: list[str] = []
         if e.importance >= HIGH_IMPORTANCE:
             risks.append(RISK_HIGH_IMPORTANCE)
-        repl = replacements.get(e.superseded_by) if e.superseded_by else None
         if repl is None:
             risks.append(RISK_REPLACEMENT_MISSING)
         else:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import ValidationError
-from .scope import STATUSES, Scope
+from .scope import STATUSES, Scope, audience_of
 from .text import check_text
 from .timefields import (
     OPEN_END_TS,
@@ -112,6 +112,7 @@ class Episode:
     content_hash: str = ""
     document_id: str = ""
     import_original_id: str = ""
+    audience: str = ""  # who may read it (ltm.domain.scope.audience_of); "" = none but the operator
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -149,6 +150,7 @@ class Episode:
             "content_hash": self.content_hash or content_hash(self.content),
             "document_id": self.document_id,
             "import_original_id": self.import_original_id,
+            "audience": self.audience,
         }
         for key in ("event_at", "valid_from", "valid_until"):
             val = getattr(self, key)
@@ -207,6 +209,7 @@ class Episode:
             content_hash=str(md.get("content_hash") or ""),
             document_id=str(md.get("document_id") or ""),
             import_original_id=str(md.get("import_original_id") or ""),
+            audience=str(md.get("audience") or ""),
             extra=extra,
         )
 
@@ -220,10 +223,16 @@ class Episode:
 
     def retagged(self, **changes: Any) -> Episode:
         """A copy with lifecycle fields changed; scope keys are never restamped."""
-        forbidden = {"user_key", "scope_key", "session_name", "bot_uuid", "id"} & set(changes)
+        forbidden = {"user_key", "scope_key", "session_name", "bot_uuid", "id", "audience"} & set(changes)
         if forbidden:
             raise ValueError(f"scope fields cannot be rewritten: {sorted(forbidden)}")
         return Episode(**{**asdict(self), **changes})
+
+
+def validity_window(e: Episode) -> str:
+    """The validity window of a memory as one readable string: ``<from> .. <until>``, an open end
+    written ``open`` (the model and people read it the same way)."""
+    return f"{e.valid_from or 'open'} .. {e.valid_until or 'open'}"
 
 
 @dataclass
@@ -328,7 +337,13 @@ def build_episode(
     timestamp: str | None = None,
     document_id: str = "",
     import_original_id: str = "",
+    audience: str | None = None,
+    shared: bool = False,
 ) -> Episode:
+    """A new episode of ``scope``. Its audience is the one the read rule gives what is written in
+    ``scope`` (:func:`ltm.domain.scope.audience_of`; ``shared`` only from an operator's document or
+    an admin's import, never from a model), unless a caller passes a narrower one (a summary takes
+    its sources')."""
     if origin not in ORIGINS:
         raise ValueError(f"unknown origin {origin}")
     return Episode(
@@ -354,6 +369,7 @@ def build_episode(
         content_hash=content_hash(data.content),
         document_id=document_id,
         import_original_id=import_original_id,
+        audience=audience if audience is not None else audience_of(scope, shared=shared),
     )
 
 

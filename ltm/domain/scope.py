@@ -13,6 +13,15 @@ An encoded id never contains ``:``, ``#`` or ``%`` except as ``%3A``, ``%23``, `
 id whose encoding is longer than :data:`KEY_PART_MAX` is shortened to a readable head and a stable
 digest, so every storage key stays within the host's 255 characters; the readable id stays in the
 records. The storage key layouts and their one parser (:func:`parse_storage_key`) are at the end.
+
+The read rule (:func:`reader_audience`, applied by :func:`scope_where`): every episode carries an
+``audience``, fixed when it is written (:func:`audience_of`): ``*`` (everyone who reads its scope)
+for what was said in a group or marked shared, else the session key of the private chat it was
+written in. In ``session`` isolation a scope is one chat, so nothing is narrowed. In ``bot``
+isolation a chat reader sees the shared episodes plus the private ones of the current chat and of
+the current speaker's own private chat: another person's private chat stays private, in every
+group and every other chat of the bot, for members and admins alike (a chat reply is seen by the
+whole chat). The console, the operator's page outside any chat, reads everything.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -183,10 +192,22 @@ class Scope:
     collection: str = ""
     sender_id: str = ""
     launcher_type: str = ""
+    operator: bool = False  # the console / recovery: reads every audience (see reader_audience)
 
     @property
     def is_group(self) -> bool:
-        return self.launcher_type == "group"
+        return self.launcher == "group"
+
+    @property
+    def launcher(self) -> str:
+        """``person`` | ``group`` | ``""``: the launcher type, or the session name's prefix."""
+        if self.launcher_type:
+            return self.launcher_type
+        lt, sep, _ = self.session_name.partition("_")
+        return lt if sep and lt in LAUNCHER_TYPES else ""
+
+    def as_operator(self) -> Scope:
+        return Scope(**{**self.__dict__, "operator": True})
 
     def with_sender(self, sender_id: str) -> Scope:
         return Scope(**{**self.__dict__, "sender_id": str(sender_id or "")})
@@ -245,6 +266,44 @@ def derive_scope(
         sender_id=str(sender_id or ""),
         launcher_type=lt,
     )
+
+
+SHARED = "*"
+
+
+def audience_of(scope: Scope, *, shared: bool = False) -> str:
+    """The audience of an episode written in ``scope`` (see the module docstring): ``*`` for a
+    group's or a shared one; otherwise (a private chat, or a scope of unknown kind: fail closed)
+    the session key it was written in."""
+    if shared or scope.launcher == "group":
+        return SHARED
+    return scope.session_key or scope.scope_key or scope.user_key
+
+
+def reader_audience(scope: Scope) -> tuple[str, ...] | None:
+    """THE read rule: the audiences a reader of ``scope`` may see, or ``None`` for every one (the
+    operator, or ``session`` isolation, where a scope is one chat)."""
+    if scope.operator or scope.isolation != "bot":
+        return None
+    tokens = [SHARED, scope.session_key]
+    if scope.sender_id:  # the speaker's own private chat with this bot
+        tokens.append(session_key_of(f"person_{scope.sender_id}", scope.bot_uuid))
+    return tuple(dict.fromkeys(t for t in tokens if t))
+
+
+def narrowest_audience(audiences: list[str]) -> str | None:
+    """The audience of a record derived from others (a summary): shared only when they all are,
+    else the one private audience among them; ``None`` when they span two private chats."""
+    private = {a for a in audiences if a != SHARED}
+    if not private:
+        return SHARED
+    return private.pop() if len(private) == 1 else None
+
+
+def may_read(scope: Scope, audience: str) -> bool:
+    """:func:`reader_audience` for one record already in hand (e.g. a review candidate)."""
+    allowed = reader_audience(scope)
+    return allowed is None or audience in allowed
 
 
 # --------------------------------------------------------------------------------------------
@@ -407,6 +466,9 @@ def proposal_key(user_key: str, proposal_id: str) -> str:
 
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived", "deleted")
 ACTIVE: tuple[str, ...] = ("active",)
+# What an as-of read sees: what was true then, including what a later statement (a correction, a
+# summary) has replaced since. Archived and deleted rows stay out.
+AS_OF_STATUSES: tuple[str, ...] = ("active", "superseded")
 
 
 @dataclass(frozen=True)
@@ -422,6 +484,7 @@ class Criteria:
     event_until_ts: float | None = None
     as_of_ts: float | None = None  # validity: valid_from <= t < valid_until
     document_id: str | None = None
+    audience: tuple[str, ...] | None = None  # set by scope_where from the read rule; None = all
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -459,9 +522,22 @@ def scope_filter(user_key: str, criteria: Criteria | None = None) -> dict[str, A
         conds.append({"valid_until_ts": {"$gt": float(c.as_of_ts)}})
     if c.document_id is not None:
         conds.append({"document_id": {"$eq": str(c.document_id)}})
+    if c.audience is not None:
+        aud = [str(a) for a in c.audience]
+        conds.append({"audience": {"$eq": aud[0]}} if len(aud) == 1 else {"audience": {"$in": aud}})
     for k, v in sorted(c.extra.items()):
         conds.append({k: {"$eq": v}})
     return conds[0] if len(conds) == 1 else {"$and": conds}
+
+
+def scope_where(scope: Scope, criteria: Criteria | None = None) -> dict[str, Any]:
+    """The filter of every read, list, search, count, export and delete of one reader in one scope:
+    :func:`scope_filter` of its user key, narrowed by the read rule (:func:`reader_audience`)."""
+    c = criteria or Criteria()
+    audience = reader_audience(scope)
+    if audience is not None:
+        c = replace(c, audience=audience)
+    return scope_filter(scope.user_key, c)
 
 
 def filter_conditions(where: dict[str, Any]) -> list[tuple[str, str, Any]]:

@@ -56,9 +56,12 @@ from ..domain.scope import (
     TOMB_PREFIX,
     Criteria,
     Scope,
+    audience_of,
     candidate_key,
     kb_part,
+    may_read,
     owned_keys,
+    reader_audience,
     review_base,
     tombstone_key,
 )
@@ -599,17 +602,36 @@ class ReviewQueue:
                 f"no candidate {candidate_id}", key="review.error.candidate_missing", id=str(candidate_id)
             )
         raw = await self._read(self._rkey(scope, candidate_id))
-        if not raw:
+        cand = Candidate.from_dict(raw) if raw else None
+        if cand is None or not self.readable(scope, cand):  # the read rule: "not found" to this reader
             raise NotFoundError(f"no candidate {candidate_id}", key="review.error.candidate_missing", id=candidate_id)
-        return Candidate.from_dict(raw)
+        return cand
+
+    @staticmethod
+    def readable(scope: Scope, cand: Candidate) -> bool:
+        """The read rule of episodes (:func:`ltm.domain.scope.reader_audience`) for a candidate: the
+        audience of what is written where it was proposed."""
+        d = cand.scope
+        where = Scope(
+            session_name=str(d.get("session_name") or ""),
+            bot_uuid=str(d.get("bot_uuid") or ""),
+            isolation=str(d.get("isolation") or ""),
+            session_key=str(d.get("session_key") or ""),
+            scope_key=str(d.get("scope_key") or ""),
+            user_key=str(d.get("user_key") or ""),
+        )
+        return may_read(scope, audience_of(where))
 
     async def list(
         self, scope: Scope, *, page: int = 1, page_size: int = 10, all_statuses: bool = False
     ) -> CandidatePage:
-        """Newest first: the open candidates (pending and conflict), or every candidate."""
+        """Newest first: the open candidates (pending and conflict), or every candidate, that this
+        reader may read (in ``bot`` isolation another person's private chat stays private)."""
         self.service._need_l2(scope)
         page, page_size = max(1, int(page)), max(1, min(100, int(page_size)))
         start = (page - 1) * page_size
+        if reader_audience(scope) is not None:
+            return await self._readable_page(scope, page, page_size, all_statuses)
         if not all_statuses:
             rows = sorted(await self._open_list(scope), key=lambda o: o["seq"], reverse=True)
             ids = [o["id"] for o in rows[start : start + page_size]]
@@ -628,6 +650,20 @@ class ReviewQueue:
             if raw:
                 items.append(Candidate.from_dict(raw))
         return CandidatePage(items, page, page_size, total > start + page_size, total)
+
+    async def _readable_page(self, scope: Scope, page: int, page_size: int, all_statuses: bool) -> CandidatePage:
+        """A page of the candidates this reader may read: the whole queue read as the operator,
+        filtered by the read rule, then paged (the open list is bounded by ``MAX_OPEN``)."""
+        everything, n = [], 1
+        while True:
+            part = await self.list(scope.as_operator(), page=n, page_size=100, all_statuses=all_statuses)
+            everything += [c for c in part.items if self.readable(scope, c)]
+            if not part.has_more:
+                break
+            n += 1
+        start = (page - 1) * page_size
+        items = everything[start : start + page_size]
+        return CandidatePage(items, page, page_size, len(everything) > start + page_size, len(everything))
 
     # ------------------------------------------------------------------ proposing
     async def propose(

@@ -47,6 +47,7 @@ class Settings:
     recency_half_life_days: float = 30.0
     inject_profiles: bool = True
     admin_sender_ids: tuple[str, ...] = ()
+    members_edit_group_profile: bool = False
     memory_kb: str = ""
     lexical_max_docs: int = 5000
     extra: dict[str, Any] = field(default_factory=dict)
@@ -56,7 +57,8 @@ class Settings:
         c = dict(config or {})
         admins_raw = c.get("admin_sender_ids") or []
         if isinstance(admins_raw, str):
-            admins_raw = [a for a in (x.strip() for x in admins_raw.split(",")) if a]
+            # only the list syntax's own spaces: an id is compared exactly, so "a\xa0" stays itself
+            admins_raw = [a for a in (x.strip(" \t\r\n") for x in admins_raw.split(",")) if a]
         lang = str(c.get("language") or "en_US")
         return cls(
             language=lang if lang in ("en_US", "zh_Hans") else "en_US",
@@ -68,6 +70,7 @@ class Settings:
             recency_half_life_days=_float(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
             inject_profiles=_bool(c.get("inject_profiles"), True),
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
+            members_edit_group_profile=_bool(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),
             lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
         )

@@ -16,6 +16,13 @@ Import (L2) accepts that document, or a bare list, or ``{"episodes": [...]}``:
   item without ``id`` gets ``hash:<content hash>``). An item whose (content hash, original id)
   already exists in the scope, as its id or as its ``import_original_id``, is skipped, so
   importing the same file twice does not duplicate;
+- an imported record says it was imported: its ``origin`` is ``import`` (the file's is kept as
+  ``extra.imported_origin``), its confidence is at most what its claim type gives a new statement
+  (``confirmed`` only comes from a person confirming it here: the file's is kept as
+  ``extra.imported_confidence``, a file's ``confirmed_by``/``confirmed_at`` are dropped), so an
+  import never passes itself off as the speaker's own confirmed statement. ``sender_id`` is kept
+  (whose statement it was); the record's audience is the current chat's (``"shared": true``
+  marks it readable in every chat of a ``bot``-isolation knowledge base);
 - ``supersedes``/``superseded_by`` links are remapped to the new ids (or to the episode already
   imported from that original id); a link to an episode that is not in the scope is dropped, and
   re-joined from the other side when that episode is imported later (paged exports);
@@ -47,6 +54,7 @@ from ..domain.models import (
     EpisodeInput,
     build_episode,
     content_hash,
+    default_confidence,
     new_episode_id,
     validate_episode_input,
 )
@@ -250,6 +258,7 @@ class ImportItem:
     superseded_by: str
     extra: dict[str, Any]
     hash: str
+    shared: bool = False
 
 
 @dataclass
@@ -356,6 +365,9 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
             confidence = "inferred"  # an inference is never more than inferred
         origin = item.get("origin")
         origin = origin if isinstance(origin, str) and origin in ORIGINS else "import"
+        shared = item.get("shared", False)
+        if not isinstance(shared, bool):
+            raise _fail(n, "shared: expected true or false", field="shared")
         sup_raw = item.get("supersedes") or []
         if not isinstance(sup_raw, list) or not all(
             isinstance(s, str) and len(s) <= MAX_ID_CHARS and not unstorable(s) for s in sup_raw
@@ -388,9 +400,24 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
                 superseded_by=sup_by,
                 extra=extra,
                 hash=h,
+                shared=shared,
             )
         )
     return out
+
+
+def _imported_marks(item: ImportItem) -> tuple[str, dict[str, Any]]:
+    """The confidence an imported record may have here, and its ``extra`` with the file's
+    provenance kept as data: the file's origin and a confidence above the claim's default."""
+    cap = default_confidence(item.data.claim_type)
+    given = item.confidence or cap
+    extra = {k: v for k, v in item.extra.items() if k not in ("confirmed_by", "confirmed_at")}
+    if item.origin != "import":
+        extra["imported_origin"] = item.origin
+    if _CONFIDENCE_RANK[given] > _CONFIDENCE_RANK[cap]:
+        extra["imported_confidence"] = given
+        given = cap
+    return given, extra
 
 
 async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
@@ -436,17 +463,19 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
             ep = build_episode(
                 item.data,
                 scope.with_sender(item.sender_id),
-                origin=item.origin,
+                origin="import",
                 episode_id=new_ids[item.n],
                 timestamp=item.timestamp or now,
                 import_original_id=item.original_id,
+                shared=item.shared,
             )
+            confidence, extra = _imported_marks(item)
             ep = replace(
                 ep,
                 supersedes=sup,
                 superseded_by=by,
-                confidence=item.confidence or ep.confidence,
-                extra=_remap_lineage(item.extra, id_map),
+                confidence=confidence,
+                extra=_remap_lineage(extra, id_map),
             )
             episodes.append(ep)
         patches = _repair_links(episodes, {e.id: e for e in existing})
