@@ -12,6 +12,7 @@ from ltm.adapters.embedders import HostEmbedder
 from ltm.adapters.host_chat import HostChatModel
 from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.host_kv import HostKeyValueStore
+from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
@@ -34,6 +35,7 @@ class LongTermMemory(BasePlugin):
             vectors=HostVectorIndex(self),
             embedder_for=self._embedder_for,
             settings=lambda: Settings.from_config(self.get_config()),
+            reranker_for=self._reranker_for,
         )
         self.review = ReviewQueue(
             self.service,
@@ -50,3 +52,6 @@ class LongTermMemory(BasePlugin):
 
     def _embedder_for(self, collection: str, kb: KbSettings) -> HostEmbedder:
         return HostEmbedder(self, kb.embedding_model)
+
+    def _reranker_for(self, collection: str, kb: KbSettings) -> HostReranker:
+        return HostReranker(self, kb.rerank_model)

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ..domain import budget as budget_rules
 from ..domain import privilege as policy
 from ..domain import ranking, timewindow
+from ..domain import rerank as rerank_rules
 from ..domain.errors import (
     BackendError,
     ConflictError,
@@ -73,7 +74,7 @@ from ..domain.scope import (
 from ..domain.text import check_text
 from ..domain.timefields import now_utc, parse_instant, to_iso, ts
 from ..domain.trust import trust_label
-from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
+from ..ports import Embedder, KeyValueStore, Reranker, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
 from .lexical_cache import LexicalCache
 from .locks import ScopeLocks
@@ -227,8 +228,10 @@ class MemoryService:
         embedder_for: Callable[[str, KbSettings], Embedder],
         settings: Callable[[], Settings] = Settings,
         clock: Callable[[], datetime] = now_utc,
+        reranker_for: Callable[[str, KbSettings], Reranker] | None = None,
     ) -> None:
         self.kv = kv
+        self._reranker_for = reranker_for
         self.vectors = vectors
         self._embedder_for = embedder_for
         self._settings = settings
@@ -1551,6 +1554,8 @@ class MemoryService:
             for rid, score in lexical_index[0].bm25.scores(query, missing).items():
                 if rid in cands and score > 0:
                     cands[rid].lexical = score
+            for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
+                c.terms = lexical_index[0].bm25.distinct_terms(c.id)
         hl = (
             kb.recency_half_life_days
             if kb and kb.recency_half_life_days is not None
@@ -1565,8 +1570,32 @@ class MemoryService:
             time_window=window,
             as_of_ts=as_of_ts,
         )
+        ranked = await self._reranked(scope, kb, query, ranked, k)
         out = [RecalledEpisode(Episode.from_metadata(c.metadata, c.id), score) for c, score in ranked[:k]]
         return out, len(cands)
+
+    async def _reranked(
+        self, scope: Scope, kb: KbSettings | None, query: str, ranked: list[tuple[ranking.Candidate, float]], k: int
+    ) -> list[tuple[ranking.Candidate, float]]:
+        """The fused order with its head reordered by the KB's rerank model, when one is set: one
+        bounded call; an error or a timeout keeps the fused order (recall never fails for it)."""
+        if not (kb and kb.rerank_model and self._reranker_for and k > 0 and len(ranked) > 1):
+            return ranked
+        head = ranked[: max(k, rerank_rules.DEFAULT_POOL)]
+        try:
+            reranker = self._reranker_for(scope.collection, kb)
+            answer = await asyncio.wait_for(
+                reranker.rerank(query, [c.text for c, _ in head], kb.rerank_timeout_s), kb.rerank_timeout_s
+            )
+        except TimeoutError:
+            log.warning("rerank model %s timed out after %.1fs; fused order kept", kb.rerank_model, kb.rerank_timeout_s)
+            return ranked
+        except Exception as exc:  # a failing model must not fail the recall
+            log.warning("rerank model %s failed (%s); fused order kept", kb.rerank_model, type(exc).__name__)
+            return ranked
+        order = rerank_rules.apply(head, rerank_rules.parse_scores(answer, len(head)))
+        # The head's fused scores, best first, follow the new order: the budget keeps by value.
+        return [(c, s) for (c, _), (_, s) in zip(order, head, strict=True)] + ranked[len(head) :]
 
     # ------------------------------------------------------------------ injection snapshot
     async def save_injection(self, scope: Scope, snapshot: dict[str, Any]) -> None:

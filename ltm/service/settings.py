@@ -86,6 +86,8 @@ class KbSettings:
     recency_half_life_days: float | None = None
     auto_recall_top_k: int | None = None
     retrieval_strategy: str = "hybrid"
+    rerank_model: str = ""  # the host's rerank model (uuid); empty: fused order only
+    rerank_timeout_s: float = 3.0  # past this the fused order is kept
 
     @classmethod
     def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
@@ -101,6 +103,8 @@ class KbSettings:
             recency_half_life_days=None if hl in (None, "") else _float(hl, 30.0, 0.0, 3650.0),
             auto_recall_top_k=None if tk in (None, "") else _int(tk, 5, 0, 50),
             retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
+            rerank_model=str(c.get("rerank_model") or "").strip(),
+            rerank_timeout_s=_float(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,4 +114,6 @@ class KbSettings:
             "recency_half_life_days": self.recency_half_life_days,
             "auto_recall_top_k": self.auto_recall_top_k,
             "retrieval_strategy": self.retrieval_strategy,
+            "rerank_model": self.rerank_model,
+            "rerank_timeout_s": self.rerank_timeout_s,
         }
