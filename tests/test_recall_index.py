@@ -82,6 +82,7 @@ async def test_rows_carry_their_vector_and_the_index_answers_without_the_host(tm
     ep, _ = await svc.remember(s, {"content": "Alice adopted a grey cat named Miso"}, USER)
     listed = await idx.inner.list(KB, scope_filter(s.user_key, Criteria()), 10, 0)
     assert VECTOR_KEY in listed.items[0].metadata
+    idx.calls.clear()
     res = await svc.recall(s, "what is the cat called?")
     assert recalled(res) == [ep.id]
     assert idx.calls.get("search", 0) == 0  # the vector leg ran in process
