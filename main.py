@@ -27,6 +27,7 @@ from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
+from ltm.service.settings import ConfigCache
 from ltm.service.turns import ServedTurns
 
 log = logging.getLogger(__name__)
@@ -51,17 +52,17 @@ def compose(plugin: LongTermMemory) -> InstallationState:
         kv=HostKeyValueStore(plugin),
         vectors=HostVectorIndex(plugin),
         embedder_for=lambda collection, kb: HostEmbedder(plugin, kb.embedding_model),
-        settings=lambda: Settings.from_config(plugin.get_config()),
+        settings=ConfigCache(plugin.get_config, Settings.from_config),
         reranker_for=lambda collection, kb: HostReranker(plugin, kb.rerank_model),
     )
     review = ReviewQueue(
-        service, settings=lambda: ReviewSettings.from_config(plugin.get_config()), model=HostChatModel(plugin)
+        service, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=HostChatModel(plugin)
     )
     # Consolidation registers its cascade listener (derived summaries, pending proposals).
     consolidator = Consolidator(
         service,
         HostChatModel(plugin),
-        settings=lambda: ConsolidationSettings.from_config(plugin.get_config()),
+        settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config),
     )
     return InstallationState(service=service, review=review, consolidator=consolidator, served_turns=ServedTurns())
 

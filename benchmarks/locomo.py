@@ -43,6 +43,7 @@ from . import REPO_ROOT, git_commit, sha256_files
 
 log = logging.getLogger("benchmarks.locomo")
 
+BLOCK_SPEAKER = "10000001"  # the asker of the whole-block measurement: a platform-style sender id
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -470,6 +471,7 @@ class ServiceScope:
         )
         self.rerank_model = "stand-in" if reranker is not None else ""
         self.contents: list[str] = []
+        self.last: Any = None  # the last RecallResult (the whole-block measurement renders it)
         prev: Turn | None = None
         for t in conv.turns:
             p = prev if prev is not None and prev.session == t.session else None
@@ -499,7 +501,21 @@ class ServiceScope:
         scope = await svc.scope_for(kb_id="locomo", session_name="group_locomo", bot_uuid="bench", sender_id="")
         res = await svc.recall(scope, query, limit=k, speaker_id="", with_profiles=False, budget_tokens=budget_tokens)
         ids = [r.episode.source_ref for r in res.episodes]
+        self.last = res
         return Recalled(ids=ids, injected=ids, tokens=res.tokens, candidates=res.candidates)
+
+    def block_tokens(self, top: int = 5) -> int:
+        """Tokens of the whole block the listener would inject at the default top 5 for the last
+        query: header, speaker line, markers, episodes (no profiles are stored here). The first five
+        of the last recall are the default recall's (the same pool and ranking; the budget does not
+        cut five of these), so no second recall is made."""
+        from dataclasses import replace as copy_with
+
+        from ltm.service.injection import context_payload, has_content, render_block
+
+        res = copy_with(self.last, episodes=self.last.episodes[:top])
+        payload = context_payload(res, {"id": BLOCK_SPEAKER, "name": ""})
+        return budget.estimate_tokens(render_block(payload, "en_US")) if has_content(payload) else 0
 
 
 def dense_only(scope: Scope, qv: np.ndarray, k: int) -> list[str]:
@@ -533,6 +549,7 @@ class QuestionResult:
     tokens: int  # estimated tokens of the injected episodes (top k after the budget)
     injected: int
     tokens_at_5: int = 0  # the same for the first five (the plugin's default auto-recall top_k)
+    block_tokens_top5: int | None = None  # the whole injected block at the defaults (service engine)
 
 
 @dataclass
@@ -573,9 +590,11 @@ def run(
         qvecs = emb.matrix([q.text for q in conv.questions])
         for q, qv in zip(conv.questions, qvecs, strict=True):
             t0 = time.perf_counter()
+            block: int | None = None
             if svc_scope is not None and loop is not None:
                 got = loop.run_until_complete(svc_scope.recall(q.text, rc.k, rc.budget_tokens))
                 ours = got.ids
+                block = svc_scope.block_tokens()
             else:
                 sp = speaker(conv, q) if speaker else None
                 got = recall(scope, q.text, qv, now=conv.now, speaker_id=sp, rc=rc)
@@ -593,6 +612,7 @@ def run(
                     tokens=got.tokens,
                     injected=len(got.injected),
                     tokens_at_5=sum(budget.estimate_tokens(by_dia[d]) for d in ours[:5]),
+                    block_tokens_top5=block,
                 )
             )
         if loop is not None:
@@ -851,6 +871,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append((name, compare[name]))
     tokens = [r.tokens for r in result.questions]
     tokens5 = [r.tokens_at_5 for r in result.questions]
+    blocks = [r.block_tokens_top5 for r in result.questions if r.block_tokens_top5 is not None]
 
     def p95(values: list[int]) -> float:
         ordered = sorted(values)
@@ -866,6 +887,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" embed {result.embed_seconds:.1f}s,"
         f" recall {1000 * result.recall_seconds / max(1, len(tokens)):.2f} ms/question"
     )
+    if blocks:
+        med, top = statistics.median(blocks), p95(blocks)
+        print(f"whole injected block at the defaults (top 5): median {med:.0f}, p95 {top:.0f}")
     per_conv = per_conversation(result.questions, "ours", ks)
     print("per conversation (ours): " + ", ".join(f"{c} {v[f'recall_at_{ks[0]}']:.3f}" for c, v in per_conv.items()))
     loo: dict[str, Any] | None = None
@@ -896,6 +920,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "leave_one_out": loo,
             "median_injected_tokens": statistics.median(tokens) if tokens else 0,
             "median_injected_tokens_top5": statistics.median(tokens5) if tokens5 else 0,
+            "median_block_tokens_top5": statistics.median(blocks) if blocks else None,
+            "p95_block_tokens_top5": p95(blocks) if blocks else None,
             "p95_injected_tokens": p95(tokens),
             "p95_injected_tokens_top5": p95(tokens5),
             "questions": len(result.questions),

@@ -568,7 +568,13 @@ def filter_conditions(where: dict[str, Any]) -> list[tuple[str, str, Any]]:
 
 def matches(metadata: dict[str, Any], where: dict[str, Any]) -> bool:
     """Evaluate a filter against one metadata dict (reference semantics for adapters and fakes)."""
-    for fname, op, val in filter_conditions(where):
+    return matches_conditions(metadata, filter_conditions(where))
+
+
+def matches_conditions(metadata: dict[str, Any], conditions: list[tuple[str, str, Any]]) -> bool:
+    """:func:`matches` over a filter already flattened by :func:`filter_conditions` (one filter
+    checked against many rows is flattened once)."""
+    for fname, op, val in conditions:
         present = fname in metadata and metadata[fname] is not None
         got = metadata.get(fname)
         if op == "$eq":

@@ -60,7 +60,6 @@ from ..domain.scope import (
     key_part_value,
     l1_lock_key,
     l2_lock_key,
-    matches,
     may_read,
     owned_keys,
     parse_lock_key,
@@ -76,8 +75,8 @@ from ..domain.timefields import now_utc, parse_instant, to_iso, ts
 from ..domain.trust import trust_label
 from ..ports import Embedder, KeyValueStore, Reranker, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
-from .lexical_cache import LexicalCache
 from .locks import ScopeLocks
+from .recall_index import VECTOR_KEY, RecallIndex, ScopeIndex, encode_vector
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -238,8 +237,9 @@ class MemoryService:
         self.clock = clock
         self.locks = ScopeLocks()
         self.audit = AuditLog(kv)
-        self.lexical = LexicalCache(vectors)
+        self.index = RecallIndex(vectors)  # both recall legs of every active scope, kept by the writes
         self._kb_cache: dict[str, KbSettings | None] = {}
+        self._kb_ids: tuple[float, list[str]] | None = None  # (read at, registered KB ids)
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
         self._pending: dict[str, _Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
         # Extension points used by the review queue and consolidation (one service, more rules):
@@ -276,6 +276,7 @@ class MemoryService:
         async with self.locks.hold("install"):
             await self.kv.set(KB_PREFIX + kb_id, json.dumps(kb.to_dict()).encode())
             self._kb_cache[kb_id] = kb
+            self._kb_ids = None
         log.info("memory knowledge base registered: %s (isolation=%s)", kb_id, kb.isolation)
         return kb
 
@@ -283,7 +284,8 @@ class MemoryService:
         async with self.locks.hold("install"):
             await self.kv.delete(KB_PREFIX + kb_id)
             self._kb_cache.pop(kb_id, None)
-        self.lexical.invalidate(kb_id)
+            self._kb_ids = None
+        self.index.invalidate(kb_id)
         await self.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
         try:
             await self.vectors.drop_collection(kb_id)
@@ -302,7 +304,14 @@ class MemoryService:
         return kb
 
     async def known_kbs(self) -> list[str]:
-        return sorted(k[len(KB_PREFIX) :] for k in await self.kv.keys(KB_PREFIX))
+        """The registered memory KBs. The host lists every storage key of the plugin at once, so the
+        list is kept (registering and removing through this process update it; re-read after the
+        recall index's TTL for KBs another process registered)."""
+        now = self.index.clock()
+        if self._kb_ids is None or now - self._kb_ids[0] > self.index.ttl:
+            ids = sorted(k[len(KB_PREFIX) :] for k in await self.kv.keys(KB_PREFIX))
+            self._kb_ids = (now, ids)
+        return list(self._kb_ids[1])
 
     async def resolve_kb(self, pipeline_kbs: Sequence[str] = ()) -> str:
         """The memory KB for a query: the first of ours on the pipeline, else the configured one,
@@ -488,12 +497,14 @@ class MemoryService:
         try:
             return await aw
         except asyncio.CancelledError:
+            self.index.invalidate(scope.collection, scope.user_key)  # the write may have landed
             await self._set_fence(lock_key, scope, operation, "cancelled after dispatch")
             raise
         except MemoryError_:
             raise
         except Exception as exc:
             if is_unknown_outcome(exc):
+                self.index.invalidate(scope.collection, scope.user_key)
                 await self._set_fence(lock_key, scope, operation, f"{type(exc).__name__}: {exc}")
                 raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             log.warning("%s refused by the backend: %s", operation, exc)
@@ -652,7 +663,7 @@ class MemoryService:
             except Exception as exc:
                 log.error("%s: taking back a write in %s failed: %s", operation, step.lock_key, exc)
                 ok = False
-            self.lexical.invalidate(step.scope.collection, step.scope.user_key)
+            self.index.invalidate(step.scope.collection, step.scope.user_key)
         return ok, cancelled
 
     def start_recovery(self) -> asyncio.Task[list[dict[str, Any]]]:
@@ -900,13 +911,16 @@ class MemoryService:
         vectors = await self._backend(embedder.embed([e.content for e in episodes]), "embedding")
         if len(vectors) != len(episodes):
             raise BackendError("embedding count mismatch", key="error.backend", what="embedding")
+        # the vector rides in the metadata too, so the recall index is built from one paged list
         records = [
-            VectorRecord(id=e.id, vector=list(v), metadata=e.to_metadata(), document=e.content)
+            VectorRecord(
+                id=e.id, vector=list(v), metadata={**e.to_metadata(), VECTOR_KEY: encode_vector(v)}, document=e.content
+            )
             for e, v in zip(episodes, vectors, strict=True)
         ]
         await self._dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
         for r in records:
-            self.lexical.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
+            self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
@@ -914,7 +928,7 @@ class MemoryService:
         where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
         await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
         for rid in ids:
-            self.lexical.on_delete(scope.collection, scope.user_key, rid)
+            self.index.on_delete(scope.collection, scope.user_key, rid)
 
     def _new_row_steps(
         self,
@@ -1200,9 +1214,20 @@ class MemoryService:
             event_until_ts=event_until_ts,
             as_of_ts=as_of_ts,
         )
+        start = (page - 1) * page_size
+        if crit.statuses == ACTIVE:  # the scope's index orders its active rows: read only the page
+            idx = await self.scope_index(scope)
+            if idx.complete:
+                ordered = idx.matching_ids(scope_where(scope, crit))
+                want = ordered[start : start + page_size]
+                found = await self._fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
+                got = {e.id: e for e in found}
+                items = [got[i] for i in want if i in got and got[i].status == "active"]
+                if len(items) == len(want):
+                    return EpisodePage(items, page, page_size, len(ordered) > start + page_size)
+                self.index.invalidate(scope.collection, scope.user_key)  # changed by another process
         rows = await self._fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
-        start = (page - 1) * page_size
         return EpisodePage(rows[start : start + page_size], page, page_size, len(rows) > start + page_size)
 
     async def count_by_status(self, scope: Scope) -> dict[str, int]:
@@ -1401,6 +1426,15 @@ class MemoryService:
         return 0
 
     # ------------------------------------------------------------------ recall
+    async def scope_index(self, scope: Scope, settings: Settings | None = None) -> ScopeIndex:
+        """The scope's recall index (built on first use from one paged list of its active rows)."""
+        s = settings or self.settings
+        self.index.configure(
+            budget_bytes=s.recall_index_mb << 20, ttl=float(s.recall_index_ttl_seconds), max_docs=s.lexical_max_docs
+        )
+        embedder = await self._embedder(scope)
+        return await self._backend(self.index.get(scope.collection, scope.user_key, embedder.embed), "recall index")
+
     async def recall(
         self,
         scope: Scope,
@@ -1425,6 +1459,38 @@ class MemoryService:
         now = self.clock()
         as_of_dt = parse_instant(as_of, "as_of") if as_of else None
         speaker = speaker_id if speaker_id is not None else scope.sender_id
+        # the index's list (cold scope) goes out with the profile reads and the embedding
+        index_task = asyncio.ensure_future(self.scope_index(scope, s)) if scope.collection and query.strip() else None
+        try:
+            return await self._recall(
+                scope, query, s, now, speaker, index_task, limit=limit, only_speaker=only_speaker,
+                time_from=time_from, time_until=time_until, as_of_dt=as_of_dt, with_profiles=with_profiles,
+                budget_tokens=budget_tokens, parse_window=parse_window,
+            )  # fmt: skip
+        finally:
+            if index_task is not None and not index_task.done():
+                index_task.cancel()  # the build itself goes on (shared) and is kept
+            elif index_task is not None and not index_task.cancelled():
+                index_task.exception()  # not needed by this recall (k = 0, bad input): not an error
+
+    async def _recall(
+        self,
+        scope: Scope,
+        query: str,
+        s: Settings,
+        now: datetime,
+        speaker: str,
+        index_task: asyncio.Future[ScopeIndex] | None,
+        *,
+        limit: int | None,
+        only_speaker: bool,
+        time_from: str | None,
+        time_until: str | None,
+        as_of_dt: datetime | None,
+        with_profiles: bool,
+        budget_tokens: int | None,
+        parse_window: bool,
+    ) -> RecallResult:
         prof_task = (
             asyncio.gather(
                 self.get_profile(scope, "session"),
@@ -1462,9 +1528,9 @@ class MemoryService:
             )
             if window is None and parse_window:
                 window = timewindow.parse_time_window(query, now)
-            if k > 0:
+            if k > 0 and index_task is not None:
                 episodes, n_candidates = await self._ranked(
-                    scope, kb, query, crit, k, speaker, now, window=window, as_of_ts=as_of_ts
+                    scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s
                 )
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
                 keep = budget_rules.fit_budget([(r.episode.id, r.episode.content, r.score) for r in episodes], budget)
@@ -1496,11 +1562,15 @@ class MemoryService:
         k: int,
         speaker: str,
         now: datetime,
+        index_task: asyncio.Future[ScopeIndex],
         *,
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
+        settings: Settings | None = None,
     ) -> tuple[list[RecalledEpisode], int]:
+        s = settings or self.settings
         where = scope_where(scope, crit)
+        history = crit.statuses != ACTIVE  # an as-of recall: superseded rows too
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
@@ -1508,37 +1578,26 @@ class MemoryService:
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
-            hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
-            for h in hits:
-                cands[h.id] = ranking.Candidate(
-                    id=h.id,
-                    text=str(h.metadata.get("text") or ""),
-                    metadata=h.metadata,
-                    vector_sim=h.similarity,
-                    lexical=None,
+            idx = await index_task
+            rows = idx.vector_search(qv, pool, where)
+            if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
+                hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
+                rows = [(h.id, h.similarity, h.metadata) for h in hits]
+            for rid, sim, md in rows:
+                cands[rid] = ranking.Candidate(
+                    id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=sim, lexical=None
                 )
 
-        lexical_index: list[Any] = []
-
-        history = crit.statuses != ACTIVE  # an as-of recall: superseded rows too
+        lexical: list[ScopeIndex] = []
 
         async def lexical_leg() -> list[tuple[str, float, dict[str, Any]]]:
-            max_docs = self.settings.lexical_max_docs
-            if history:  # the cached indexes hold active rows only: index what was valid then
-                rows = await self._fetch(scope, crit, limit=max_docs)
+            idx = await index_task
+            if not idx.holds(where):  # e.g. other statuses than active: index the rows the filter selects
+                rows = await self._fetch(scope, crit, limit=s.lexical_max_docs)
                 rows.sort(key=lambda e: (e.timestamp, e.id))
-                idx = LexicalCache.transient([(e.id, e.content, e.to_metadata()) for e in rows], max_docs)
-            else:
-                idx = await self._backend(self.lexical.get(scope.collection, scope.user_key, max_docs), "lexical index")
-            lexical_index.append(idx)
-            out = []
-            for rid, score in idx.bm25.search(query, pool * 3):
-                md = idx.metadata.get(rid)
-                if md is not None and matches(md, where):
-                    out.append((rid, score, md))
-                if len(out) >= pool:
-                    break
-            return out
+                idx = ScopeIndex.of_rows([(e.id, e.content, e.to_metadata()) for e in rows], s.lexical_max_docs)
+            lexical.append(idx)
+            return idx.lexical_search(query, pool, where)
 
         legs: list[Awaitable[Any]] = []
         if strategy in ("hybrid", "vector"):
@@ -1554,18 +1613,14 @@ class MemoryService:
                 cands[rid] = ranking.Candidate(
                     id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=None, lexical=score
                 )
-        if lexical_index:  # BM25 for vector-only candidates too: no extra round trip
+        if strategy == "hybrid":  # BM25 for vector-only candidates too: no extra round trip
             missing = [c.id for c in cands.values() if c.lexical is None]
-            for rid, score in lexical_index[0].bm25.scores(query, missing).items():
+            for rid, score in lexical[0].lexical_scores(query, missing).items():
                 if rid in cands and score > 0:
                     cands[rid].lexical = score
             for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
-                c.terms = lexical_index[0].bm25.distinct_terms(c.id)
-        hl = (
-            kb.recency_half_life_days
-            if kb and kb.recency_half_life_days is not None
-            else self.settings.recency_half_life_days
-        )
+                c.terms = lexical[0].bm25.distinct_terms(c.id)
+        hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else s.recency_half_life_days
         ranked = ranking.rank(
             list(cands.values()),
             query=query,

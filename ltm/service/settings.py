@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
@@ -50,6 +54,8 @@ class Settings:
     members_edit_group_profile: bool = False
     memory_kb: str = ""
     lexical_max_docs: int = 5000
+    recall_index_mb: int = 256  # one budget over every scope's recall index (vectors + lexical)
+    recall_index_ttl_seconds: int = 120  # rebuilt in the background when older: other processes' writes
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -73,6 +79,8 @@ class Settings:
             members_edit_group_profile=_bool(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),
             lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
+            recall_index_mb=_int(c.get("recall_index_mb"), 256, 8, 16384),
+            recall_index_ttl_seconds=_int(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
         )
 
 
@@ -117,3 +125,24 @@ class KbSettings:
             "rerank_model": self.rerank_model,
             "rerank_timeout_s": self.rerank_timeout_s,
         }
+
+
+class ConfigCache(Generic[T]):
+    """``parse(source())``, parsed again only when the host config changed (compared by value with
+    a deep copy of the last one, so an in-place edit counts): a turn reads the settings several
+    times, and a dict comparison costs a fraction of a parse."""
+
+    def __init__(self, source: Callable[[], dict[str, Any] | None], parse: Callable[[dict[str, Any] | None], T]):
+        self._source = source
+        self._parse = parse
+        self._seen: dict[str, Any] | None = None
+        self._value: T | None = None
+        self.parses = 0
+
+    def __call__(self) -> T:
+        config = self._source()
+        if self._value is None or config != self._seen:
+            self._seen = copy.deepcopy(config)
+            self._value = self._parse(config)
+            self.parses += 1
+        return self._value
