@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ltm.i18n import normalize_lang
+
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
     if isinstance(raw, bool):  # a boolean is not a count
@@ -57,9 +59,8 @@ class Settings:
         admins_raw = c.get("admin_sender_ids") or []
         if isinstance(admins_raw, str):
             admins_raw = [a for a in (x.strip() for x in admins_raw.split(",")) if a]
-        lang = str(c.get("language") or "en_US")
         return cls(
-            language=lang if lang in ("en_US", "zh_Hans") else "en_US",
+            language=normalize_lang(str(c.get("language") or "")),
             max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
             max_profile_preferences=_int(c.get("max_profile_preferences"), 10, 1, 100),
             auto_recall=_bool(c.get("auto_recall"), True),
