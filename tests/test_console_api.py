@@ -21,6 +21,7 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
+from ltm.i18n import LANGUAGES
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
 from pages import router as console_router
@@ -482,8 +483,9 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     assert d["health"]["verdict"] == "amber"  # the console cannot tell which pipeline is in use
     assert checks["kb_in_pipeline"]["verdict"] == "amber"
     assert checks["isolation_probe"]["verdict"] == "green" and checks["embedding_model"]["verdict"] == "green"
-    assert set(checks["kb_present"]["texts"]) == {"en_US", "zh_Hans"}
-    assert KB in checks["kb_present"]["texts"]["en_US"]
+    assert set(checks["kb_present"]["texts"]) == set(LANGUAGES)
+    assert all(KB in text for text in checks["kb_present"]["texts"].values())
+    assert checks["kb_present"]["texts"]["ja_JP"] != checks["kb_present"]["texts"]["en_US"]
     assert await stored_state(seeded.service) == before  # the probe cleans up after itself
     no_probe = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
     assert "isolation_probe" not in {c["name"] for c in no_probe["health"]["checks"]}
