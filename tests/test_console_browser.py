@@ -313,7 +313,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     assert c.frame.evaluate("() => document.documentElement.classList.contains('dark')")
     bg = c.frame.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert bg == "rgb(10, 10, 10)"
-    assert "作用域隔离探测" in c.f.locator("#panel-diagnostics").inner_text()
+    assert "范围隔离探测" in c.f.locator("#panel-diagnostics").inner_text()
     c.shot("10-diagnostics-zh-dark")
     c.tab("episodes")
     c.f.locator("#ep-apply", has_text="应用筛选").wait_for()
