@@ -12,6 +12,7 @@ from ltm.adapters.embedders import HostEmbedder
 from ltm.adapters.host_chat import HostChatModel
 from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.host_kv import HostKeyValueStore
+from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
@@ -34,6 +35,7 @@ class LongTermMemory(BasePlugin):
             vectors=HostVectorIndex(self),
             embedder_for=self._embedder_for,
             settings=lambda: Settings.from_config(self.get_config()),
+            reranker_for=self._reranker_for,
         )
         self.review = ReviewQueue(
             self.service,
@@ -42,13 +44,14 @@ class LongTermMemory(BasePlugin):
         )
         # Consolidation registers its cascade listener (derived summaries, pending proposals).
         self.consolidator = install_consolidation(self, HostChatModel(self))
-        kbs = await self.service.known_kbs()
-        log.info("LongTermMemory initialized: %d memory knowledge base(s) registered", len(kbs))
-        try:  # settle what a crash or a cancellation left half-finished (journal)
-            for outcome in await self.service.recover():
-                log.warning("recovered %s (%s): %s", outcome["op_id"], outcome["operation"], outcome["state"])
-        except Exception:
-            log.exception("recovery of half-finished operations failed; they stay in the journal")
+        # Nothing slow before the plugin answers the host: after a restart (a config change restarts
+        # the plugin) the journal of what a crash left half-finished is settled in the background,
+        # and every write waits for it; reads and recalls are served at once.
+        self.service.start_recovery()
+        log.info("LongTermMemory initialized; settling the write journal in the background")
 
     def _embedder_for(self, collection: str, kb: KbSettings) -> HostEmbedder:
         return HostEmbedder(self, kb.embedding_model)
+
+    def _reranker_for(self, collection: str, kb: KbSettings) -> HostReranker:
+        return HostReranker(self, kb.rerank_model)

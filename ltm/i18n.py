@@ -73,7 +73,20 @@ def t(key: str, lang: str | None = None, /, **args: Any) -> str:
         return text
 
 
+MAX_ECHO_CHARS = 120
+
+
+def _echo(value: Any, limit: int = MAX_ECHO_CHARS) -> Any:
+    """An argument an error message repeats back: it may be the very input that was refused, so it
+    is made encodable (no lone surrogate) and cut to a length."""
+    if not isinstance(value, str):
+        return value
+    text = value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def error_text(exc: Any, lang: str | None = None) -> str:
     """Render a service error (``MemoryError_``) in the caller's language."""
-    args = dict(getattr(exc, "args_", {}) or {})
+    raw = dict(getattr(exc, "args_", {}) or {})
+    args = {k: _echo(v, 4 * MAX_ECHO_CHARS if k == "detail" else MAX_ECHO_CHARS) for k, v in raw.items()}
     return t(getattr(exc, "key", "error.generic"), lang, **args)

@@ -191,10 +191,11 @@ CHECKED = {
     r"\bscopes?\b": "scope",
     r"\bmemory spaces?\b": "memory space (console)",
 }
-# what users do not read as words: commands, options, field and placeholder names
+# what users do not read as glossary words: commands, options, field and placeholder names, and
+# "fused candidates" (ranking candidates of a search, not the review queue's)
 NOT_PROSE = re.compile(
     r"!memory[ a-z0-9_|<>\[\]-]*|--[a-z-]+|\{\w+\}|\b[a-z]+_[a-z_]+\b|\b[a-z]+="
-    r"|\"[a-z ]+ <id>\"|\baudit export\b|^[a-z]+ must\b"
+    r"|\"[a-z ]+ <id>\"|\baudit export\b|^[a-z]+ must\b|\bfused candidates\b"
 )
 
 
@@ -236,7 +237,7 @@ def test_catalogs_use_the_glossary_terms(lang: str) -> None:
 
 
 # ------------------------------------------------------------------------------------ no text outside the catalogs
-KEY = re.compile(r"[\"']((?:cmd|consol|error|health|inject|review)\.[a-z0-9_.]*[a-z0-9_])[\"']")
+KEY = re.compile(r"[\"']((?:cmd|consol|error|health|inject|policy|review|tool)\.[a-z0-9_.]*[a-z0-9_])[\"']")
 SOURCES = [*sorted((ROOT / "ltm").rglob("*.py")), *sorted((ROOT / "components").rglob("*.py")), ROOT / "main.py"]
 SOURCES += sorted((ROOT / "pages").glob("*.py"))
 

@@ -257,6 +257,11 @@ class BM25Index:
         """Document ids, oldest first."""
         return list(self._docs)
 
+    def distinct_terms(self, doc_id: str) -> int | None:
+        """Number of distinct terms of an indexed document (``None`` when not indexed)."""
+        tf = self._docs.get(str(doc_id))
+        return None if tf is None else len(tf)
+
     def add(self, doc_id: str, text: str, *, tokens: Iterable[str] | None = None) -> list[str]:
         """Index ``text`` under ``doc_id`` (replacing a previous version). Returns the evicted ids."""
         doc_id = str(doc_id)

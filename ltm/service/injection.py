@@ -3,6 +3,11 @@
 Memory text is untrusted. It is serialised as JSON (quotes and backslashes escaped) with ``<``,
 ``>`` and ``&`` written as ``\\u003c``/``\\u003e``/``\\u0026``, between fixed markers, after a header
 that tells the model the content is data. A memory cannot close the block or pose as an instruction.
+
+Before that, every string of the payload is neutralised (:func:`ltm.domain.text.neutralize`): no
+zero-width or direction-changing character, no raw line or paragraph separator, and a look-alike of
+``<``/``>`` (e.g. the full-width ``＜/ltm-memory-data＞``) is escaped like the real one. The stored
+records are not changed; only what the model is shown.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 from typing import Any
 
 from ..domain.models import Profile
+from ..domain.text import neutralize_data
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
 from .memory_service import RecallResult
@@ -35,8 +41,8 @@ def _profile_view(p: Profile | None) -> dict[str, Any] | None:
 
 
 def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, Any]:
-    """The ``_ltm_context`` query variable and the body of the injected block."""
-    return {
+    """The ``_ltm_context`` query variable and the body of the injected block (neutralised)."""
+    payload = {
         "speaker": speaker,
         "session_profile": _profile_view(result.session_profile),
         "speaker_profile": _profile_view(result.speaker_profile),
@@ -58,6 +64,7 @@ def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, 
             for r in result.episodes
         ],
     }
+    return neutralize_data(payload)
 
 
 def escape_json(data: Any) -> str:

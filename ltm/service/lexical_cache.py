@@ -62,6 +62,15 @@ class LexicalCache:
         log.debug("lexical index built for %s/%s: %d rows", collection, user_key, len(idx.metadata))
         return idx
 
+    @classmethod
+    def transient(cls, rows: list[tuple[str, str, dict[str, Any]]], max_docs: int) -> ScopeIndex:
+        """A one-off index over given ``(id, text, metadata)`` rows (an as-of recall, which also
+        sees superseded rows; the cached indexes hold active rows only). Not cached."""
+        idx = ScopeIndex(bm25=BM25Index(max_docs=max(1, max_docs)))
+        for rid, text, md in rows[-max_docs:]:
+            cls._add(idx, rid, text, md)
+        return idx
+
     @staticmethod
     def _add(idx: ScopeIndex, rid: str, text: str, md: dict[str, Any]) -> None:
         evicted = idx.bm25.add(rid, text)

@@ -49,6 +49,7 @@ class Settings:
     recency_half_life_days: float = 30.0
     inject_profiles: bool = True
     admin_sender_ids: tuple[str, ...] = ()
+    members_edit_group_profile: bool = False
     memory_kb: str = ""
     lexical_max_docs: int = 5000
     extra: dict[str, Any] = field(default_factory=dict)
@@ -58,7 +59,8 @@ class Settings:
         c = dict(config or {})
         admins_raw = c.get("admin_sender_ids") or []
         if isinstance(admins_raw, str):
-            admins_raw = [a for a in (x.strip() for x in admins_raw.split(",")) if a]
+            # only the list syntax's own spaces: an id is compared exactly, so "a\xa0" stays itself
+            admins_raw = [a for a in (x.strip(" \t\r\n") for x in admins_raw.split(",")) if a]
         return cls(
             language=normalize_lang(str(c.get("language") or "")),
             max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
@@ -69,6 +71,7 @@ class Settings:
             recency_half_life_days=_float(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
             inject_profiles=_bool(c.get("inject_profiles"), True),
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
+            members_edit_group_profile=_bool(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),
             lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
         )
@@ -84,6 +87,8 @@ class KbSettings:
     recency_half_life_days: float | None = None
     auto_recall_top_k: int | None = None
     retrieval_strategy: str = "hybrid"
+    rerank_model: str = ""  # the host's rerank model (uuid); empty: fused order only
+    rerank_timeout_s: float = 3.0  # past this the fused order is kept
 
     @classmethod
     def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
@@ -99,6 +104,8 @@ class KbSettings:
             recency_half_life_days=None if hl in (None, "") else _float(hl, 30.0, 0.0, 3650.0),
             auto_recall_top_k=None if tk in (None, "") else _int(tk, 5, 0, 50),
             retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
+            rerank_model=str(c.get("rerank_model") or "").strip(),
+            rerank_timeout_s=_float(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,4 +115,6 @@ class KbSettings:
             "recency_half_life_days": self.recency_half_life_days,
             "auto_recall_top_k": self.auto_recall_top_k,
             "retrieval_strategy": self.retrieval_strategy,
+            "rerank_model": self.rerank_model,
+            "rerank_timeout_s": self.rerank_timeout_s,
         }
