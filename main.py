@@ -16,6 +16,7 @@ from ltm.service import MemoryService, Settings
 from ltm.service.consolidation import Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.settings import KbSettings
+from ltm.service.turns import ServedTurns
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +25,10 @@ class LongTermMemory(BasePlugin):
     service: MemoryService
     review: ReviewQueue
     consolidator: Consolidator
+    served_turns: ServedTurns
 
     async def initialize(self) -> None:
+        self.served_turns = ServedTurns()
         self.service = MemoryService(
             kv=HostKeyValueStore(self),
             vectors=HostVectorIndex(self),
@@ -49,6 +52,3 @@ class LongTermMemory(BasePlugin):
 
     def _embedder_for(self, collection: str, kb: KbSettings) -> HostEmbedder:
         return HostEmbedder(self, kb.embedding_model)
-
-    def __del__(self) -> None:
-        pass

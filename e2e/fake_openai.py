@@ -4,9 +4,11 @@ Routes (all under ``/v1``):
 
 - ``POST /v1/chat/completions``: deterministic and scripted. When the latest user message contains
   one or more ``CALLTOOL:<name>:<json object>`` directives, tools are offered and the last message
-  is not a tool result, the reply is those tool calls (only for tools that are offered). Otherwise
-  the reply is an echo of what the model saw (last user text, message counts, tools offered, this
-  turn's tool results), so a chat transcript shows the round trip. ``stream: true`` is answered as
+  is not a tool result, the reply is those tool calls (only for tools that are offered). A plain
+  statement about the user or the group becomes a ``remember`` call, and a question is answered
+  from the injected memory block first (``e2e.demo_assistant``). The reply then echoes what the
+  model saw (last user text, message counts, tools offered, this turn's tool results), so a chat
+  transcript shows the round trip. ``stream: true`` is answered as
   server-sent events.
 - ``POST /v1/embeddings``: the real offline MiniLM embedder of this repository
   (``ltm.adapters.embedders.LocalMiniLMEmbedder``, 384-d, L2-normalised) so recall is semantic.
@@ -39,6 +41,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from e2e.demo_assistant import answer_from_memory, is_question, memory_block, statement_to_remember
 
 logger = logging.getLogger("e2e.fake_openai")
 
@@ -106,6 +110,9 @@ def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
     directives = parse_calltool_directives(user_text)
     not_offered = [name for name, _ in directives if name not in offered]
     calls = [(name, args) for name, args in directives if name in offered]
+    statement = statement_to_remember(user_text)
+    if not directives and statement and "remember" in offered:
+        calls = [("remember", {"content": statement})]
     if calls and not last_is_tool:
         return {
             "role": "assistant",
@@ -124,7 +131,13 @@ def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
     for m in messages:
         role = str(m.get("role"))
         counts[role] = counts.get(role, 0) + 1
-    lines = [f"{ECHO_PREFIX} user: {_clip(user_text)}"]
+    lines = []
+    answer = answer_from_memory(user_text, memory_block(messages)) if is_question(user_text) else None
+    if answer:
+        lines.append(answer)
+    elif last_is_tool and statement:
+        lines.append("好的，我记住了。" if re.search(r"[\u3400-\u9fff]", user_text) else "Noted: I will remember that.")
+    lines.append(f"{ECHO_PREFIX} user: {_clip(user_text)}")
     lines.append(
         f"{ECHO_PREFIX} saw {len(messages)} messages ("
         + ", ".join(f"{role} {n}" for role, n in sorted(counts.items()))

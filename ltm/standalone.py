@@ -26,11 +26,14 @@ from .adapters.chroma_index import ChromaIndex
 from .adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
 from .adapters.sqlite_kv import SqliteKeyValueStore
 from .domain.errors import MemoryError_
+from .domain.scope import Criteria
 from .i18n import error_text
 from .service import Actor, MemoryService, Settings
 
 log = logging.getLogger("ltm.standalone")
 KB = "standalone-memory"
+DEMO_SESSION = "person_demo"
+COMMON_DEFAULTS = {"data": "data/standalone", "session": "person_cli", "speaker": "cli-user", "embedder": "minilm"}
 
 
 def build_service(data_dir: Path, *, embedder: str = "minilm") -> MemoryService:
@@ -99,7 +102,10 @@ async def run(args: argparse.Namespace) -> int:
             prof = await service.get_profile(scope, args.target, args.speaker)
             _out(prof.to_dict())
         elif args.cmd == "demo":
-            await _demo(service, scope, actor)
+            demo_scope = await service.scope_for(
+                kb_id=KB, session_name=DEMO_SESSION, bot_uuid="standalone", sender_id=args.speaker
+            )
+            await _demo(service, demo_scope, actor)
     except MemoryError_ as exc:
         sys.stderr.write(error_text(exc) + "\n")
         return 2
@@ -107,6 +113,8 @@ async def run(args: argparse.Namespace) -> int:
 
 
 async def _demo(service: MemoryService, scope: Any, actor: Actor) -> None:
+    # The demo owns its session: a second run starts it afresh instead of adding copies.
+    await service.bulk_delete(scope, Criteria(statuses=None), actor, reason="demo reset")
     first, _ = await service.remember(scope, {"content": "I live in Paris and work as a nurse."}, actor)
     await service.remember(scope, {"content": "My favourite programming language is Go."}, actor)
     await service.remember(
@@ -117,13 +125,21 @@ async def _demo(service: MemoryService, scope: Any, actor: Actor) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ltm.standalone", description="LongTermMemory outside LangBot")
-    p.add_argument("--data", default=os.environ.get("LTM_DATA", "data/standalone"), help="data folder")
-    p.add_argument("--session", default="person_cli", help="session name <launcher_type>_<launcher_id>")
-    p.add_argument("--speaker", default="cli-user", help="sender id")
-    p.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    # The common options are accepted before or after the subcommand; after wins.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data", default=argparse.SUPPRESS, help="data folder (default data/standalone, or $LTM_DATA)")
+    common.add_argument("--session", default=argparse.SUPPRESS, help="session name <launcher_type>_<launcher_id>")
+    common.add_argument("--speaker", default=argparse.SUPPRESS, help="sender id (default cli-user)")
+    common.add_argument("--embedder", choices=("minilm", "hashing"), default=argparse.SUPPRESS)
+    p = argparse.ArgumentParser(
+        prog="python -m ltm.standalone", description="LongTermMemory outside LangBot", parents=[common]
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("remember")
+
+    def cmd(name: str, **kw: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kw)
+
+    r = cmd("remember")
     r.add_argument("content")
     r.add_argument("--importance", type=float, default=0.5)
     r.add_argument("--tag", action="append")
@@ -131,27 +147,31 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--valid-from", dest="valid_from")
     r.add_argument("--valid-until", dest="valid_until")
     r.add_argument("--supersedes", action="append")
-    q = sub.add_parser("recall")
+    q = cmd("recall")
     q.add_argument("query")
     q.add_argument("--limit", type=int, default=5)
-    ls = sub.add_parser("list")
+    ls = cmd("list")
     ls.add_argument("--page", type=int, default=1)
     ls.add_argument("--all", action="store_true", help="include superseded and archived")
-    f = sub.add_parser("forget")
+    f = cmd("forget")
     f.add_argument("id")
-    pr = sub.add_parser("profile")
+    pr = cmd("profile")
     pr.add_argument("--target", choices=("speaker", "session"), default="speaker")
     pr.add_argument("--name")
     pr.add_argument("--add-trait", action="append")
     pr.add_argument("--set-preference", action="append", help="key=value")
-    sub.add_parser("demo", help="store three memories (one a correction) and recall")
+    cmd("demo", help="store three memories (one a correction) in the demo session and recall")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return asyncio.run(run(parser().parse_args(argv)))
+    args = parser().parse_args(argv)
+    for name, default in COMMON_DEFAULTS.items():  # not argparse defaults: a subparser would overwrite them
+        if not hasattr(args, name):
+            setattr(args, name, os.environ.get("LTM_DATA", default) if name == "data" else default)
+    return asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The console's own messages: the same ``components/pages/i18n/<locale>.json`` files the page uses.
+"""The console's own messages: the same ``pages/i18n/<locale>.json`` catalogs the page has inlined.
 
 The router's refusals (malformed body, unknown endpoint, unknown knowledge base...) are console
 strings, so they live next to the console's other strings; service errors and health texts come
@@ -17,7 +17,7 @@ from ltm.i18n import DEFAULT, normalize_lang
 
 log = logging.getLogger(__name__)
 
-I18N_DIR = Path(__file__).resolve().parent.parent / "components" / "pages" / "i18n"
+I18N_DIR = Path(__file__).resolve().parent / "i18n"
 
 
 @lru_cache(maxsize=8)

@@ -64,6 +64,8 @@ from .requests import MAX_PAGE, MAX_QUERY, MAX_REASON, BadRequest, Body, scope_f
 from .scopes import known_scopes
 
 log = logging.getLogger(__name__)
+# The host's names of its knowledge bases, {uuid: name} (the plugin itself only knows the ids).
+KbNames = Callable[[], Awaitable[dict[str, str]]]
 
 STATUS_FILTERS = ("all", *STATUSES)
 PROFILE_TARGETS = ("session", "speaker")
@@ -78,6 +80,7 @@ class Ctx:
     actor: Actor
     review: ReviewQueue | None = None
     consolidator: Consolidator | None = None
+    kb_names: KbNames | None = None
 
     def queue(self) -> ReviewQueue:
         if self.review is None:
@@ -115,10 +118,16 @@ async def _meta(c: Ctx) -> dict[str, Any]:
 
 
 async def _kbs(c: Ctx) -> dict[str, Any]:
+    names: dict[str, str] = {}
+    if c.kb_names is not None:
+        try:  # the names are a courtesy: the host not answering must not hide the list
+            names = await c.kb_names()
+        except Exception as exc:
+            log.info("knowledge base names unavailable: %s", exc)
     out = []
     for kb in await c.service.known_kbs():
         s = await c.service.kb_settings(kb)
-        out.append({"kb_id": kb, **(s.to_dict() if s else {})})
+        out.append({"kb_id": kb, "name": str(names.get(kb) or ""), **(s.to_dict() if s else {})})
     return {"knowledge_bases": out}
 
 
@@ -452,6 +461,7 @@ async def handle(
     request: PageRequest,
     review: ReviewQueue | None = None,
     consolidator: Consolidator | None = None,
+    kb_names: KbNames | None = None,
 ) -> PageResponse:
     lang = _lang(service, request.body)
     endpoint = str(request.endpoint or "")
@@ -469,6 +479,7 @@ async def handle(
             actor=_actor(request),
             review=review,
             consolidator=consolidator,
+            kb_names=kb_names,
         )
         return PageResponse.ok(await route.handler(ctx))
     except BadRequest as exc:

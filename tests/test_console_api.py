@@ -22,6 +22,7 @@ from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
 from ltm.service import MemoryService, transfer
+from pages import build as page_build
 from pages import router as console_router
 from tests.console_support.seed import HOSTILE_IMG, HOSTILE_SCRIPT, N_PLAIN, Seeded, seeded_service
 from tests.console_support.state import stored_state
@@ -168,7 +169,8 @@ async def test_meta_kbs_and_scopes(page: MemoryConsole, seeded: Seeded) -> None:
     assert meta["features"]["fences"] == callable(getattr(seeded.service, "fences", None))
     assert meta["statuses"] == list(STATUSES)
     kbs = await ok(page, "/kbs", None, method="GET")
-    assert kbs["knowledge_bases"] == [{"kb_id": KB, **(await seeded.service.kb_settings(KB)).to_dict()}]  # type: ignore[union-attr]
+    settings = (await seeded.service.kb_settings(KB)).to_dict()  # type: ignore[union-attr]
+    assert kbs["knowledge_bases"] == [{"kb_id": KB, "name": "", **settings}]  # no host here: no names
     scopes = await ok(page, "/scopes", {}, method="GET")
     by_name = {s["session_name"]: s for s in scopes["scopes"]}
     assert set(by_name) == {"person_alice", "person_bob", "group_g1"}
@@ -531,7 +533,7 @@ async def test_fences_listed_and_cleared_when_the_service_has_them(page: MemoryC
 
 # ------------------------------------------------------------------------------------ i18n & page hygiene
 def _load(lang: str) -> dict[str, str]:
-    return json.loads((PAGES / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    return json.loads((ROOT / "pages" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
 def test_i18n_languages_have_the_same_keys_and_placeholders() -> None:
@@ -544,8 +546,8 @@ def test_i18n_languages_have_the_same_keys_and_placeholders() -> None:
 
 def test_every_visible_string_has_a_key_in_both_languages() -> None:
     en, zh = _load("en_US"), _load("zh_Hans")
-    js = (PAGES / "console.js").read_text(encoding="utf-8")
-    html = (PAGES / "console.html").read_text(encoding="utf-8")
+    js = page_build.script()
+    html = (ROOT / "pages" / "web" / "console.html.j2").read_text(encoding="utf-8")
     src = (ROOT / "pages").glob("*.py")
     used = set(re.findall(r"\bT\('([^']+)'", js)) | set(re.findall(r'data-i18n="([^"]+)"', html))
     namespaces = {k.split(".")[0] for k in en}
@@ -577,20 +579,49 @@ def test_every_visible_string_has_a_key_in_both_languages() -> None:
 
 def test_page_is_csp_safe_and_renders_text_only() -> None:
     html = (PAGES / "console.html").read_text(encoding="utf-8")
-    js = (PAGES / "console.js").read_text(encoding="utf-8")
-    css = (PAGES / "console.css").read_text(encoding="utf-8")
+    js = page_build.script()
+    css = (ROOT / "pages" / "web" / "console.css").read_text(encoding="utf-8")
     for name, text in (("html", html), ("js", js), ("css", css)):
         assert not re.search(r"https?://|(?<![:\w])//[a-z0-9.-]+\.[a-z]{2,}", text, re.I), f"external URL in {name}"
         assert "javascript:" not in text.lower(), name
+    # The dashboard shows the page from a blob: URL: the page SDK's tag is the only URL it may name.
     srcs = re.findall(r'(?:src|href)="([^"]+)"', html)
-    assert srcs and all(s.startswith(("./", "/api/v1/plugins/_sdk/")) for s in srcs), srcs
+    assert srcs == ["/api/v1/plugins/_sdk/page-sdk.js"], srcs
+    assert not re.search(r"<link\b|\burl\(|@import", html, re.I)
     assert not re.search(r"\son[a-z]+\s*=", html, re.I), "inline event handler in html"
-    assert not re.search(r"<iframe|<object|<embed|@font-face|@import", html + css, re.I)
+    assert not re.search(r"<iframe|<object|<embed|@font-face", html + css, re.I)
     forbidden = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc")
     for word in forbidden:
         assert word not in js, word
     assert "localStorage" not in js and "sessionStorage" not in js  # opaque origin in the host sandbox
     assert not re.search(r"\b(alert|confirm|prompt)\(", js)  # no dialogs in the host sandbox
+    assert "download" not in js.lower()  # the sandbox allows no downloads: Copy is the way out
+
+
+def test_committed_page_is_the_build() -> None:
+    assert (PAGES / "console.html").read_text(encoding="utf-8") == page_build.build(), (
+        "components/pages/console.html is stale: run `python -m pages.build`"
+    )
+
+
+def test_page_is_one_self_contained_file_with_every_catalog() -> None:
+    html = (PAGES / "console.html").read_text(encoding="utf-8")
+    block = re.search(r'<script type="application/json" id="ltm-catalogs">(.*?)</script>', html, re.S)
+    assert block is not None
+    inlined = json.loads(block.group(1))
+    on_disk = sorted(p.stem for p in (ROOT / "pages" / "i18n").glob("*.json"))
+    assert sorted(inlined) == on_disk and "en_US" in on_disk and "zh_Hans" in on_disk
+    assert inlined["zh_Hans"]["title"] == _load("zh_Hans")["title"]
+    assert "<style>" in html and ".app" in html and "function T(key, args)" in html
+    for stale in ("i18n", "console.js", "console.css"):
+        assert not (PAGES / stale).exists(), stale
+
+
+def test_build_refuses_a_part_that_would_close_its_own_element() -> None:
+    with pytest.raises(page_build.BuildError):
+        page_build.inline_safe("x.js", "var a = '</script>';", "</script")
+    assert page_build.inline_safe("x.js", "var a = 1;", "</script") == "var a = 1;"
+    assert "</" not in page_build.json_block({"k": "</script><b>"})
 
 
 # ------------------------------------------------------------------------------------ fuzz

@@ -81,7 +81,7 @@ class Console:
 
     @property
     def frame(self) -> Any:
-        return next(fr for fr in self.page.frames if fr.url.endswith("console.html"))
+        return next(fr for fr in self.page.frames if fr.url.startswith("blob:"))
 
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(SHOTS / f"{name}.png"))
@@ -100,7 +100,7 @@ class Console:
     def assert_no_script_ran(self) -> None:
         pwned = self.frame.evaluate("() => window.__pwned === undefined ? null : String(window.__pwned)")
         assert pwned is None, f"stored text executed as markup: {pwned}"
-        markup = "img, svg, script:not([src]), a[href], iframe, object"
+        markup = "img, svg, script:not([src]):not(#ltm-catalogs):not(#ltm-console), a[href], iframe, object"
         assert self.frame.evaluate(f"() => document.querySelectorAll('{markup}').length") == 0
         assert not [r for r in self.server.requests if "pwned" in r], "a stored <img> was fetched"
 
@@ -367,24 +367,6 @@ def test_backend_errors_are_shown_not_blank(console: Console) -> None:
     err.wait_for()
     assert "No memory knowledge base" in err.inner_text()
     c.shot("14-error-no-kb")
-
-
-def test_export_downloads_where_the_frame_may_download(browser: Any, server: ConsoleServer) -> None:
-    """Where the embedding frame allows downloads, Download saves the same JSON document."""
-    c = Console(browser, server, sandbox="allow-scripts allow-forms allow-downloads")
-    try:
-        c.open("person_bob")
-        c.tab("export")
-        c.f.locator("#export-l2").click()
-        c.f.locator('[data-doc="export"]').wait_for()
-        with c.page.expect_download() as dl:
-            c.f.locator('[data-doc="export"] [data-action="download"]').click()
-        assert dl.value.suggested_filename == "ltm-l2-bot1_person_bob.json"
-        saved = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
-        assert [e["content"] for e in saved["episodes"]] == ["Bob's secret: the vault code is 1234"]
-    finally:
-        c.close()
-    assert not c.problems, c.problems
 
 
 def test_opened_outside_langbot_says_so(browser: Any, server: ConsoleServer) -> None:

@@ -129,3 +129,52 @@ class TestHostKeyValueErrors:
         with pytest.raises(ActionCallError):
             await kv.set("k", b"v")
         assert await kv.get("k") is None
+
+
+@pytest.mark.asyncio
+async def test_host_store_reads_a_known_absent_key_without_asking_the_host() -> None:
+    """The runtime logs every "not found" as a warning: absent keys are answered from the key index."""
+    fake = FakeHostHandler()
+    fake.storage["present"] = b"v"
+    store = HostKeyValueStore(make_plugin(fake))
+    assert await store.get("present") == b"v"  # positive control: an existing key is read from the host
+    assert [await store.get(f"absent-{i}") for i in range(5)] == [None] * 5
+    reads = [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)]
+    assert reads == ["present"], reads  # no host read, so no "get_plugin_storage failed" log line
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 1  # one listing, then the index
+
+    await store.set("new", b"n")  # written by this process: read from the host again
+    assert await store.get("new") == b"n"
+    await store.delete("new")
+    assert await store.get("new") is None
+    assert [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)] == ["present", "new"]
+
+
+@pytest.mark.asyncio
+async def test_host_store_index_errs_towards_asking() -> None:
+    fake = FakeHostHandler()
+    store = HostKeyValueStore(make_plugin(fake))
+    assert await store.get("k") is None
+    fake.fail_next(A.SET_PLUGIN_STORAGE, ActionCallError("connection closed"))
+    with pytest.raises(ActionCallError):
+        await store.set("k", b"maybe")
+    fake.storage["k"] = b"maybe"  # the failed write had landed after all
+    assert await store.get("k") == b"maybe"
+    fake.fail_next(A.DELETE_PLUGIN_STORAGE, ActionCallError("connection closed"))
+    with pytest.raises(ActionCallError):
+        await store.delete("k")
+    assert await store.get("k") == b"maybe"  # a delete that failed keeps the key readable
+    del fake.storage["k"]  # removed behind the store's back: the host's "not found" is believed
+    assert await store.get("k") is None
+    assert await store.get("k") is None
+    assert [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)] == ["k", "k", "k"]
+
+
+@pytest.mark.asyncio
+async def test_host_store_without_a_listing_asks_the_host_and_retries_the_listing() -> None:
+    fake = FakeHostHandler()
+    fake.storage["k"] = b"v"
+    store = HostKeyValueStore(make_plugin(fake))
+    fake.fail_next(A.GET_PLUGIN_STORAGE_KEYS, ActionCallError("busy"))
+    assert await store.get("k") == b"v" and await store.get("nope") is None
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 2  # failed once, listed on the next read

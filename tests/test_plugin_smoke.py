@@ -19,6 +19,7 @@ from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 from langbot_plugin.cli.run.controller import PluginRuntimeController
 
+from ltm.service.turns import ServedTurns
 from tests.fakes.host_runtime import FakeHostHandler
 from tests.reliability_support import component, load_plugin  # the one plugin loader of the tests
 
@@ -108,14 +109,12 @@ async def test_whole_plugin_loads_and_every_surface_runs_once() -> None:
     rec = await component(ctl, "Tool", "recall_memory").call({"query": "tea"}, session, 1)
     assert [e["id"] for e in rec["episodes"]] == [first_id]
 
-    got = await engine.retrieve(
-        RetrievalContext(
-            query="jasmine tea",
-            knowledge_base_id=KB,
-            collection_id=KB,
-            retrieval_settings={"top_k": 3, "session_name": "person_u1", "bot_uuid": BOT, "sender_id": "u1"},
-        )
-    )
+    u1 = {"top_k": 3, "session_name": "person_u1", "bot_uuid": BOT, "sender_id": "u1"}
+    ask = RetrievalContext(query="jasmine tea", knowledge_base_id=KB, collection_id=KB, retrieval_settings=u1)
+    served = await engine.retrieve(ask)  # the listener's block of this turn already carries it
+    assert served.results == [] and served.metadata == {"reason": "served by the memory block"}
+    engine.plugin.served_turns = ServedTurns()  # no listener turn for this chat: the engine serves the runner
+    got = await engine.retrieve(ask)
     assert [r.id for r in got.results] == [first_id]
     none = await engine.retrieve(
         RetrievalContext(query="jasmine tea", knowledge_base_id=KB, collection_id=KB, retrieval_settings={"top_k": 3})

@@ -23,14 +23,18 @@ from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, has_content, render_block
 from ltm.service.review import ExtractReport, ReviewQueue
+from ltm.service.turns import ServedTurns, identity
 
 log = logging.getLogger(__name__)
 COMMAND_PREFIXES = ("!", "！")
 SEEN_QUERIES = 512
 
 
-async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | None:
-    """The whole turn, as data: identity -> scope -> recall -> block -> query vars -> snapshot."""
+async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | None = None) -> dict[str, Any] | None:
+    """The whole turn, as data: identity -> scope -> recall -> block -> query vars -> snapshot.
+
+    ``served`` learns which chat identity this turn's block covered, so that the memory engine
+    does not hand the runner the same memories again as knowledge results."""
     variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
     variables = dict(variables or {})
     text = str(variables.get("user_message_text") or "")
@@ -52,10 +56,15 @@ async def inject_memory(service: MemoryService, ctx: Any) -> dict[str, Any] | No
     ]
     if kb in kb_list:  # the runner must not recall the memory KB a second time
         writes.append(ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_list if k != kb]))
+    who = identity(kb, ctx.event.session_name, str(bot_uuid or ""), sender)
     if not settings.auto_recall:
+        if served is not None:
+            served.clear(who)
         await asyncio.gather(*writes)
         return None
     result = await service.recall(scope, text, with_profiles=settings.inject_profiles)
+    if served is not None and kb:
+        served.mark(who)
     speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
     payload = context_payload(result, speaker)
     block = render_block(payload, settings.language) if has_content(payload) else ""
@@ -110,7 +119,7 @@ class MemoryListener(EventListener):
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
-                await inject_memory(self.plugin.service, ctx)
+                await inject_memory(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
             except Exception:  # memory must never break the chat
                 log.exception("memory injection failed; the turn continues without memory")
 

@@ -1,5 +1,6 @@
 """KnowledgeEngine: memory KBs. Retrieval honours the session identity the host passes in
-``retrieval_settings`` and never returns records of another scope or a non-active status."""
+``retrieval_settings`` and never returns records of another scope or a non-active status. A chat
+whose turn the listener's memory block already served gets no second copy (see ``ltm.service.turns``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, Ing
 from ltm.domain.errors import MemoryError_
 from ltm.i18n import error_text
 from ltm.service import Actor
+from ltm.service.turns import identity
 
 log = logging.getLogger(__name__)
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
@@ -56,6 +58,12 @@ class MemoryEngine(KnowledgeEngine):
         if not session_name or not context.query.strip():
             log.info("engine retrieve without session identity: returning nothing")
             return RetrievalResponse(results=[], total_found=0, metadata={"reason": "no session identity"})
+        served = getattr(self.plugin, "served_turns", None)
+        who = identity(kb_id, session_name, str(rs.get("bot_uuid") or ""), str(rs.get("sender_id") or ""))
+        if served is not None and served.served(who):
+            # The listener's memory block already carries this turn's memories (escaped, trust-marked).
+            log.info("engine retrieve for %s: served by the memory block this turn", session_name)
+            return RetrievalResponse(results=[], total_found=0, metadata={"reason": "served by the memory block"})
         try:
             top_k = max(1, min(50, int(rs.get("top_k") or 5)))
         except (TypeError, ValueError):

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
 
 from pages.messages import msg
 from pages.router import handle
+
+KB_NAMES_TIMEOUT_S = 3.0
+
+
+async def kb_names(plugin: Any) -> dict[str, str]:
+    """``{uuid: name}`` of the workspace's knowledge bases, as the host lists them."""
+    listed = await asyncio.wait_for(plugin.list_knowledge_bases(), KB_NAMES_TIMEOUT_S)
+    return {str(kb.get("uuid")): str(kb.get("name") or "") for kb in listed or [] if isinstance(kb, dict)}
 
 
 class MemoryConsole(Page):
@@ -19,4 +30,5 @@ class MemoryConsole(Page):
             request,
             review=getattr(self.plugin, "review", None),
             consolidator=getattr(self.plugin, "consolidator", None),
+            kb_names=lambda: kb_names(self.plugin),
         )

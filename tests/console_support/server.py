@@ -9,8 +9,10 @@ What the real host does (LangBot ``web/src/app/home/plugin-pages/page.tsx`` and
   ``components/pages/**`` resolve (the SDK's ``_resolve_asset_path``), and an HTML file gets the
   host's Content-Security-Policy (the server origin, ``'unsafe-inline'`` for scripts and styles,
   ``img-src`` origin + ``data:``, ``frame-src 'none'``, ``object-src 'none'``);
-- the host page embeds the plugin page in ``<iframe sandbox="allow-scripts allow-forms">`` (an
-  opaque origin: no downloads, no dialogs, no storage), posts ``langbot:context`` {theme, language}
+- the host page fetches the page HTML, rewrites only the page SDK's ``<script src>`` to an absolute
+  URL and shows the result from a ``blob:`` URL (the dashboard's ``getAuthenticatedObjectURL``: no
+  other relative URL loads) in ``<iframe sandbox="allow-scripts allow-forms">`` (an opaque origin:
+  no downloads, no dialogs, no storage), posts ``langbot:context`` {theme, language}
   on load and on change, and answers ``langbot:api`` messages by POSTing
   ``{page_id, endpoint, method, body}`` to ``/api/v1/plugins/<author>/<name>/page-api``;
 - ``page-api`` runs the real Page component's ``handle_api`` and replies
@@ -64,10 +66,17 @@ HOST_HTML = """<!doctype html>
 <html><head><meta charset="utf-8"><title>LangBot host stand-in</title>
 <style>html,body{margin:0;height:100%;background:#888}iframe{display:block;width:100vw;height:100vh;border:0}</style>
 </head><body>
-<iframe id="plugin" sandbox="__SANDBOX__" src="__SRC__" title="plugin page"></iframe>
+<iframe id="plugin" sandbox="__SANDBOX__" title="plugin page"></iframe>
 <script>
 (function () {
   var frame = document.getElementById('plugin');
+  // Like the dashboard's getAuthenticatedObjectURL: fetch the page, make only the page SDK's tag
+  // absolute, and show the result from a blob: URL (so any other relative URL cannot load).
+  fetch('__SRC__').then(function (r) { return r.text(); }).then(function (html) {
+    html = html.split('<script src="/api/v1/plugins/_sdk/page-sdk.js">')
+      .join('<script src="' + location.origin + '/api/v1/plugins/_sdk/page-sdk.js">');
+    frame.src = URL.createObjectURL(new Blob([html], { type: 'text/html' }));
+  });
   var ctx = { theme: '__THEME__', language: '__LANGUAGE__' };
   var loaded = false;
   var BRIDGE = '__BRIDGE__';
