@@ -125,7 +125,7 @@ def make_chat_data(stack: Stack) -> ChatData:
         assert isinstance(profile, dict) and "error" not in profile, profile
         chat.send("What do I drink in the morning?")  # an injection snapshot of this space
         stack.set_plugin_config(MODULE_CONFIG)
-        candidate_text = "I prefer window seats on long flights."
+        candidate_text = "Next spring I will visit Kyoto with my sister."  # a plan: the demo model keeps no plan
         chat.send(candidate_text)
         return ChatData(
             session_name=chat.session_name,
@@ -257,10 +257,13 @@ def test_operator_works_through_every_panel(stack: Stack, browser: Any, chat_dat
         assert "space.kb_none" not in d.f.locator("#kb-select").inner_text(), "catalog keys shown raw"
 
         # -- Memory space: pick the memory KB and this run's chat from the lists.
-        d.f.locator(f'#kb-select option[value="{kb}"]').wait_for(state="attached")
+        option = d.f.locator(f'#kb-select option[value="{kb}"]')
+        option.wait_for(state="attached")
+        assert "Long-term memory (e2e)" in option.inner_text(), "the memory KB is not listed by its name"
         d.f.locator("#kb-select").select_option(kb)
         space = d.f.locator(f'#scope-list button[data-session="{data.session_name}"]')
         space.wait_for()
+        assert data.sender_id in space.locator('[data-role="speakers"]').inner_text(), space.inner_text()
         space.click()
         d.f.locator("#scope-banner", has_text=data.session_name).wait_for()
         d.shot("01-memory-space")
