@@ -207,6 +207,15 @@ class Dashboard:
     def frame(self) -> Any:
         return next(fr for fr in self.page.frames if fr.url.startswith("blob:"))
 
+    def toggle_theme(self) -> None:
+        """The account menu's theme button (beside its language select): light -> dark -> system."""
+        page = self.page
+        page.locator('[data-sidebar="menu-button"]', has_text=ADMIN_USER).click()
+        menu = page.locator('[role="menu"]')
+        menu.locator('button[role="combobox"]').locator("xpath=following-sibling::button[1]").click()
+        page.keyboard.press("Escape")
+        menu.wait_for(state="detached")
+
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
@@ -416,6 +425,14 @@ def test_console_follows_dashboard_language_and_theme(stack: Stack, browser: Any
         assert "有效" in episode_card(d, chat_data.tea_id).inner_text()
         d.assert_no_script_ran()
         d.shot("14-episodes-zh-dark")
+
+        # A theme change in the dashboard reaches the open page without a reload (dark -> system,
+        # which is light in headless Chromium); the episodes stay on screen.
+        d.toggle_theme()
+        d.f.locator('html[data-theme="light"]').wait_for(state="attached")
+        assert d.frame.evaluate("() => getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+        episode_card(d, chat_data.tea_id).wait_for()
+        d.shot("15-episodes-zh-light-live")
     finally:
         d.close()
     assert not d.problems, d.problems
