@@ -1,24 +1,36 @@
-"""Latency of the auto-recall path and of remember, on embedded Chroma, at growing collection sizes.
+"""Latency of the auto-recall hook and of remember, at 1k / 10k / 100k episodes (100 scopes).
 
-    python -m benchmarks.latency [--sizes 1000,10000,100000] [--queries 200] [--out r.json]
+    python -m benchmarks.latency [--sizes 1000,10000,100000] [--queries 200] [--cold 20] [--out r.json]
 
-For each size N: one collection holding N episodes spread over 100 scopes (session isolation), in
-a fresh Chroma ``PersistentClient`` (the host's engine) and, for comparison in the same run, in the
-plugin's numpy brute-force index. Then:
+For each size N: one collection holding N episodes spread over 100 scopes (session isolation),
+written as the plugin writes them (metadata carries the row's float16 vector). Two paths, in the
+same run:
 
-- auto-recall: the whole ``PromptPreProcessing`` turn (``components.event_listener.default.inject_memory``:
-  query variables -> scope -> recall (profiles, vector leg, lexical leg, rank, budget) -> block ->
-  query variables -> injection snapshot) with a fake host context. The embedding call is excluded
-  (a precomputed query vector is returned at once) but still counted as a host round trip, as it is
-  one with the host's embedder;
-- remember: ``MemoryService.remember`` of one new episode (embedding excluded the same way);
-- raw filtered vector search: Chroma's ``query`` vs a numpy brute-force filtered scan of the same
-  rows (mask + matrix product + partial sort), same filter, top 40.
+- **host**: production's stack: the plugin's host adapter (``HostVectorIndex``) over a faked
+  LangBot RPC (zero latency) with an embedded Chroma ``PersistentClient`` behind it;
+- **numpy**: the same hook over the plugin's in-memory numpy index (the baseline).
+
+Measured per path:
+
+- **hook, warm**: ``components.event_listener.default.inject_memory`` end to end (query variables
+  -> scope -> recall: profiles, vector leg, lexical leg, rank, budget -> block -> query variables
+  -> injection snapshot) with a fake host context, every scope's recall index built. The
+  embedding call is excluded (a prepared query vector is returned at once) but counted as a host
+  round trip;
+- **cold first turn**: a restarted service (empty recall index) takes its first turn in one scope
+  (N / 100 episodes): the scope's index is built from one paged list;
+- **remember**: ``MemoryService.remember`` of one new episode (embedding excluded the same way);
+- **index memory**: the RSS growth of building every scope's recall index (numpy path, after a
+  restart), and the index's own byte estimate;
+- **raw filtered search**: Chroma's filtered top-40 ``query`` vs a numpy scan of the same rows
+  (what the vector leg cost before it ran in process).
 
 Every host call (query variables, KV, vector store, embedder) goes through a counter: *calls* is
 their number per turn, *round trips* the number of sequential waves (calls awaited together count
-once). *Plugin overhead* is the turn's wall time minus the time during which a host call was in
-flight: what the plugin's own code costs.
+once). *Plugin overhead* is the wall time minus the time during which a host call was in flight.
+Top-level keys: ``hook_p50_ms_100k``, ``hook_p95_ms_100k`` (host path), ``numpy_hook_p95_ms_100k``,
+``cold_first_turn_p95_ms_100k``, ``index_rss_mb_100k``, ``round_trips_per_turn`` and the same per
+size (``_1k``, ``_10k``).
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from ltm.adapters.chroma_index import ChromaIndex
+from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.models import Episode
@@ -51,7 +64,8 @@ from ltm.domain.scope import Criteria, derive_scope, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
 from ltm.service.memory_service import Actor, MemoryService
-from ltm.service.settings import Settings
+from ltm.service.recall_index import VECTOR_KEY, encode_vector
+from ltm.service.settings import ConfigCache, Settings
 
 from . import git_commit
 
@@ -123,7 +137,9 @@ class MeteredVectors:
         return await self.meter.call("vector.search", lambda: self.inner.search(collection, vector, top_k, where))
 
     async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> Any:
-        return await self.meter.call("vector.list", lambda: self.inner.list(collection, where, limit, offset))
+        page = await self.meter.call("vector.list", lambda: self.inner.list(collection, where, limit, offset))
+        self.meter.by_kind["vector.list.rows"] = self.meter.by_kind.get("vector.list.rows", 0) + len(page.items)
+        return page
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
         return await self.meter.call("vector.delete", lambda: self.inner.delete(collection, where))
@@ -252,7 +268,8 @@ def make_records(n: int, seed: int) -> tuple[list[VectorRecord], np.ndarray]:
             confidence="stated",
             origin="import",
         )
-        records.append(VectorRecord(id=ep.id, vector=vecs[i].tolist(), metadata=ep.to_metadata(), document=text))
+        md = {**ep.to_metadata(), VECTOR_KEY: encode_vector(vecs[i])}  # as MemoryService writes a row
+        records.append(VectorRecord(id=ep.id, vector=vecs[i].tolist(), metadata=md, document=text))
     return records, vecs
 
 
@@ -300,33 +317,87 @@ def stats_ms(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+class FakeHostPlugin:
+    """The plugin-wide vector API of the LangBot host (SDK ``vector_*``), answered at zero latency
+    by an embedded Chroma collection: what ``HostVectorIndex`` talks to in production."""
+
+    def __init__(self, chroma: ChromaIndex) -> None:
+        self.chroma = chroma
+
+    async def vector_upsert(
+        self, collection: str, vectors: list[list[float]], ids: list[str], metadatas: list[dict], documents: list[str]
+    ) -> None:
+        recs = [VectorRecord(i, v, m, d) for i, v, m, d in zip(ids, vectors, metadatas, documents, strict=True)]
+        await self.chroma.upsert(collection, recs)
+
+    async def vector_search(self, collection: str, vector: list[float], top_k: int, filters: Any = None) -> list[dict]:
+        hits = await self.chroma.search(collection, vector, top_k, filters or {})
+        return [{"id": h.id, "distance": 2.0 * (1.0 - h.similarity), "metadata": h.metadata} for h in hits]
+
+    async def vector_list(self, collection: str, filters: Any = None, limit: int = 100, offset: int = 0) -> dict:
+        page = await self.chroma.list(collection, filters or {}, limit, offset)
+        items = [{"id": i.id, "document": i.document, "metadata": i.metadata} for i in page.items]
+        return {"items": items, "total": -1}
+
+    async def vector_delete(self, collection: str, file_ids: Any = None, filters: Any = None) -> int:
+        await self.chroma.delete(collection, filters or {})
+        return 0
+
+
 @dataclass
 class Engine:
     name: str
     service: MemoryService
     meter: HostMeter
     embedder: InstantEmbedder
-    index: Any
+    index: Any  # the store behind the host adapter (Chroma) or the numpy index
+    kv: Any
+    vectors: Any  # what the service talks to (the host adapter, or the numpy index)
+    config: dict[str, Any] = field(default_factory=lambda: {"memory_kb": KB})
+    settings_reads: int = 0
+
+    def settings(self) -> Settings:
+        """The host config as main.py reads it (parsed again only when it changed), counted."""
+        self.settings_reads += 1
+        return self.parsed()
+
+    def __post_init__(self) -> None:
+        self.parsed = ConfigCache(lambda: self.config, Settings.from_config)
+
+    async def restart(self, clock: Callable[[], datetime]) -> MemoryService:
+        """A new service over the same stores: nothing cached, as after a restart of the plugin."""
+        svc = MemoryService(
+            kv=MeteredKV(self.kv, self.meter),
+            vectors=MeteredVectors(self.vectors, self.meter),
+            embedder_for=lambda c, kb: self.embedder,
+            settings=self.settings,
+            clock=clock,
+        )
+        await svc.kb_settings(KB)
+        self.service = svc
+        return svc
 
 
 async def build_engine(
-    name: str, index: Any, records: Sequence[VectorRecord], seed: int, clock: Callable[[], datetime]
+    name: str,
+    store: Any,
+    records: Sequence[VectorRecord],
+    seed: int,
+    clock: Callable[[], datetime],
+    *,
+    loaded: bool = False,
 ) -> tuple[Engine, float]:
     meter = HostMeter()
     emb = InstantEmbedder(meter, np.random.default_rng(seed))
-    settings = Settings(memory_kb=KB)
-    svc = MemoryService(
-        kv=MeteredKV(MemoryKeyValueStore(), meter),
-        vectors=MeteredVectors(index, meter),
-        embedder_for=lambda c, kb: emb,
-        settings=lambda: settings,
-        clock=clock,
-    )
+    vectors = HostVectorIndex(FakeHostPlugin(store)) if name == "host" else store
+    engine = Engine(name, None, meter, emb, store, MemoryKeyValueStore(), vectors)  # type: ignore[arg-type]
+    svc = await engine.restart(clock)
     await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
     t0 = time.perf_counter()
-    for start in range(0, len(records), 5000):
-        await index.upsert(KB, records[start : start + 5000])
-    return Engine(name, svc, meter, emb, index), time.perf_counter() - t0
+    if not loaded:
+        for start in range(0, len(records), 5000):
+            await store.upsert(KB, records[start : start + 5000])
+    return engine, time.perf_counter() - t0
 
 
 async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict]:
@@ -338,7 +409,18 @@ async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tupl
     return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
 
 
+def rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def size_label(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 and n >= 1000 else str(n)
+
+
 async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    import gc
+
     from components.event_listener.default import inject_memory
 
     seed = args.seed + n
@@ -351,8 +433,15 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
     def clock() -> datetime:
         return now
 
-    chroma_dir = workdir / f"chroma-{n}"
-    chroma, chroma_insert = await build_engine("chroma", ChromaIndex(str(chroma_dir)), records, seed, clock)
+    # --keep-data reuses a Chroma directory written by an earlier run with the same size and seed
+    chroma_dir = (Path(args.keep_data) if args.keep_data else workdir) / f"chroma-{n}-{seed}"
+    marker = chroma_dir / "ltm-bench-complete"
+    loaded = marker.exists()
+    host, chroma_insert = await build_engine("host", ChromaIndex(str(chroma_dir)), records, seed, clock, loaded=loaded)
+    marker.touch()
+    if args.prepare_only:
+        print(f"data kept in {chroma_dir} ({chroma_insert:.0f}s)", flush=True)
+        return {"episodes": n, "prepared": str(chroma_dir)}
     numpy_engine, numpy_insert = await build_engine("numpy", NumpyIndex(), records, seed, clock)
     print(f"data {time.perf_counter() - t0 - chroma_insert - numpy_insert:.1f}s, chroma insert {chroma_insert:.1f}s")
     scan = NumpyScan(records, vecs)
@@ -369,28 +458,47 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         turns.append((s, f"user{rng.randrange(5)}", text, qv))
 
     out: dict[str, Any] = {"episodes": n, "scopes": SCOPES, "insert_seconds": {"chroma": round(chroma_insert, 2)}}
-    for engine in (chroma, numpy_engine):
-        svc = engine.service
+    for engine in (host, numpy_engine):
 
         async def recall_turn(s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine) -> Any:
             engine.embedder.next = [qv.tolist()]
             return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
 
-        # Cold: the first recall of a scope builds its lexical index (pages the scope's rows).
+        # Cold: the first turn of a scope after a restart (every cached index gone).
         cold = []
         for s in range(min(args.cold, SCOPES)):
-            _, sender, text, qv = next(t for t in turns if t[0] == s) if any(t[0] == s for t in turns) else turns[0]
+            await engine.restart(clock)
+            _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
             cold.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
-        for s in range(min(args.cold, SCOPES), SCOPES):  # warm the rest (not measured)
+        # Index memory: a restarted service builds every scope's index (RSS before and after).
+        svc = await engine.restart(clock)
+        gc.collect()
+        rss0 = rss_mb()
+        for s in range(SCOPES):  # warm every scope (not measured)
             await recall_turn(s, "user0", "warm up", turns[0][3])
-        hits_before = len(svc.lexical._indexes)  # diagnostic only
+        gc.collect()
+        rss1 = rss_mb()
+        reads0, parses0 = engine.settings_reads, engine.parsed.parses
         warm = []
         for s, sender, text, qv in turns:
             warm.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
+        settings_use = {
+            "reads_per_turn": round((engine.settings_reads - reads0) / max(1, len(turns)), 2),
+            "parses_per_turn": round((engine.parsed.parses - parses0) / max(1, len(turns)), 2),
+        }
+        # Console-style reads: a page of a scope's episodes, the registered KBs (10 requests).
+        scope0 = await svc.scope_for(kb_id=KB, session_name=session_of(0), bot_uuid=BOT, sender_id="user1")
+        page = await timed_turn(engine, lambda svc=svc, sc=scope0: svc.list_episodes(sc, page=1, page_size=10))
+
+        async def console_kbs(svc: MemoryService = svc) -> None:
+            for _ in range(10):
+                await svc.known_kbs()
+
+        kbs = await timed_turn(engine, console_kbs)
         remember = []
         for i in range(args.remembers):
             s = i % SCOPES
@@ -404,59 +512,43 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
                     ),
                 )
             )
-        key = engine.name
-        out[key] = {
-            "auto_recall_warm": {
-                "wall": stats_ms([w[0] for w in warm]),
-                "plugin_overhead": stats_ms([w[1] for w in warm]),
-                "host_calls_per_turn": statistics.median(w[2] for w in warm),
-                "host_round_trips_per_turn": statistics.median(w[3] for w in warm),
-                "max_round_trips": max(w[3] for w in warm),
-                "calls_by_kind": warm[0][4],
-                # Turns whose scope's lexical index had to be rebuilt (the cache keeps max_scopes indexes).
-                "lexical_rebuild_share": round(sum(1 for w in warm if w[4].get("vector.list")) / len(warm), 3),
+        out[engine.name] = {
+            "hook_warm": _turn_stats(warm) | {"calls_by_kind": warm[0][4]},
+            "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
+            "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
+            "settings": settings_use,
+            "console": {
+                "list_episodes_page_ms": round(1000 * page[0], 2),
+                "list_episodes_rows_read": page[4].get("vector.list.rows", 0),
+                "list_episodes_calls": page[4],
+                "known_kbs_10_requests_storage_listings": kbs[4].get("kv.keys", 0),
             },
-            "auto_recall_cached": _turn_stats([w for w in warm if not w[4].get("vector.list")]),
-            "auto_recall_rebuild": _turn_stats([w for w in warm if w[4].get("vector.list")]),
-            "auto_recall_cold": {
-                "wall": stats_ms([c[0] for c in cold]),
-                "plugin_overhead": stats_ms([c[1] for c in cold]),
-                "host_round_trips_per_turn": statistics.median(c[3] for c in cold) if cold else None,
-                "calls_by_kind": cold[0][4] if cold else {},
+            "index": {
+                "scopes_held": len(svc.index.held()),
+                "rows_held": sum(len(svc.index._scopes[k]) for k in svc.index.held()),  # diagnostic only
+                "estimate_mb": round(svc.index.nbytes / 2**20, 1),
+                "rss_growth_mb": round(rss1 - rss0, 1),
+                "builds_during_warm_turns": svc.index.builds - SCOPES,
             },
-            "remember": {
-                "wall": stats_ms([r[0] for r in remember]),
-                "plugin_overhead": stats_ms([r[1] for r in remember]),
-                "host_round_trips": statistics.median(r[3] for r in remember),
-                "calls_by_kind": remember[0][4],
-            },
-            "lexical_indexes_cached": hits_before,
         }
 
     # Raw filtered vector search: Chroma vs a numpy brute-force scan over the same rows.
     chroma_raw, scan_raw = [], []
     for s, _, _, qv in turns:
-        where = scope_filter(
-            derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key, Criteria(as_of_ts=now.timestamp())
-        )
+        user_key = derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key
+        where = scope_filter(user_key, Criteria(as_of_ts=now.timestamp()))
         t1 = time.perf_counter()
-        await chroma.index.search(KB, qv.tolist(), POOL, where)
+        await host.index.search(KB, qv.tolist(), POOL, where)
         chroma_raw.append(time.perf_counter() - t1)
         t1 = time.perf_counter()
-        scan.search(qv, derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key, now.timestamp(), POOL)
+        scan.search(qv, user_key, now.timestamp(), POOL)
         scan_raw.append(time.perf_counter() - t1)
     out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
-    cw, nw = out["chroma"]["auto_recall_warm"]["wall"], out["numpy"]["auto_recall_warm"]["wall"]
-    out["ratio_chroma_to_numpy"] = {
-        "auto_recall_p50": round(cw["p50_ms"] / nw["p50_ms"], 2) if nw["p50_ms"] else None,
-        "auto_recall_p95": round(cw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None,
-        "filtered_search_p50": round(
-            out["filtered_search_top40"]["chroma"]["p50_ms"]
-            / max(1e-6, out["filtered_search_top40"]["numpy_scan"]["p50_ms"]),
-            1,
-        ),
-    }
-    close = getattr(chroma.index, "close", None)
+    hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
+    out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
+    # the remembered rows (origin "tool"; the generated ones are "import") leave a kept data folder
+    await host.index.delete(KB, {"origin": {"$eq": "tool"}})
+    close = getattr(host.index, "close", None)
     if close:
         close()
     return out
@@ -468,43 +560,56 @@ def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[st
     return {
         "wall": stats_ms([t[0] for t in turns]),
         "plugin_overhead": stats_ms([t[1] for t in turns]),
-        "host_round_trips_per_turn": statistics.median(t[3] for t in turns),
+        "host_calls": statistics.median(t[2] for t in turns),
+        "host_round_trips": statistics.median(t[3] for t in turns),
         "max_round_trips": max(t[3] for t in turns),
     }
 
 
+def headline(r: dict[str, Any]) -> dict[str, Any]:
+    """The issue's figures for one size, keyed with the size's suffix."""
+    sfx = size_label(r["episodes"])
+    h, nmp = r["host"], r["numpy"]
+    return {
+        f"hook_p50_ms_{sfx}": h["hook_warm"]["wall"]["p50_ms"],
+        f"hook_p95_ms_{sfx}": h["hook_warm"]["wall"]["p95_ms"],
+        f"numpy_hook_p50_ms_{sfx}": nmp["hook_warm"]["wall"]["p50_ms"],
+        f"numpy_hook_p95_ms_{sfx}": nmp["hook_warm"]["wall"]["p95_ms"],
+        f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
+        f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
+        f"index_rss_mb_{sfx}": nmp["index"]["rss_growth_mb"],
+        f"index_estimate_mb_{sfx}": nmp["index"]["estimate_mb"],
+        f"round_trips_per_turn_{sfx}": max(h["hook_warm"]["max_round_trips"], h["cold_first_turn"]["max_round_trips"]),
+        f"remember_p95_ms_{sfx}": h["remember"]["wall"]["p95_ms"],
+        f"list_episodes_rows_read_{sfx}": h["console"]["list_episodes_rows_read"],
+        f"settings_parses_per_turn_{sfx}": h["settings"]["parses_per_turn"],
+        f"chroma_filtered_top40_p50_ms_{sfx}": r["filtered_search_top40"]["chroma"]["p50_ms"],
+    }
+
+
 def print_size(r: dict[str, Any]) -> None:
-    for eng in ("chroma", "numpy"):
-        w, c, m = r[eng]["auto_recall_warm"], r[eng]["auto_recall_cold"], r[eng]["remember"]
+    for eng in ("host", "numpy"):
+        e = r[eng]
+        for label, key in (("hook warm", "hook_warm"), ("cold 1st turn", "cold_first_turn"), ("remember", "remember")):
+            t = e[key]
+            if not t.get("n", 1):
+                continue
+            print(
+                f"{eng:<6} {label:<13} p50/p95 {t['wall']['p50_ms']:8.2f}/{t['wall']['p95_ms']:8.2f} ms"
+                f"  plugin overhead p50/p95 {t['plugin_overhead']['p50_ms']:6.2f}/{t['plugin_overhead']['p95_ms']:6.2f}"
+                f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
+                f" calls {t['host_calls']:.0f}"
+            )
+        i = e["index"]
         print(
-            f"{eng:<7} auto-recall warm p50/p95 {w['wall']['p50_ms']:8.2f}/{w['wall']['p95_ms']:8.2f} ms"
-            f"  plugin overhead p50/p95 {w['plugin_overhead']['p50_ms']:6.2f}/{w['plugin_overhead']['p95_ms']:6.2f} ms"
-            f"  round trips {w['host_round_trips_per_turn']:.0f} (max {w['max_round_trips']}),"
-            f" calls {w['host_calls_per_turn']:.0f}, lexical rebuilds {w['lexical_rebuild_share']:.0%}"
-        )
-        for label, key in (("index cached", "auto_recall_cached"), ("index rebuilt", "auto_recall_rebuild")):
-            t = r[eng][key]
-            if t.get("n", 1):
-                print(
-                    f"{'':<7}  {label:<13} p50/p95 {t['wall']['p50_ms']:8.2f}/{t['wall']['p95_ms']:8.2f} ms"
-                    f"  plugin overhead p50/p95 {t['plugin_overhead']['p50_ms']:6.2f}/"
-                    f"{t['plugin_overhead']['p95_ms']:6.2f} ms  round trips {t['host_round_trips_per_turn']:.0f}"
-                    f" (max {t['max_round_trips']})"
-                )
-        print(
-            f"{'':<7} auto-recall cold p50/p95 {c['wall']['p50_ms']:8.2f}/{c['wall']['p95_ms']:8.2f} ms"
-            f"  round trips {c['host_round_trips_per_turn']}"
-        )
-        print(
-            f"{'':<7} remember         p50/p95 {m['wall']['p50_ms']:8.2f}/{m['wall']['p95_ms']:8.2f} ms"
-            f"  plugin overhead p50/p95 {m['plugin_overhead']['p50_ms']:6.2f}/{m['plugin_overhead']['p95_ms']:6.2f} ms"
-            f"  round trips {m['host_round_trips']:.0f}"
+            f"{eng:<6} index: {i['scopes_held']} scopes, {i['rows_held']} rows, estimate {i['estimate_mb']} MB,"
+            f" RSS growth {i['rss_growth_mb']} MB, rebuilds during warm turns {i['builds_during_warm_turns']}"
         )
     f = r["filtered_search_top40"]
     print(
         f"filtered top-40 search p50/p95: chroma {f['chroma']['p50_ms']:.2f}/{f['chroma']['p95_ms']:.2f} ms,"
         f" numpy scan {f['numpy_scan']['p50_ms']:.3f}/{f['numpy_scan']['p95_ms']:.3f} ms;"
-        f" ratios chroma/numpy: {r['ratio_chroma_to_numpy']}"
+        f" hook p95 host/numpy {r['ratio_host_to_numpy_hook_p95']}"
     )
 
 
@@ -515,13 +620,27 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     try:
         for n in sizes:
             r = await measure_size(n, args, workdir)
+            if args.prepare_only:
+                continue
             print_size(r)
             results.append(r)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    top: dict[str, Any] = {}
+    for r in results:
+        top.update(headline(r))
+    if results:  # the unsuffixed figure: the largest size's
+        top["round_trips_per_turn"] = top[f"round_trips_per_turn_{size_label(results[-1]['episodes'])}"]
     return {
+        **top,
         "sizes": results,
-        "targets": {"host_round_trips_per_turn": 4, "plugin_overhead_p95_ms_at_100k": 25},
+        "targets": {
+            "hook_p95_ms_100k": 25,
+            "hook_p95_vs_numpy_p95": 2.0,
+            "cold_first_turn_p95_ms_100k": 300,
+            "index_rss_mb_100k": 250,
+            "round_trips_per_turn": 3,
+        },
         "config": {
             "queries": args.queries,
             "cold": args.cold,
@@ -548,6 +667,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--remembers", type=int, default=100, help="remember calls per size")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
+    ap.add_argument("--prepare-only", action="store_true", help="with --keep-data: write the data, measure nothing")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     result = asyncio.run(amain(args))

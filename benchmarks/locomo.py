@@ -43,6 +43,7 @@ from . import REPO_ROOT, git_commit, sha256_files
 
 log = logging.getLogger("benchmarks.locomo")
 
+BLOCK_SPEAKER = "10000001"  # the asker of the whole-block measurement: a platform-style sender id
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -176,13 +177,39 @@ def data_files(folder: Path) -> list[Path]:
 class Embeddings:
     """Embeds texts once per run (texts repeat across variants) and returns float32 matrices."""
 
-    def __init__(self, embedder: Any | None = None, kind: str = "minilm") -> None:
+    def __init__(self, embedder: Any | None = None, kind: str = "minilm", cache_file: Path | None = None) -> None:
         self.name = ""
         if embedder is None:
             embedder, self.name = make_embedder(kind)
         self.embedder = embedder
         self._cache: dict[str, np.ndarray] = {}
         self.seconds = 0.0
+        self.cache_file = cache_file
+        self._loaded = 0
+        if cache_file is not None and cache_file.is_file():
+            self._load(cache_file)
+
+    def _load(self, path: Path) -> None:
+        """Vectors of an earlier run with the same embedder (a cache, never a result)."""
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["name"]) != self.name:
+                log.warning("embedding cache %s is for %s, not %s: ignored", path, data["name"], self.name)
+                return
+            for text, vec in zip(data["texts"].tolist(), data["vectors"], strict=True):
+                self._cache[str(text)] = np.asarray(vec, dtype=np.float32)
+        self._loaded = len(self._cache)
+
+    def save(self) -> None:
+        """Write the cache file when new texts were embedded."""
+        if self.cache_file is None or len(self._cache) == self._loaded:
+            return
+        texts = list(self._cache)
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.cache_file.open("wb") as fh:
+            np.savez(
+                fh, name=np.asarray(self.name), texts=np.asarray(texts), vectors=np.vstack(list(self._cache.values()))
+            )
+        self._loaded = len(texts)
 
     def matrix(self, texts: Sequence[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -400,11 +427,32 @@ class CachingEmbedder:
         return self.emb.matrix(list(texts)).tolist()
 
 
+class StandInReranker:
+    """A deterministic stand-in for the host's rerank model: scores each document by the cosine of
+    its embedding with the query's (the same local embedder). It is NOT a cross-encoder: it shows
+    the rerank path end to end (one bounded call, reorder, budget) and what a weak second-stage
+    scorer does to the fused order; its recall is no estimate of a real rerank model's."""
+
+    def __init__(self, emb: Embeddings) -> None:
+        self.emb = emb
+        self.calls = 0
+        self.documents = 0
+
+    async def rerank(self, query: str, documents: Sequence[str], timeout: float) -> list[dict[str, Any]]:
+        self.calls += 1
+        self.documents += len(documents)
+        qv = self.emb.matrix([query])[0]
+        sims = self.emb.matrix(list(documents)) @ qv
+        return [{"index": i, "relevance_score": float(v)} for i, v in enumerate(sims)]
+
+
 class ServiceScope:
     """One conversation remembered through the plugin's own ``MemoryService`` (numpy vector index,
     in-memory KV), so that recall runs the plugin's code end to end: filter, both legs, rank, budget."""
 
-    def __init__(self, conv: Conversation, emb: Embeddings, ingest: IngestConfig) -> None:
+    def __init__(
+        self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, reranker: StandInReranker | None = None
+    ) -> None:
         from ltm.adapters.numpy_index import NumpyIndex
         from ltm.adapters.sqlite_kv import MemoryKeyValueStore
         from ltm.service import MemoryService, Settings
@@ -419,8 +467,11 @@ class ServiceScope:
             embedder_for=lambda c, kb: embedder,
             settings=lambda: settings,
             clock=lambda: self.clock_value,
+            reranker_for=(lambda c, kb: reranker) if reranker is not None else None,
         )
+        self.rerank_model = "stand-in" if reranker is not None else ""
         self.contents: list[str] = []
+        self.last: Any = None  # the last RecallResult (the whole-block measurement renders it)
         prev: Turn | None = None
         for t in conv.turns:
             p = prev if prev is not None and prev.session == t.session else None
@@ -432,7 +483,10 @@ class ServiceScope:
         from ltm.service import Actor
 
         svc = self.service
-        await svc.register_kb("locomo", {"embedding_model": "all-MiniLM-L6-v2", "isolation": "session"})
+        await svc.register_kb(
+            "locomo",
+            {"embedding_model": "all-MiniLM-L6-v2", "isolation": "session", "rerank_model": self.rerank_model},
+        )
         for t, content in zip(self.conv.turns, self.contents, strict=True):
             self.clock_value = t.at
             scope = await svc.scope_for(
@@ -447,7 +501,21 @@ class ServiceScope:
         scope = await svc.scope_for(kb_id="locomo", session_name="group_locomo", bot_uuid="bench", sender_id="")
         res = await svc.recall(scope, query, limit=k, speaker_id="", with_profiles=False, budget_tokens=budget_tokens)
         ids = [r.episode.source_ref for r in res.episodes]
+        self.last = res
         return Recalled(ids=ids, injected=ids, tokens=res.tokens, candidates=res.candidates)
+
+    def block_tokens(self, top: int = 5) -> int:
+        """Tokens of the whole block the listener would inject at the default top 5 for the last
+        query: header, speaker line, markers, episodes (no profiles are stored here). The first five
+        of the last recall are the default recall's (the same pool and ranking; the budget does not
+        cut five of these), so no second recall is made."""
+        from dataclasses import replace as copy_with
+
+        from ltm.service.injection import context_payload, has_content, render_block
+
+        res = copy_with(self.last, episodes=self.last.episodes[:top])
+        payload = context_payload(res, {"id": BLOCK_SPEAKER, "name": ""})
+        return budget.estimate_tokens(render_block(payload, "en_US")) if has_content(payload) else 0
 
 
 def dense_only(scope: Scope, qv: np.ndarray, k: int) -> list[str]:
@@ -481,6 +549,7 @@ class QuestionResult:
     tokens: int  # estimated tokens of the injected episodes (top k after the budget)
     injected: int
     tokens_at_5: int = 0  # the same for the first five (the plugin's default auto-recall top_k)
+    block_tokens_top5: int | None = None  # the whole injected block at the defaults (service engine)
 
 
 @dataclass
@@ -499,6 +568,7 @@ def run(
     speaker: Callable[[Conversation, Question], str | None] | None = None,
     kmax: int = 10,
     engine: str = "pure",
+    reranker: StandInReranker | None = None,
 ) -> Run:
     """Ask every question of every conversation. ``engine``: ``"service"`` runs the plugin's
     ``MemoryService.recall``; ``"pure"`` runs the same composition from the pure modules here (for
@@ -514,15 +584,17 @@ def run(
         loop: asyncio.AbstractEventLoop | None = None
         if engine == "service":
             loop = asyncio.new_event_loop()
-            svc_scope = ServiceScope(conv, emb, ingest)
+            svc_scope = ServiceScope(conv, emb, ingest, reranker)
             loop.run_until_complete(svc_scope.ingest())
         by_dia = {scope.dia[i]: text for i, text in zip(scope.ids, scope.content, strict=True)}
         qvecs = emb.matrix([q.text for q in conv.questions])
         for q, qv in zip(conv.questions, qvecs, strict=True):
             t0 = time.perf_counter()
+            block: int | None = None
             if svc_scope is not None and loop is not None:
                 got = loop.run_until_complete(svc_scope.recall(q.text, rc.k, rc.budget_tokens))
                 ours = got.ids
+                block = svc_scope.block_tokens()
             else:
                 sp = speaker(conv, q) if speaker else None
                 got = recall(scope, q.text, qv, now=conv.now, speaker_id=sp, rc=rc)
@@ -540,6 +612,7 @@ def run(
                     tokens=got.tokens,
                     injected=len(got.injected),
                     tokens_at_5=sum(budget.estimate_tokens(by_dia[d]) for d in ours[:5]),
+                    block_tokens_top5=block,
                 )
             )
         if loop is not None:
@@ -586,6 +659,19 @@ def _table(rows: list[tuple[str, dict[str, Any]]], ks: Sequence[int]) -> str:
     return "\n".join(lines)
 
 
+def _loo_table(loo: dict[str, Any]) -> str:
+    """In-sample (shipped defaults) against leave-one-conversation-out, per category."""
+    cats = [f"{c}-{n}" for c, n in CATEGORIES.items()]
+    head = f"{'LOO':<10} {'k':>3} " + " ".join(f"{c:>13}" for c in cats) + f" {'overall':>8}"
+    lines = [head, "-" * len(head)]
+    for label, key in (("in-sample", "in_sample"), ("held-out", "held_out"), ("gap", "gap")):
+        for k in (5, 10):
+            row = loo[key]
+            cells = " ".join(f"{row.get(f'{c}_at_{k}', float('nan')):>13.3f}" for c in cats)
+            lines.append(f"{label:<10} {k:>3} {cells} {row[f'recall_at_{k}']:>8.3f}")
+    return "\n".join(lines)
+
+
 def resolve_folder(arg: str | None) -> Path:
     """The data folder: the default is ``../shared/data/locomo`` next to the repository; a relative
     argument is read from the current directory, then from the repository root."""
@@ -605,7 +691,25 @@ GRID = {
     "vector_weight": (0.4, 0.5, 0.6),
     "sender_mention_boost": (0.0, 0.25, 0.5, 1.0),
     "time_window_boost": (0.0, 0.25, 0.5, 1.0),
+    "when_boost": (0.0, 0.1, 0.2, 0.4),
+    "info_weight": (0.0, 0.1, 0.2, 0.4),
+    "session_weight": (0.0, 0.1, 0.2, 0.4),
 }
+
+
+_Scores = dict[str, list[tuple[int, float, float]]]  # conversation -> (category, r@5, r@10) per question
+
+
+def _cat_means(rows: Sequence[tuple[int, float, float]]) -> dict[str, float]:
+    """``{"recall_at_5", "recall_at_10", "<cat>-<name>_at_5", ...}`` over ``(category, r5, r10)`` rows."""
+    out: dict[str, float] = {}
+    for i, k in ((1, 5), (2, 10)):
+        out[f"recall_at_{k}"] = round(statistics.fmean(r[i] for r in rows), 4) if rows else 0.0
+        for cat, name in CATEGORIES.items():
+            vals = [r[i] for r in rows if r[0] == cat]
+            if vals:
+                out[f"{cat}-{name}_at_{k}"] = round(statistics.fmean(vals), 4)
+    return out
 
 
 def leave_one_out(
@@ -613,11 +717,10 @@ def leave_one_out(
 ) -> dict[str, Any]:
     """For each conversation: pick the grid point best on the other ones, score it on this one.
 
-    Reports the held-out recall next to the shipped defaults' recall on the same conversation; a
-    large gap would mean the defaults are tuned to these files.
+    Reports, overall and per category, the held-out recall (every question scored by the point
+    picked without its conversation) next to the in-sample recall of the shipped defaults on the
+    same questions; a large gap in any category means a constant is fitted to these files.
     """
-    import itertools
-
     rc = replace(rc, k=max(rc.k, 10))
     gathered: list[tuple[str, Question, Scope, list[ranking.Candidate], dict[str, Any]]] = []
     for conv in convs:
@@ -627,39 +730,70 @@ def leave_one_out(
             kw = {"query": q.text, "now_ts": conv.now.timestamp(), "speaker_id": None, "time_window": window}
             gathered.append((conv.name, q, scope, cands, kw))
 
-    def evaluate(settings: ranking.RankSettings) -> dict[str, list[tuple[float, float]]]:
-        per: dict[str, list[tuple[float, float]]] = {}
+    def evaluate(settings: ranking.RankSettings) -> _Scores:
+        per: _Scores = {}
         for name, q, scope, cands, kw in gathered:
             got = ranking.rank([replace(c) for c in cands], **{**kw, "settings": settings})[:10]
             dia = [scope.dia[c.id] for c, _ in got]
-            per.setdefault(name, []).append((evidence_recall(dia, q.evidence, 5), evidence_recall(dia, q.evidence, 10)))
+            row = (q.category, evidence_recall(dia, q.evidence, 5), evidence_recall(dia, q.evidence, 10))
+            per.setdefault(name, []).append(row)
         return per
 
-    def mean(per: dict[str, list[tuple[float, float]]], names: Sequence[str], i: int) -> float:
+    def mean(per: _Scores, names: Sequence[str], i: int) -> float:
         vals = [v[i] for n in names for v in per[n]]
         return statistics.fmean(vals) if vals else 0.0
 
-    keys = list(GRID)
-    points = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*GRID.values())]
-    scored = [(pt, evaluate(replace(rc.rank, **pt))) for pt in points]
+    memo: dict[tuple[tuple[str, float], ...], _Scores] = {}
+
+    def at(point: dict[str, float]) -> _Scores:
+        key = tuple(sorted(point.items()))
+        if key not in memo:
+            memo[key] = evaluate(replace(rc.rank, **point))
+        return memo[key]
+
+    def fit(point: dict[str, float], train: Sequence[str]) -> float:
+        got = at(point)
+        return mean(got, train, 1) + mean(got, train, 2)
+
+    def pick(train: Sequence[str]) -> dict[str, float]:
+        """Coordinate ascent over the grid from the shipped defaults, on ``train`` only (one pass
+        per knob, twice): the full product is too slow to run on every change."""
+        point = {k: float(getattr(rc.rank, k)) for k in GRID}
+        for _ in range(2):
+            for knob, values in GRID.items():
+                point[knob] = max(values, key=lambda v: fit({**point, knob: v}, train))
+        return point
+
     default = evaluate(rc.rank)
     names = sorted(default)
     folds = []
+    held_rows: list[tuple[int, float, float]] = []
     for held in names:
         train = [n for n in names if n != held]
-        best_pt, best = max(scored, key=lambda s: mean(s[1], train, 0) + mean(s[1], train, 1))
+        best_pt = pick(train)
+        best = at(best_pt)
+        held_rows.extend(best[held])
         folds.append(
             {
                 "held_out": held,
                 "picked": best_pt,
-                "held_out_recall_at_5": round(mean(best, [held], 0), 4),
-                "held_out_recall_at_10": round(mean(best, [held], 1), 4),
-                "defaults_recall_at_5": round(mean(default, [held], 0), 4),
-                "defaults_recall_at_10": round(mean(default, [held], 1), 4),
+                "held_out_recall_at_5": round(mean(best, [held], 1), 4),
+                "held_out_recall_at_10": round(mean(best, [held], 2), 4),
+                "defaults_recall_at_5": round(mean(default, [held], 1), 4),
+                "defaults_recall_at_10": round(mean(default, [held], 2), 4),
             }
         )
+    in_sample = _cat_means([r for n in names for r in default[n]])
+    held_out = _cat_means(held_rows)
+    gaps = {k: round(in_sample[k] - held_out.get(k, 0.0), 4) for k in in_sample}
     return {
+        "in_sample": in_sample,
+        "held_out": held_out,
+        "gap": gaps,
+        "max_gap": max(gaps.values()) if gaps else 0.0,
         "grid": {k: list(v) for k, v in GRID.items()},
+        "search": "coordinate ascent from the defaults, two passes",
+        "points_evaluated": len(memo),
         "folds": folds,
         "mean_held_out_at_5": round(statistics.fmean(f["held_out_recall_at_5"] for f in folds), 4),
         "mean_held_out_at_10": round(statistics.fmean(f["held_out_recall_at_10"] for f in folds), 4),
@@ -685,9 +819,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-prev-turn", action="store_true", help="ingest turns without the previous turn as context")
     ap.add_argument("--no-speaker-prefix", action="store_true", help="ingest turns without 'Speaker: '")
     ap.add_argument("--no-captions", action="store_true", help="ingest turns without the shared image's caption")
+    ap.add_argument(
+        "--rerank-standin",
+        action="store_true",
+        help="also run the service with the KB's rerank model set to a deterministic stand-in (not a cross-encoder)",
+    )
     ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
     ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: smoke tests only")
+    ap.add_argument(
+        "--embed-cache", default=None, help="keep the embeddings in this .npz between runs (same embedder only)"
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
@@ -696,12 +838,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = data_files(folder)
     convs = [load_conversation(p) for p in files]
     t0 = time.perf_counter()
-    emb = Embeddings(kind=args.embedder)
+    emb = Embeddings(kind=args.embedder, cache_file=Path(args.embed_cache) if args.embed_cache else None)
     ingest = IngestConfig(
         captions=not args.no_captions, prev_turn=not args.no_prev_turn, speaker_prefix=not args.no_speaker_prefix
     )
     rc = RecallConfig(fill_missing=args.fill_missing, window=args.window)
     result = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine=args.engine)
+    emb.save()
     total_s = time.perf_counter() - t0
 
     ours = summarize(result.questions, "ours", ks)
@@ -709,6 +852,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     bm25 = summarize(result.questions, "bm25", ks)
     rows: list[tuple[str, dict[str, Any]]] = [("ours", ours), ("dense", dense), ("bm25", bm25)]
     compare: dict[str, Any] = {}
+    rerank_summary: dict[str, Any] | None = None
+    if args.rerank_standin:
+        standin = StandInReranker(emb)
+        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine="service", reranker=standin)
+        rerank_summary = {
+            **summarize(r.questions, "ours", ks),
+            "reranker": "StandInReranker (cosine of the local embedder; not a cross-encoder)",
+            "calls": standin.calls,
+            "documents_per_call": round(standin.documents / max(1, standin.calls), 1),
+            "recall_ms_per_question": round(1000 * r.recall_seconds / max(1, len(r.questions)), 2),
+        }
+        rows.append(("rerank*", rerank_summary))
     if args.compare:
         for name, cfg in (("pure", RecallConfig()), ("pure+fill", RecallConfig(fill_missing=True))):
             r = run(convs, emb, ingest=ingest, rc=cfg, kmax=max(ks), engine="pure")
@@ -716,6 +871,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append((name, compare[name]))
     tokens = [r.tokens for r in result.questions]
     tokens5 = [r.tokens_at_5 for r in result.questions]
+    blocks = [r.block_tokens_top5 for r in result.questions if r.block_tokens_top5 is not None]
 
     def p95(values: list[int]) -> float:
         ordered = sorted(values)
@@ -731,11 +887,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" embed {result.embed_seconds:.1f}s,"
         f" recall {1000 * result.recall_seconds / max(1, len(tokens)):.2f} ms/question"
     )
+    if blocks:
+        med, top = statistics.median(blocks), p95(blocks)
+        print(f"whole injected block at the defaults (top 5): median {med:.0f}, p95 {top:.0f}")
     per_conv = per_conversation(result.questions, "ours", ks)
     print("per conversation (ours): " + ", ".join(f"{c} {v[f'recall_at_{ks[0]}']:.3f}" for c, v in per_conv.items()))
     loo: dict[str, Any] | None = None
     if args.loo:
-        loo = leave_one_out(convs, emb, ingest, RecallConfig(fill_missing=args.fill_missing, window=args.window))
+        # as the service: BM25 for vector-only candidates (--fill-missing: vector sims for lexical-only ones too)
+        fill = ("lexical", "vector") if args.fill_missing else ("lexical",)
+        loo = leave_one_out(convs, emb, ingest, RecallConfig(fill_missing=True, fill=fill, window=args.window))
         for f in loo["folds"]:
             print(
                 f"LOO held out {f['held_out']}: picked {f['picked']} ->"
@@ -746,6 +907,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"LOO mean held-out @5/@10 {loo['mean_held_out_at_5']:.3f}/{loo['mean_held_out_at_10']:.3f};"
             f" defaults {loo['mean_defaults_at_5']:.3f}/{loo['mean_defaults_at_10']:.3f}"
         )
+        print(_loo_table(loo))
 
     out: dict[str, Any] = {f"recall_at_{k}": ours[f"recall_at_{k}"] for k in ks}
     out.update(
@@ -753,10 +915,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "per_category": {f"at_{k}": ours[f"per_category_at_{k}"] for k in ks},
             "baselines": {"dense": dense, "bm25": bm25},
             "compare": compare or None,
+            "rerank_standin": rerank_summary,
             "per_conversation": per_conv,
             "leave_one_out": loo,
             "median_injected_tokens": statistics.median(tokens) if tokens else 0,
             "median_injected_tokens_top5": statistics.median(tokens5) if tokens5 else 0,
+            "median_block_tokens_top5": statistics.median(blocks) if blocks else None,
+            "p95_block_tokens_top5": p95(blocks) if blocks else None,
             "p95_injected_tokens": p95(tokens),
             "p95_injected_tokens_top5": p95(tokens5),
             "questions": len(result.questions),

@@ -2,7 +2,9 @@
 
 Routes (all under ``/v1``):
 
-- ``POST /v1/chat/completions``: deterministic and scripted. When the latest user message contains
+- ``POST /v1/chat/completions``: deterministic and scripted. A consolidation request (records
+  between ``<SOURCES_JSON>`` markers) is answered with a summary joining the records' texts that
+  cites every record. Otherwise, when the latest user message contains
   one or more ``CALLTOOL:<name>:<json object>`` directives, tools are offered and the last message
   is not a tool result, the reply is those tool calls (only for tools that are offered). A plain
   statement about the user or the group becomes a ``remember`` call, and a question is answered
@@ -99,6 +101,23 @@ def _clip(text: str, limit: int = _MAX_ECHO_FIELD) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+SOURCES_RE = re.compile(r"<SOURCES_JSON>\s*(.*?)\s*</SOURCES_JSON>", re.S)
+
+
+def summary_reply(user_text: str) -> str | None:
+    """A consolidation request (records between ``<SOURCES_JSON>`` markers): the plugin's answer
+    contract, ``{"summary", "cited_ids"}``, citing every record; the summary joins their texts."""
+    match = SOURCES_RE.search(user_text)
+    if not match:
+        return None
+    try:
+        records = [r for r in json.loads(match.group(1)) if isinstance(r, dict)]
+    except ValueError:
+        return None
+    summary = "; ".join(str(r.get("text") or "").strip().rstrip(".") for r in records)[:1000]
+    return json.dumps({"summary": summary, "cited_ids": [str(r.get("id")) for r in records]}, ensure_ascii=False)
+
+
 def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
     """The assistant message (OpenAI shape) for a chat-completions request body."""
     messages: list[dict[str, Any]] = [m for m in body.get("messages") or [] if isinstance(m, dict)]
@@ -106,6 +125,9 @@ def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
     last_user_idx = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     user_text = message_text(messages[last_user_idx]) if last_user_idx >= 0 else ""
     last_is_tool = bool(messages) and messages[-1].get("role") == "tool"
+    summary = summary_reply(user_text)
+    if summary is not None:
+        return {"role": "assistant", "content": summary}
 
     directives = parse_calltool_directives(user_text)
     not_offered = [name for name, _ in directives if name not in offered]

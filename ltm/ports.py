@@ -86,6 +86,14 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class Reranker(Protocol):
+    """Scores documents against a query (a cross-encoder): ``{index, relevance_score}`` items,
+    higher is more relevant; it may score only some of the documents."""
+
+    async def rerank(self, query: str, documents: Sequence[str], timeout: float) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
 class ChatModel(Protocol):
     """One bounded chat completion: a system prompt and a user message in, the reply text out."""
 

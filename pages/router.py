@@ -14,8 +14,8 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/overview``               POST    scope keys, KB settings, counts by status, audit size
 ``/profiles``               POST    session profile and speaker profiles
 ``/profile/update``         POST    ``target`` session|speaker, ``speaker_id``, ``patch``
-``/episodes``               POST    ``status``, ``speaker``, ``time_from``/``time_until``, paging
-``/episodes/search``        POST    ``query``, ``speaker``, ``time_from``/``time_until``, paging
+``/episodes``               POST    ``status``, ``speaker``, ``time_from``/``time_until``, ``as_of``, paging
+``/episodes/search``        POST    ``query``, ``speaker``, ``time_from``/``time_until``, ``as_of``, paging
 ``/episode``                POST    ``id``
 ``/episode/archive``        POST    ``id``, ``reason``
 ``/episode/restore``        POST    ``id``, ``reason``
@@ -48,10 +48,10 @@ from typing import Any
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from ltm.domain.errors import MemoryError_
-from ltm.domain.scope import STATUSES, derive_scope
+from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
-from ltm.i18n import error_text, normalize_lang
+from ltm.i18n import LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
@@ -112,7 +112,7 @@ async def _meta(c: Ctx) -> dict[str, Any]:
             "fences": views.fences_supported(c.service),
         },
         "statuses": list(STATUSES),
-        "languages": ["en_US", "zh_Hans"],
+        "languages": list(LANGUAGES),
         "page_size_max": 100,
     }
 
@@ -171,7 +171,7 @@ async def _profiles(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     session = await c.service.get_profile(scope, "session")
     speakers = await c.service.speaker_profiles(scope)
-    if scope.sender_id and not any(p.key.endswith("#speaker:" + scope.sender_id) for p in speakers):
+    if scope.sender_id and not any(p.key == speaker_profile_key(scope, scope.sender_id) for p in speakers):
         speakers.append(await c.service.get_profile(scope, "speaker", scope.sender_id))
     return {"session": views.profile_view(session), "speakers": [views.profile_view(p) for p in speakers]}
 
@@ -193,6 +193,7 @@ async def _episodes(c: Ctx) -> dict[str, Any]:
         time_until=b.instant("time_until"),
         page=b.integer("page", 1, 1, MAX_PAGE),
         page_size=b.integer("page_size", 20, 1, 100),
+        as_of=b.instant("as_of"),
     )
 
 
@@ -208,6 +209,7 @@ async def _search(c: Ctx) -> dict[str, Any]:
         time_until=b.instant("time_until"),
         page=b.integer("page", 1, 1, MAX_PAGE),
         page_size=b.integer("page_size", 20, 1, 50),
+        as_of=b.instant("as_of"),
     )
 
 

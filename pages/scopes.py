@@ -1,27 +1,35 @@
-"""Known memory spaces, read from the key names the service writes (read-only; nothing is decoded
-beyond the key itself except a bot-wide audit page, which names the sessions it touched).
+"""Known memory spaces, read from the key names the service writes (read-only; a key is parsed by
+the one parser of :mod:`ltm.domain.scope`, and only a key whose id is shortened there is completed
+from its record, which keeps the readable identity; a bot-wide audit page names the sessions it
+touched).
 
-Keys looked at (see :mod:`ltm.service.memory_service` and :mod:`ltm.service.audit`):
+Keys looked at (layouts in :mod:`ltm.domain.scope`):
 
 - ``profile/<scope_key>#session`` and ``profile/<user_key>#speaker:<sender>``;
 - ``inject/<scope_key>`` (the last injection snapshot);
-- ``audit/<user_key>/head`` (a scope that was ever written to has an audit log).
+- ``audit/<kb>/<user_key>/head`` (a scope that was ever written to has an audit log).
 
-A ``scope_key`` is ``<bot_uuid>:<session_name>`` or a bare ``<session_name>``; a ``user_key`` is
-the same, or ``bot:<bot_uuid>`` in bot isolation (all sessions of that bot).
+A ``scope_key`` is ``<bot>:<session>`` or a bare ``<session>``; a ``user_key`` is the same, or
+``bot:<bot>`` in bot isolation (all sessions of that bot).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
-from ltm.domain.errors import ScopeError
-from ltm.domain.scope import parse_audit_log_key, split_session_name
+from ltm.domain.scope import (
+    AUDIT_PREFIX,
+    INJECT_PREFIX,
+    PROFILE_PREFIX,
+    key_part_value,
+    parse_audit_log_key,
+    parse_owner_key,
+    parse_storage_key,
+)
 from ltm.service import MemoryService
-from ltm.service.audit import PREFIX as AUDIT_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +54,32 @@ class KnownScope:
 
 
 def parse_session_key(key: str) -> tuple[str, str] | None:
-    """``(bot_uuid, session_name)`` of a session/scope key, or None when it is not one."""
-    key = str(key or "")
-    if key.startswith(("person_", "group_")):
-        bot, name = "", key
-    else:
-        bot, sep, name = key.partition(":")
-        if not sep or not bot:
-            return None
-    try:
-        split_session_name(name)
-    except ScopeError:
+    """``(bot_uuid, session_name)`` of a session/scope key, or None when it is not one (or one of its
+    ids is shortened: then only the record names it)."""
+    owner = parse_owner_key(key)
+    if owner is None or owner.bot_wide or owner.bot_uuid is None or owner.session_name is None:
         return None
-    return bot, name
+    return owner.bot_uuid, owner.session_name
+
+
+async def _record_sender(service: MemoryService, key: str) -> str:
+    """The readable speaker a speaker profile record keeps (its key may hold a shortened id)."""
+    try:
+        raw = await service.kv.get(key)
+        return str((json.loads(raw) if raw else {}).get("sender_id") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
+async def _record_owner(service: MemoryService, key: str) -> tuple[str, str] | None:
+    """The readable ``(bot_uuid, session_name)`` a profile or snapshot record keeps."""
+    try:
+        raw = await service.kv.get(key)
+        owner = (json.loads(raw) if raw else {}).get("owner") or {}
+    except (ValueError, AttributeError):
+        return None
+    name, bot = owner.get("session_name"), owner.get("bot_uuid")
+    return (str(bot or ""), str(name)) if isinstance(name, str) and name else None
 
 
 async def known_scopes(service: MemoryService) -> dict[str, Any]:
@@ -66,37 +87,53 @@ async def known_scopes(service: MemoryService) -> dict[str, Any]:
     found: dict[tuple[str, str], KnownScope] = {}
     bots: dict[str, set[str]] = {}
 
-    def add(key: str, source: str, speaker: str = "") -> None:
-        if key.startswith("bot:"):
-            bots.setdefault(key[4:], set()).add(source)
-            return
-        parsed = parse_session_key(key)
-        if parsed is None:
-            return
-        item = found.setdefault(parsed, KnownScope(session_name=parsed[1], bot_uuid=parsed[0]))
+    def add_named(named: tuple[str, str], source: str, speaker: str) -> None:
+        item = found.setdefault(named, KnownScope(session_name=named[1], bot_uuid=named[0]))
         item.sources.add(source)
         if speaker:
             item.speakers.add(speaker)
 
-    for k in await service.kv.keys("profile/"):
-        rest = k[len("profile/") :]
-        if rest.endswith("#session"):  # key parts are escaped (ltm.domain.scope.key_part)
-            add(unquote(rest[: -len("#session")]), "profile")
-        elif "#speaker:" in rest:
-            owner, _, speaker = rest.partition("#speaker:")
-            add(unquote(owner), "speaker", unquote(speaker))
-    for k in await service.kv.keys("inject/"):
-        add(k[len("inject/") :], "injection")
+    def add(key: str, source: str, speaker: str = "") -> None:
+        owner = parse_owner_key(key)
+        if owner is not None and owner.bot_wide:
+            bots.setdefault(owner.bot_uuid if owner.bot_uuid is not None else key[4:], set()).add(source)
+            return
+        parsed = parse_session_key(key)
+        if parsed is not None:
+            add_named(parsed, source, speaker)
+
+    async def add_key(storage_key: str, owner: str, source: str, speaker: str = "") -> None:
+        parsed = parse_owner_key(owner)
+        if parsed is not None and not parsed.bot_wide and (parsed.bot_uuid is None or parsed.session_name is None):
+            named = await _record_owner(service, storage_key)  # a shortened id: the record names it
+            if named is not None:
+                add_named(named, source, speaker)
+            return
+        add(owner, source, speaker)
+
+    for k in await service.kv.keys(PROFILE_PREFIX):
+        p = parse_storage_key(k)
+        if p is not None and p.layout == "profile.session":
+            await add_key(k, p.owner, "profile")
+        elif p is not None and p.layout == "profile.speaker":
+            speaker = key_part_value(p.tail)
+            await add_key(k, p.owner, "speaker", speaker if speaker is not None else await _record_sender(service, k))
+    for k in await service.kv.keys(INJECT_PREFIX):
+        p = parse_storage_key(k)
+        if p is not None and p.layout == "inject":
+            await add_key(k, p.owner, "injection")
     audit_logs: list[tuple[str, str]] = []  # (log key, user key): one log per knowledge base and user key
     for k in await service.kv.keys(AUDIT_PREFIX):
-        if k.endswith("/head"):
+        p = parse_storage_key(k)
+        if p is not None and p.layout == "audit" and p.tail == "head":
             log_key = k[len(AUDIT_PREFIX) : -len("/head")]
             user_key = parse_audit_log_key(log_key)[1]
             audit_logs.append((log_key, user_key))
             add(user_key, "audit")
     # A bot-wide log (bot isolation) names the sessions that wrote to it: sample its newest page.
     for log_key, user_key in audit_logs:
-        if not user_key.startswith("bot:"):
+        owner = parse_owner_key(user_key)
+        if owner is None or not owner.bot_wide:
             continue
         try:
             entries, _ = await service.audit.page(log_key, 1, BOT_AUDIT_SAMPLE)

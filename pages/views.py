@@ -4,11 +4,10 @@ as data (the page renders it with ``textContent``)."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
 
 from ltm.domain.errors import NotFoundError
-from ltm.domain.models import Episode, Profile
-from ltm.domain.scope import Scope, key_part
+from ltm.domain.models import Episode, Profile, validity_window
+from ltm.domain.scope import Scope, scope_owns
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
@@ -22,6 +21,7 @@ MAX_INJECTION_EPISODES = 50
 def episode_view(e: Episode, score: float | None = None) -> dict[str, Any]:
     out = e.to_public()
     out["trust"] = trust_label(e.claim_type, e.confidence)
+    out["valid_window"] = validity_window(e)
     if score is not None:
         out["score"] = round(float(score), 4)
     return out
@@ -36,7 +36,7 @@ def candidate_view(c: Candidate) -> dict[str, Any]:
 
 def profile_view(p: Profile) -> dict[str, Any]:
     out = p.to_dict()
-    out["speaker_id"] = unquote(p.key.partition("#speaker:")[2]) if p.kind == "speaker" else ""
+    out["speaker_id"] = p.sender_id if p.kind == "speaker" else ""
     out["empty"] = p.is_empty()
     return out
 
@@ -51,8 +51,10 @@ async def episode_page(
     time_until: str | None,
     page: int,
     page_size: int,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
-    """One page of the scope's episodes, newest first, paged on the server."""
+    """One page of the scope's episodes, newest first, paged on the server. ``as_of``: only the
+    ones valid at that instant (the default ``active`` filter then also shows superseded ones)."""
     res = await service.list_episodes(
         scope,
         statuses=statuses,
@@ -61,6 +63,7 @@ async def episode_page(
         sender_id=speaker,
         event_from_ts=parse_instant(time_from, "time_from").timestamp() if time_from else None,
         event_until_ts=parse_instant(time_until, "time_until").timestamp() if time_until else None,
+        as_of_ts=parse_instant(as_of, "as_of").timestamp() if as_of else None,
     )
     items, has_more = res.items, res.has_more
     return {
@@ -68,6 +71,7 @@ async def episode_page(
         "page": page,
         "page_size": page_size,
         "has_more": has_more,
+        "as_of": as_of,
     }
 
 
@@ -81,8 +85,10 @@ async def search_page(
     time_until: str | None,
     page: int,
     page_size: int,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
-    """Relevance search (active memories, ranked by the same recall the chat uses), paged."""
+    """Relevance search (active memories, ranked by the same recall the chat uses), paged.
+    ``as_of``: what was true at that instant, superseded memories included."""
     start = (page - 1) * page_size
     want = start + page_size + 1  # one more tells whether a next page exists
     limit = min(50, want)
@@ -94,6 +100,7 @@ async def search_page(
         only_speaker=bool(speaker),
         time_from=time_from,
         time_until=time_until,
+        as_of=as_of,
         with_profiles=False,
         budget_tokens=10**9,
         parse_window=False,
@@ -106,6 +113,7 @@ async def search_page(
         "page_size": page_size,
         "has_more": len(rows) > start + page_size,
         "capped": want > 50,
+        "as_of": result.as_of,
     }
 
 
@@ -148,11 +156,9 @@ async def scope_fences(service: MemoryService, scope: Scope) -> list[dict[str, A
     """The write fences that ``clear_scope_fences`` would lift for this scope (same predicate)."""
     if not fences_supported(service):
         return []
-    l2 = f"l2:{scope.collection}:{scope.user_key}"
-    l1 = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
     out = []
     for key, rec in sorted((await service.fences()).items()):
-        if key == l2 or key.startswith(l1):
+        if scope_owns(scope, key, lock=True):
             rec = rec if isinstance(rec, dict) else {}
             out.append(
                 {

@@ -16,12 +16,34 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
 from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
-from ltm.domain.scope import Scope, audit_log_key  # noqa: E402
+from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 
 KB = "kb-test"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
+
+
+class HostLimitedKeyValueStore(MemoryKeyValueStore):
+    """The in-memory store with the host's storage-key rule (``BinaryStorage.key`` is String(255),
+    see tests/fakes/host_runtime.py): a longer key is refused on every call, as the fake host does."""
+
+    async def get(self, key: str) -> bytes | None:
+        return await super().get(_host_key(key))
+
+    async def set(self, key: str, value: bytes) -> None:
+        await super().set(_host_key(key), value)
+
+    async def delete(self, key: str) -> None:
+        await super().delete(_host_key(key))
+
+
+def _host_key(key: str) -> str:
+    from tests.fakes.host_runtime import MAX_STORAGE_KEY_CHARS
+
+    if isinstance(key, str) and len(key) > MAX_STORAGE_KEY_CHARS:
+        raise RuntimeError(f"Storage key longer than {MAX_STORAGE_KEY_CHARS} characters")
+    return key
 
 
 class DelegatingIndex:
@@ -68,7 +90,7 @@ async def build_service(
 ) -> MemoryService:
     emb = HashingEmbedder()
     svc = MemoryService(
-        kv=MemoryKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
+        kv=HostLimitedKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
     )
     await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
     return svc
@@ -83,7 +105,7 @@ async def scope_of(
 async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
     """Every stored audit entry of a scope's log, read from the chunks themselves (orphans included)."""
     out: list[dict[str, Any]] = []
-    for key in await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/"):
+    for key in owned_keys(scope, await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/")):
         raw = await svc.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out

@@ -80,6 +80,43 @@ class TestCredentials:
     @pytest.mark.parametrize(
         "sentence",
         [
+            "My pass\u200bword is hunter2!",  # a zero-width space inside the keyword
+            "My pass\u00adword is hunter2!",  # a soft hyphen
+            "My pass\u2060word: correct-horse",  # a word joiner
+            "My p@ssword is hunter2",
+            "P@SSW0RD: 493821",
+            "my pa$$word = letmein",
+            "my pass-word is letmein",
+            "my p\u0430ssword is qwerty",  # Cyrillic a
+            "my p1n 4821",
+            "api-k3y: abcdefgh",
+            "My card is 4111 1111 1111 1111.",
+            "card 5500-0000-0000-0004 exp 12/29",
+            "amex 378282246310005 please",
+            "卡号6011111111111117",
+        ],
+    )
+    def test_obfuscated_credentials_and_card_numbers(self, sentence: str) -> None:
+        assert looks_like_credential(sentence)
+
+    @pytest.mark.parametrize(
+        "sentence",
+        [
+            "My phone is +86 138 0013 8000.",  # 13 digits, not Luhn-valid
+            "Order 1234 5678 9012 3456 shipped.",  # 16 digits, not Luhn-valid
+            "The reference is 0000000000000.",  # one repeated digit
+            "Email me at bob@example.com.",
+            "I paid $45 for 3 items.",
+            "I forgot my p@ssword again.",  # names a password, holds none
+            "We met in 2019 and again in 2024.",
+        ],
+    )
+    def test_obfuscation_positive_controls_are_kept(self, sentence: str) -> None:
+        assert not looks_like_credential(sentence)
+
+    @pytest.mark.parametrize(
+        "sentence",
+        [
             "I forgot my password again.",  # talks about a password, holds none
             "I prefer tea over coffee.",
             "My flight code is on the ticket.",
@@ -102,6 +139,17 @@ class TestCredentials:
         system, user = model_messages(turn, 3)
         assert "sk-abcdefghijklmnop1234567890" not in system + user
         assert "I prefer tea." in user  # positive control
+
+    def test_obfuscated_credentials_are_never_in_the_model_prompt(self) -> None:
+        turn = prepare(
+            "I prefer tea. My pass\u200bword is hunter2! My p@ssword: qwerty9. "
+            "My card is 4111 1111 1111 1111. I live in Oslo."
+        )
+        system, user = model_messages(turn, 3)
+        assert turn.redactions == 3
+        for secret in ("hunter2", "qwerty9", "4111"):
+            assert secret not in system + user
+        assert "I prefer tea." in user and "I live in Oslo." in user  # positive control
 
 
 class TestRules:

@@ -22,6 +22,7 @@ from components.commands.memory import MemoryCommand
 from components.commands.parser import VERBS
 from components.commands.render import MAX_REPLY_CHARS
 from ltm.domain.scope import Scope
+from ltm.i18n import catalog, t
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.transfer import checksum
 from main import LongTermMemory
@@ -31,6 +32,7 @@ KB = "kb-cmd"
 BOT = "bot-1"
 ADMIN_ID = "admin-1"
 TEST_ACTOR = Actor(surface="test", sender_id="seed")
+ADMIN_ACTOR = Actor(surface="test", sender_id="seed", privilege=2)
 
 
 # ------------------------------------------------------------------------------------------ harness
@@ -250,7 +252,7 @@ class TestReadRows:
         old = await h.remember(ALICE, "alice", "Alice prefers black tea")
         await h.remember(ALICE, "alice", "Alice prefers green tea", supersedes=[old.id])
         arch = await h.remember(ALICE, "alice", "Alice had a cat")
-        await h.service.set_status(await h.scope(), arch.id, "archived", TEST_ACTOR)
+        await h.service.set_status(await h.scope(), arch.id, "archived", ADMIN_ACTOR)
         plain = await h.one("memory list")
         assert "green tea" in plain and "black tea" not in plain and "cat" not in plain
         sup = await h.one("memory list --include-superseded")
@@ -380,7 +382,7 @@ class TestAdminRows:
         clock[0] = 10
         newer = await h.remember(ALICE, "alice", "new fact")
         arch = await h.remember(ALICE, "alice", "archived fact")
-        await h.service.set_status(await h.scope(), arch.id, "archived", TEST_ACTOR)
+        await h.service.set_status(await h.scope(), arch.id, "archived", ADMIN_ACTOR)
         text = await h.one('memory delete --before 2024-01-05T00:00:00Z --reason "retention"', privilege=2)
         assert "Deleted 1 memories" in text and "recorded before 2024-01-05T00:00:00Z" in text
         assert "Deleted 1 memories" in await h.one("memory delete --status archived", privilege=2)
@@ -461,7 +463,6 @@ class TestAdminRows:
 # ------------------------------------------------------------------------------------------ privilege
 
 ADMIN_LINES = [
-    "memory forget {id}",
     "memory archive {id}",
     "memory restore {id}",
     "memory delete --status all",
@@ -483,9 +484,20 @@ class TestPrivilege:
         assert text.startswith("Refused:") and "admin_sender_ids" in text and "alice" in text
         assert await h.state(GROUP) == before
 
+    async def test_forget_is_refused_for_another_speakers_memory(self, h: Harness) -> None:
+        """A member forgets their own memory (positive control), never another's: told why, and
+        state and audit are unchanged."""
+        carols = await h.remember(GROUP, "carol", "Carol likes tea")
+        alices = await h.remember(GROUP, "alice", "Alice likes cake")
+        before = await h.state(GROUP)
+        text = await h.one(f"memory forget {carols.id}", chat=GROUP, speaker="alice", first_speaker=ADMIN_ID)
+        assert text.startswith("Refused:") and carols.id in text and "admin_sender_ids" in text and "alice" in text
+        assert await h.state(GROUP) == before
+        assert (await h.one(f"memory forget {alices.id}", chat=GROUP, speaker="alice")).startswith("Forgot")
+
     async def test_group_admin_is_the_current_speaker(self, h: Harness) -> None:
         """In a group the Session carries the first speaker; only the query variable counts."""
-        ep = await h.remember(GROUP, "bob", "Bob likes tea")
+        ep = await h.remember(GROUP, "carol", "Carol likes tea")
         refused = await h.one(f"memory forget {ep.id}", chat=GROUP, speaker="bob", first_speaker=ADMIN_ID)
         assert refused.startswith("Refused:")
         ok = await h.one(f"memory forget {ep.id}", chat=GROUP, speaker=ADMIN_ID, first_speaker="bob")
@@ -592,6 +604,19 @@ class TestRendering:
 
 
 class TestLocalization:
+    @pytest.mark.parametrize("lang", ["zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES"])
+    async def test_replies_in_each_configured_language(self, lang: str) -> None:
+        h = await host_harness({"language": lang})
+        await h.remember(ALICE, "alice", "Alice likes tea")
+        summary, listed = await h.one("memory"), await h.one("memory list")
+        assert summary.startswith(catalog(lang)["cmd.summary.title"]) and "Long-term memory" not in summary
+        assert t("cmd.list.title", lang, page=1) in listed and "Alice likes tea" in listed
+        refused = await h.one("memory delete --status all")
+        assert refused.startswith(t("cmd.refused.bulk", lang, verb="delete"))
+        unknown = await h.one("memory nope")
+        assert t("cmd.parse.unknown_verb", lang, verb="nope") in unknown
+        assert catalog(lang)["cmd.parse.unknown_verb"] != catalog("en_US")["cmd.parse.unknown_verb"]
+
     async def test_chinese_replies(self) -> None:
         hz = await host_harness({"language": "zh_Hans"})
         await hz.remember(ALICE, "alice", "Alice likes tea")

@@ -3,7 +3,8 @@
 For each write path (remember, remember with supersede, forget, archive, restore, bulk delete - one
 chunk and several -, update_profile of a speaker and of a session, document ingest over two scopes,
 document delete, import - one chunk and several -, confirm, forget --never with its tombstone, and
-the review queue's propose, accept, reject and tombstone lift), a clean run first enumerates its host
+the review queue's propose, accept, reject and tombstone lift, and forgetting or archiving a reviewed
+summary, which gives its sources back in the same mutation), a clean run first enumerates its host
 calls (``FakeHostHandler.calls``).
 Then, for each call index and each fault, the same write runs again from the same seeded store with
 that fault injected at that call:
@@ -29,8 +30,8 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 5. after a restart, ``recover()`` leaves exactly one audit entry of the operation when the data is
    in its after-state and none when it is in its before-state, and settles the journal.
 
-Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,451
-cells over 19 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
+Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,651
+cells over 21 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
 A cell that violates an assertion fails the test unless a :data:`KNOWN_BUGS` entry (a reported
 defect, file and function named) explains it; a known bug that stops reproducing fails too.
@@ -259,6 +260,34 @@ async def _run_lift(svc: MemoryService, ctx: dict[str, Any]) -> Any:
     return await _review(svc).lift_tombstone(await scope(svc, A_ID), ctx["tomb"], ADMIN, reason="was right")
 
 
+def _consolidator(svc: MemoryService) -> Any:
+    from ltm.service.consolidation import Consolidator
+
+    return Consolidator(svc)  # registers its cascade listener and the give-back step provider
+
+
+async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:
+    """A reviewed summary of A's two active memories, written as consolidation writes it: it
+    replaces them (superseded by it) and keeps their ids as lineage."""
+    sources = [ctx["e1"], ctx["e2"]]
+    raw = {"content": "Alice drinks jasmine tea and lives in Berlin", "claim_type": "inference"}
+    links = {"sources": sources, "proposal_id": "cp_" + "0" * 20}
+    summary, _ = await svc.remember(
+        await scope(svc, A_ID), raw, ADMIN, origin="consolidation", links=links, replaces=sources
+    )
+    ctx["summary"] = summary.id
+
+
+async def _run_forget_summary(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    _consolidator(svc)
+    return await svc.forget(await scope(svc, A_ID), ctx["summary"], ADMIN, reason="wrong summary")
+
+
+async def _run_archive_summary(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    _consolidator(svc)
+    return await svc.set_status(await scope(svc, A_ID), ctx["summary"], "archived", ADMIN)
+
+
 PATHS: dict[str, WritePath] = {
     p.name: p
     for p in (
@@ -281,6 +310,8 @@ PATHS: dict[str, WritePath] = {
         WritePath("candidate_accept", "candidate.accept", _run_accept, _seed_candidate),
         WritePath("candidate_reject", "candidate.reject", _run_reject, _seed_candidate),
         WritePath("tombstone_lift", "tombstone.lift", _run_lift, _seed_tombstone),
+        WritePath("forget_summary", "consolidation.restore", _run_forget_summary, _seed_summary),
+        WritePath("archive_summary", "consolidation.restore", _run_archive_summary, _seed_summary),
     )
 }
 
@@ -592,11 +623,11 @@ def _triage(name: str, problems: list[str]) -> tuple[list[str], set[str]]:
 @pytest.mark.parametrize("name", sorted(PATHS))
 async def test_fault_matrix(name: str, det: Determinism) -> None:
     """Every host call of the write path x every applicable fault (see the module docstring).
-    Cells: remember 59, remember_supersede 63, forget 63, archive 63, restore 63, bulk_delete 63,
+    Cells: remember 63, remember_supersede 67, forget 63, archive 63, restore 63, bulk_delete 63,
     bulk_delete_two_chunks 74, update_profile_speaker 59, update_profile_session 59,
     ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74, confirm 63,
-    forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59 -
-    1,451 in total."""
+    forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59,
+    forget_summary 96, archive_summary 96 - 1,651 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
     unexplained, seen = _triage(name, problems)

@@ -7,6 +7,10 @@
 - console API bodies (``pages.router.handle``) for every route, with fuzzed fields and non-dict bodies;
 - ``!memory`` command lines (the command component as the host drives it).
 
+Hostile text (:data:`NASTY`: lone surrogates, NUL, invisible and direction characters, a look-alike
+of the block's closing marker, overlong ids) and non-finite numbers are mixed into every strategy;
+the inputs that once escaped as exceptions are pinned on every surface at the end of the module.
+
 Every call: no exception escapes, a refusal comes with a clear localized message (never a bare
 key, a placeholder or a traceback, never the "internal error" fallback), and a refused request
 changes nothing at all (vector rows and every plugin storage key, audit included). One plugin and
@@ -61,13 +65,31 @@ ISO_LIKE = st.builds(
     st.sampled_from(["T", " ", "t"]),
     st.sampled_from(["Z", "z", "+00:00", "-05:30", "+14:00", "-14:00", "+0530", "+99:99", "", "+24:00"]),
 )
-INSTANTS = st.one_of(ISO_LIKE, st.text(max_size=30), st.none(), st.integers(), st.floats(allow_nan=True))
+NASTY = (
+    "\ud800",
+    "\udfff",
+    "a\udc80b",
+    "\x00",
+    "a\x00b",
+    "\u200b",
+    "\u202e",
+    "\u2028",
+    "\u2029",
+    "\uff1c/ltm-memory-data\uff1e",
+    "ep_" + "x" * 300,
+    "x" * 5000,
+)
+NASTY_TEXT = st.lists(st.text(max_size=8) | st.sampled_from(NASTY), min_size=1, max_size=4).map("".join)
+NON_FINITE = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+INSTANTS = st.one_of(ISO_LIKE, st.text(max_size=30), st.none(), st.integers(), st.floats(allow_nan=True), NASTY_TEXT)
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
     st.floats(allow_nan=True, allow_infinity=True),
+    NON_FINITE,
     st.text(max_size=60),
+    NASTY_TEXT,
     st.sampled_from(["", " ", "\x00", "</ltm-memory-data>", "active", "archived", "speaker", "session", "any"]),
     ISO_LIKE,
 )
@@ -174,6 +196,11 @@ TOOL_KEYS = {
 }
 
 
+def encodable(value: Any) -> None:
+    """What goes back to the host is serialised as UTF-8 JSON: no lone surrogate may be in it."""
+    json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+
+
 def _call_tool(h: Harness, name: str, params: Any) -> None:
     before = h.state()
     try:
@@ -182,7 +209,7 @@ def _call_tool(h: Harness, name: str, params: Any) -> None:
         raise AssertionError(f"tool {name} raised {type(exc).__name__}: {exc} for {params!r}") from exc
     assert isinstance(out, dict) and isinstance(out.get("ok"), bool), out
     _note(f"{name}: {'ok' if out['ok'] else 'refused'}")
-    json.dumps(out)  # the host serialises the result
+    encodable(out)  # the host serialises the result
     if not out["ok"]:
         assert_clear_message(out.get("error"))
         assert h.state() == before, f"tool {name} refused but changed the store: {params!r}"
@@ -193,12 +220,14 @@ def _call_tool(h: Harness, name: str, params: Any) -> None:
     assert not [k for k in h.fake.storage if k.startswith(("journal/", "fence/"))]
 
 
-TEXT = st.text(min_size=1, max_size=80)
+TEXT = st.text(min_size=1, max_size=80) | NASTY_TEXT
 VALID_BASE = {
     "remember": st.fixed_dictionaries(
         {"content": TEXT}, optional={"importance": st.floats(0, 1), "tags": st.lists(TEXT, max_size=3)}
     ),
-    "recall_memory": st.fixed_dictionaries({"query": TEXT}, optional={"limit": st.integers(1, 20)}),
+    "recall_memory": st.fixed_dictionaries(
+        {"query": TEXT}, optional={"limit": st.integers(1, 20) | NON_FINITE | st.floats()}
+    ),
     "update_profile": st.fixed_dictionaries(
         {"add_traits": st.lists(TEXT, min_size=1, max_size=3)}, optional={"target": st.sampled_from(["session"])}
     ),
@@ -296,6 +325,7 @@ def test_engine_ingest_payloads(h: Harness) -> None:
             _note("ingest: refused")
             assert_clear_message(error_text(exc, "en_US"))
             assert_clear_message(error_text(exc, "zh_Hans"), lang="zh_Hans")
+            encodable(error_text(exc, "en_US"))
             assert h.state() == before, f"refused but changed the store: {payload!r}"
             return
         except Exception as exc:  # noqa: BLE001
@@ -366,7 +396,9 @@ def test_console_bodies(h: Harness) -> None:
         _note(f"{endpoint if endpoint in ROUTES else '<unknown>'}: {'refused' if resp.error else 'ok'}")
         if resp.error is None:
             json.dumps(resp.data)
+            encodable(resp.data)
             return
+        encodable(resp.error)
         assert not resp.error.startswith(INTERNAL), f"{endpoint}: internal error for {body!r}"
         assert_clear_message(resp.error)
         assert h.state() == before, f"{endpoint} refused but changed the store: {body!r}"
@@ -412,6 +444,8 @@ WORDS = st.sampled_from(
         "profile", "health", "l1", "l2", "--reason", "--before", "--tag", "--status", "--speaker", "--page",
         "--include-archived", '"', "“", "--", "active,archived", "2024-05-01T00:00:00Z", "9999-12-31T23:59-14:00",
         "0001-01-01T00:00+14:00", "{", "}", "[]", '{"episodes":[]}', "ep_x", "0", "-1", "99999999999",
+        "l2", '{"episodes":[{"content":"a\\ud800"}]}', '[{"content":"x","tags":["\\u0000"]}]', "NaN",
+        "Infinity", "1e999", "ep_" + "x" * 300, *NASTY,
     ]
 )  # fmt: skip
 LINES = st.lists(WORDS | st.text(max_size=10), max_size=8).map(" ".join)
@@ -440,6 +474,7 @@ def test_command_lines(h: Harness) -> None:
         before = h.state()
         replies = _command(h, "memory " + line, privilege)
         assert replies and all(isinstance(r, str) and r.strip() for r in replies), replies
+        encodable(replies)
         assert not replies[0].startswith(INTERNAL), f"internal error for {line!r}"
         assert "Traceback" not in "".join(replies)
         if verb is None:
@@ -487,3 +522,163 @@ def test_an_instant_at_the_edge_of_the_calendar_is_refused_cleanly(h: Harness, v
     replies = _command(h, f"memory delete --before {value}", 2)
     assert not replies[0].startswith(INTERNAL)
     assert h.state() == before
+
+
+# --------------------------------------------------------------------------------------------
+# inputs that once escaped as exceptions (a ValueError, a UnicodeEncodeError, "Something went
+# wrong"): each is refused with the field named, on every surface, and nothing is written; the
+# same request with the bad character removed is the positive control
+# --------------------------------------------------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+HOSTILE_TOOL_CALLS = [
+    ("recall_memory", {"query": "seed fact", "limit": NAN}, "limit", {"query": "seed fact", "limit": 3}),
+    ("recall_memory", {"query": "seed fact", "limit": INF}, "limit", {"query": "seed fact", "limit": 3}),
+    ("recall_memory", {"query": "seed fact", "limit": -INF}, "limit", {"query": "seed fact", "limit": 3}),
+    ("recall_memory", {"query": "seed \ud800 fact"}, "query", {"query": "seed fact"}),
+    ("remember", {"content": "I like \ud800 tea"}, "content", {"content": "I like tea"}),
+    ("remember", {"content": "I like \udfff"}, "content", {"content": "I like it"}),
+    ("remember", {"content": "I like \x00 tea"}, "content", {"content": "I like green tea"}),
+    ("remember", {"content": "tagged", "tags": ["t\udc80"]}, "tags", {"content": "tagged", "tags": ["t"]}),
+    ("remember", {"content": "long id", "supersedes": ["ep_" + "x" * 300]}, "supersedes", {"content": "long id"}),
+    ("update_profile", {"add_traits": ["kind\ud800"]}, "add_traits", {"add_traits": ["kind"]}),
+    ("update_profile", {"name": "Al\udc80"}, "name", {"name": "Al"}),
+    ("update_profile", {"set_preferences": {"tea\ud800": "green"}}, "set_preferences",
+     {"set_preferences": {"tea": "green"}}),
+    ("update_profile", {"target": "session", "add_notes": ["n\x00"]}, "add_notes",
+     {"target": "session", "add_notes": ["n"]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "params", "field", "control"), HOSTILE_TOOL_CALLS)
+def test_hostile_tool_input_is_refused_naming_the_field(
+    h: Harness, name: str, params: dict[str, Any], field: str, control: dict[str, Any]
+) -> None:
+    before = h.state()
+    out = h.run(h.tool(name).call(params, h.session, h.next_query()))
+    assert out["ok"] is False, out
+    assert_clear_message(out["error"])
+    assert field in out["error"], out["error"]
+    encodable(out)
+    assert h.state() == before
+    ok = h.run(h.tool(name).call(control, h.session, h.next_query()))
+    assert ok["ok"] is True, ok
+    if name != "recall_memory":
+        assert h.state() != before  # the positive control writes
+
+
+@pytest.mark.parametrize("eid", ["ep_\ud800", "ep_" + "x" * 300, "ep_a\x00", "ep_a\n"])
+def test_a_malformed_or_overlong_id_names_no_memory(h: Harness, eid: str) -> None:
+    """The forget tool, the console and the engine answer "no such memory", never a backend failure;
+    the real id right after is forgotten (positive control)."""
+    from pages.router import handle
+
+    before = h.state()
+    out = h.run(h.tool("forget").call({"episode_id": eid}, h.session, h.next_query()))
+    assert out["ok"] is False, out
+    assert out["error"] == error_text(MemoryError_("", key="error.not_found", id=eid.strip()), "en_US")
+    encodable(out)
+    body = {"kb_id": KB, "session_name": "person_fz", "bot_uuid": BOT, "sender_id": "fz", "id": eid}
+    resp = h.run(handle(h.service, PageRequest(endpoint="/episode/forget", method="POST", body=body)))
+    assert resp.error and not resp.error.startswith(INTERNAL)
+    replies = _command(h, f"memory forget {eid}", 2)
+    assert not replies[0].startswith(INTERNAL)
+    encodable([out, resp.error, replies])
+    assert h.state() == before
+    out = h.run(h.tool("forget").call({"episode_id": h.known_ids[0]}, h.session, h.next_query()))
+    assert out["ok"] is True and h.state() != before
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"content": "a\ud800b"}, "content"),
+        ({"content": "a\x00b"}, "content"),
+        ({"content": "ok", "tags": ["\udfff"]}, "tags"),
+        ({"content": "ok", "sender_id": "x\udfff"}, "sender_id"),
+        ({"content": "ok", "id": "ep_\ud800"}, "id"),
+        ({"content": "ok", "extra": {"k": "\ud800"}}, "extra"),
+    ],
+)
+def test_hostile_text_in_an_import_is_refused_naming_the_field(h: Harness, item: dict[str, Any], field: str) -> None:
+    """``!memory import l2 <json>`` with the JSON escape of a lone surrogate or NUL: the batch is
+    refused naming the field (once "Something went wrong"); the cleaned item imports."""
+    before = h.state()
+    replies = _command(h, "memory import l2 " + json.dumps({"episodes": [item]}), 2)
+    assert not replies[0].startswith(INTERNAL), replies
+    assert t("cmd.transfer.item", "en_US").split("{")[0] in replies[0] and field in replies[0], replies
+    encodable(replies)
+    assert h.state() == before
+    clean = {k: v for k, v in item.items() if k == "content"}
+    clean["content"] = "clean import"
+    replies = _command(h, "memory import l2 " + json.dumps({"episodes": [clean]}), 2)
+    assert h.state() != before, replies
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"content": "a\ud800b", "session_name": "person_a"}, "content"),
+        ({"content": "a\x00b", "session_name": "person_a"}, "content"),
+        ({"content": "ok", "session_name": "person_a", "tags": ["\ud800"]}, "tags"),
+        ({"content": "ok", "session_name": "person_a", "sender_id": "s\udfff"}, "sender_id"),
+        ({"content": "ok", "session_name": "person_a\ud800"}, "session_name"),
+        ({"content": "ok", "session_name": "person_a", "bot_uuid": "b\x00"}, "bot_uuid"),
+    ],
+)
+def test_hostile_text_in_a_document_is_refused_naming_the_field(h: Harness, item: dict[str, Any], field: str) -> None:
+    before = h.state()
+    with pytest.raises(MemoryError_) as caught:
+        h.run(h.service.ingest_document(KB, "doc-hostile", [item], ADMIN))
+    for lang in ("en_US", "zh_Hans"):
+        assert_clear_message(error_text(caught.value, lang), lang=lang)
+    assert field in error_text(caught.value, "en_US")
+    assert h.state() == before
+    n = h.run(h.service.ingest_document(KB, "doc-clean", [{"content": "ok", "session_name": "person_a"}], ADMIN))
+    assert n == 1 and h.state() != before
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "extra", "field"),
+    [
+        ("/episode/forget", {"reason": "r\ud800"}, "reason"),
+        ("/episode/archive", {"reason": "r\x00"}, "reason"),
+        ("/profile/update", {"target": "session", "patch": {"add_traits": ["t\udfff"]}}, "add_traits"),
+        ("/episodes/search", {"query": "seed\ud800"}, "query"),
+        ("/episodes", {"sender_id": "fz\ud800"}, "sender_id"),
+    ],
+)
+def test_hostile_text_in_a_console_body_is_refused_naming_the_field(
+    h: Harness, endpoint: str, extra: dict[str, Any], field: str
+) -> None:
+    from pages.router import handle
+
+    def call(fields: dict[str, Any]) -> Any:
+        # the scope the tools wrote the seed facts in (the tool session names no bot)
+        body = {"kb_id": KB, "session_name": "person_fz", "bot_uuid": "", "sender_id": "fz", "id": h.known_ids[-1]}
+        return h.run(handle(h.service, PageRequest(endpoint=endpoint, method="POST", body={**body, **fields})))
+
+    before = h.state()
+    resp = call(extra)
+    assert resp.error and not resp.error.startswith(INTERNAL), resp
+    assert field in resp.error, resp.error
+    encodable(resp.error)
+    assert h.state() == before
+    clean = json.loads(json.dumps(extra).replace("\\ud800", "").replace("\\udfff", "").replace("\\u0000", ""))
+    resp = call(clean)
+    assert resp.error is None, resp.error
+
+
+@pytest.mark.parametrize("top_k", [NAN, INF, -INF, "Infinity", None])
+def test_the_engine_reads_a_non_finite_top_k_as_the_default(h: Harness, top_k: Any) -> None:
+    """Once an uncaught OverflowError for ``top_k: Infinity`` in the retrieval settings."""
+    from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
+
+    rs = {"top_k": top_k, "session_name": "person_fz", "bot_uuid": "", "sender_id": "fz"}
+    ctx = RetrievalContext(query="seed fact", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs)
+    resp = h.run(component(h.ctl, "KnowledgeEngine", "memory_engine").retrieve(ctx))
+    assert len(resp.results) == 3  # the default top_k (5) holds the three seed facts: positive control
+    query = {**rs, "top_k": 5}
+    ctx = RetrievalContext(query="seed \ud800", knowledge_base_id=KB, collection_id=KB, retrieval_settings=query)
+    resp = h.run(component(h.ctl, "KnowledgeEngine", "memory_engine").retrieve(ctx))
+    assert resp.results == [] and "query" in resp.metadata["error"]

@@ -8,17 +8,25 @@ component loaded through the SDK controller) and the console API (``pages.router
 
 A probe is one assertion "scope O does not see row r" where r belongs to another scope. Every probe
 is preceded, on the same read path, by a POSITIVE CONTROL: the scope(s) that own r do see it.
-Who may see what is decided by an independent model (:func:`l2_group`), not by the code under test.
+Who may see what is decided by an independent model (:func:`l2_group` and :func:`can_read`), not by
+the code under test.
 
 Scopes (in each knowledge base): person and group chats, the same sender in two scopes, two
 speakers of one group, the same session id on two bots, a session with no bot, ids that are
 prefixes/suffixes of each other, a group and a person sharing an id, and an id that embeds the
-key delimiter (``#speaker:``). In ``bot`` isolation all sessions of one bot share episodes, never
-across bots.
+key delimiter (``#speaker:``), ids containing ``/``, ``:``, ``%`` and their fullwidth or
+percent-encoded look-alikes, a ``:`` in a bot id next to the scope it used to share a key with, the
+bot id ``bot``, and two 300-character ids differing in their last character (the store refuses keys
+over the host's 255 characters). In ``bot`` isolation all sessions of one bot share episodes, never
+across bots. Beyond L2 rows, every listing that scans storage keys is probed too (review queue,
+tombstones, consolidation proposals, profiles, injection snapshots, fences, known spaces).
+Under ``bot`` sharing, a chat reader sees a private chat's episodes only in that chat or as that
+chat's person (the console, the operator, sees them all).
 
 Probe counts with ``SEED`` (chroma + qdrant; each test asserts a minimum a little below): list
-7,348 + 4,342; search 1,567 + 1,116; engine retrieve 888 + 669; export 4,676 + 2,672; console API
-8,777 + 5,674; bulk delete / forget / get by a foreign scope 1,800 + 1,620 - 41,149 probes in total.
+33,176 + 19,604; search 3,368 + 2,454; engine retrieve 1,945 + 1,408; export 21,112 + 12,064;
+console API 37,850 + 24,017; key listings 21,262 + 21,262; bulk delete / forget / get by a foreign
+scope 3,780 + 3,402 - 206,704 probes in total.
 The random generator is seeded (``SEED``); a failure message names the seed, backend and query.
 """
 
@@ -44,7 +52,7 @@ from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings
 from tests.fakes.host_runtime import FakeHostHandler
 from tests.reliability_support import component, load_plugin
-from tests.support import make_index
+from tests.support import HostLimitedKeyValueStore, make_index
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -67,6 +75,17 @@ IDENTS: tuple[tuple[str, str, str], ...] = (
     ("group_g1", "bot2", "bob"),
     ("person_alice", "", "alice"),  # no bot known
     ("person_alice#speaker:mallory", "bot1", "eve"),  # an id embedding a key delimiter
+    ("group_g1/x", "bot1", "alice"),  # extends group_g1 at "/" (key listings scan by prefix)
+    ("group_g1%2Fx", "bot1", "dan"),  # the percent-encoded look-alike of the previous
+    ("group_g1:x", "bot1", "erin"),  # the key separator inside a launcher id
+    ("group_g1%3Ax", "bot1", "erin"),  # ... and its escape typed as an id
+    ("group_g1\uff0fx", "bot1", "fay"),  # fullwidth solidus
+    ("group_g1\uff1ax", "bot1", "fay"),  # fullwidth colon
+    ("person_y", "X:person_x", "y"),  # a ":" in a bot id ...
+    ("person_x:person_y", "X", "y"),  # ... and the scope that used to share its key
+    ("person_alice", "bot", "alice"),  # a bot id spelled like the bot-wide key's prefix
+    ("person_" + "7" * 300, "bot1", "8" * 300),  # ids far past the host's 255-character keys
+    ("person_" + "7" * 299 + "8", "bot1", "8" * 299 + "7"),  # ... differing only in the last character
 )
 # Per backend: episodes per identity and the number of search / engine rounds. Qdrant local mode
 # is a pure-Python brute force: keep its store small.
@@ -88,6 +107,17 @@ def l2_group(kb: str, session: str, bot: str) -> tuple[str, ...]:
     if KBS[kb] == "bot" and bot:
         return (kb, "bot", bot)
     return (kb, "session", bot, session)
+
+
+def can_read(reader: Ident, writer: Ident, *, operator: bool = False) -> bool:
+    """The read rule, from the product rules alone: within one sharing group, a chat in ``bot``
+    isolation reads what was said in groups, in this chat, and in the reader's own private chat
+    (``person_<sender>``); another person's private chat never. The operator reads the whole group."""
+    if reader.group != writer.group:
+        return False
+    if operator or KBS[reader.kb] != "bot" or not reader.bot or writer.session.startswith("group_"):
+        return True
+    return writer.session in (reader.session, f"person_{reader.sender}")
 
 
 @dataclass(frozen=True)
@@ -126,14 +156,14 @@ class World:
     def rng(self, purpose: str) -> random.Random:
         return random.Random(SEED + zlib.crc32(f"{self.backend}/{purpose}".encode()))
 
-    def owners(self, row: Row) -> list[Ident]:
-        return [i for i in self.idents if i.group == row.ident.group]
+    def owners(self, row: Row, operator: bool = False) -> list[Ident]:
+        return [i for i in self.idents if can_read(i, row.ident, operator=operator)]
 
-    def foreign(self, row: Row) -> list[Ident]:
-        return [i for i in self.idents if i.group != row.ident.group]
+    def foreign(self, row: Row, operator: bool = False) -> list[Ident]:
+        return [i for i in self.idents if not can_read(i, row.ident, operator=operator)]
 
-    def group_of(self, rid: str) -> tuple[str, ...]:
-        return self.rows[rid].ident.group
+    def readable(self, ident: Ident, rid: str, operator: bool = False) -> bool:
+        return can_read(ident, self.rows[rid].ident, operator=operator)
 
 
 def _unique_words(rng: random.Random, n: int) -> list[str]:
@@ -145,7 +175,7 @@ def _unique_words(rng: random.Random, n: int) -> list[str]:
 
 async def _populate(backend: str, tmp: Path) -> World:
     svc = MemoryService(
-        kv=MemoryKeyValueStore(),
+        kv=HostLimitedKeyValueStore(),  # refuses keys over the host's 255 characters
         vectors=make_index(backend, tmp),
         embedder_for=lambda c, kb: _EMBEDDER,
         settings=lambda: Settings(max_profile_traits=200),
@@ -182,9 +212,13 @@ async def _populate(backend: str, tmp: Path) -> World:
         await svc.ingest_document(kb, f"doc-{kb}", {"episodes": items}, ADMIN)
         listed: dict[str, str] = {}
         for ident in (i for i in idents if i.kb == kb):
-            page = await svc.list_episodes(scopes[ident], statuses=None, page_size=100)
-            for e in page.items:
-                listed[e.content] = e.id
+            n = 1
+            while True:
+                page = await svc.list_episodes(scopes[ident], statuses=None, page=n, page_size=100)
+                listed.update({e.content: e.id for e in page.items})
+                if not page.has_more:
+                    break
+                n += 1
         for ident, token, content in planned:
             rid = listed[content]
             world.rows[rid] = Row(rid, ident, content, token, tags[ident])
@@ -238,26 +272,32 @@ async def engine_plugin() -> AsyncIterator[Any]:
 
 
 def _check_partition(
-    world: World, seen: dict[Ident, set[str]], candidates: list[str], surface: str, *, context: str = ""
+    world: World,
+    seen: dict[Ident, set[str]],
+    candidates: list[str],
+    surface: str,
+    *,
+    context: str = "",
+    operator: bool = False,
 ) -> int:
-    """Positive controls first (each candidate row is seen by every identity of its group), then the
-    probes (no other identity sees it). Returns the number of probes."""
+    """Positive controls first (each candidate row is seen by every identity that may read it), then
+    the probes (no other identity sees it). Returns the number of probes."""
     where = f"[seed={SEED} backend={world.backend} surface={surface} {context}]"
     for rid in candidates:
         row = world.rows[rid]
-        for owner in world.owners(row):
+        for owner in world.owners(row, operator):
             assert rid in seen[owner], f"positive control failed {where}: {owner.label()} does not see {rid}"
     probes = 0
     for rid in candidates:
         row = world.rows[rid]
-        for other in world.foreign(row):
+        for other in world.foreign(row, operator):
             assert rid not in seen[other], f"LEAK {where}: {other.label()} sees {rid} of {row.ident.label()}"
             probes += 1
     # and nothing unknown or foreign at all, whatever was asked
     for ident, ids in seen.items():
         for rid in ids:
             assert rid in world.rows, f"{where}: {ident.label()} got an unknown row {rid}"
-            assert world.group_of(rid) == ident.group, f"LEAK {where}: {ident.label()} got {rid}"
+            assert world.readable(ident, rid, operator), f"LEAK {where}: {ident.label()} got {rid}"
     return probes
 
 
@@ -279,8 +319,8 @@ async def _list_all(world: World, ident: Ident, rng: random.Random, statuses: tu
 
 
 async def test_list_isolation_probes(world: World) -> None:
-    """List (every status and active only, random page sizes, random sender filter): >= 7,000 probes
-    on chroma, >= 4,000 on qdrant (measured with SEED: 7,348 and 4,342)."""
+    """List (every status and active only, random page sizes, random sender filter): >= 30,000 probes
+    on chroma, >= 17,000 on qdrant (measured with SEED: 33,176 and 19,604)."""
     rng = world.rng("list")
     probes = 0
     for round_no in range(2):
@@ -297,11 +337,11 @@ async def test_list_isolation_probes(world: World) -> None:
         sender = rng.choice([i.sender for i in world.idents])
         p = await world.service.list_episodes(world.scopes[ident], statuses=None, page_size=100, sender_id=sender)
         for e in p.items:
-            assert world.group_of(e.id) == ident.group and world.rows[e.id].ident.sender == sender
-    assert probes >= (7_000 if world.backend == "chroma" else 4_000), probes
+            assert world.readable(ident, e.id) and world.rows[e.id].ident.sender == sender
+    assert probes >= (30_000 if world.backend == "chroma" else 17_000), probes
 
 
-async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> int:
+async def _search_rounds(world: World, rounds: int, purpose: str, run: Any, operator: bool = False) -> int:
     """Each round: one active target row from each of several groups, queried by their unique
     words from every identity. Positive: the targets' own groups find them. Probe: no one else does.
     A non-active target is included too: nobody finds it (the owner lists it: positive control)."""
@@ -319,10 +359,15 @@ async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> i
         query = " ".join(words)
         seen = {i: set(await run(i, query)) for i in world.idents}
         probes += _check_partition(
-            world, seen, [t.id for t in targets], purpose, context=f"round={round_no} query={query!r}"
+            world,
+            seen,
+            [t.id for t in targets],
+            purpose,
+            context=f"round={round_no} query={query!r}",
+            operator=operator,
         )
-        owner_list = await world.service.list_episodes(world.scopes[dormant.ident], statuses=None, page_size=100)
-        assert dormant.id in {e.id for e in owner_list.items}, "positive control: the owner lists its archived row"
+        owner_list = await _list_all(world, dormant.ident, rng, None)
+        assert dormant.id in owner_list, "positive control: the owner lists its archived row"
         for ident in world.idents:
             assert dormant.id not in seen[ident], f"{purpose}: a {dormant.status} row was returned to {ident.label()}"
             probes += 1
@@ -330,8 +375,8 @@ async def _search_rounds(world: World, rounds: int, purpose: str, run: Any) -> i
 
 
 async def test_search_isolation_probes(world: World) -> None:
-    """service.recall (hybrid: vector + lexical legs): >= 1,500 probes on chroma, >= 1,100 on qdrant
-    (measured: 1,567 and 1,116)."""
+    """service.recall (hybrid: vector + lexical legs): >= 3,000 probes on chroma, >= 2,200 on qdrant
+    (measured: 3,368 and 2,454)."""
 
     async def run(ident: Ident, query: str) -> list[str]:
         res = await world.service.recall(
@@ -340,12 +385,12 @@ async def test_search_isolation_probes(world: World) -> None:
         return [r.episode.id for r in res.episodes]
 
     probes = await _search_rounds(world, SIZES[world.backend]["search_rounds"], "search", run)
-    assert probes >= (1_500 if world.backend == "chroma" else 1_100), probes
+    assert probes >= (3_000 if world.backend == "chroma" else 2_200), probes
 
 
 async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any) -> None:
-    """KnowledgeEngine.retrieve of the loaded plugin over this store: >= 850 probes on chroma,
-    >= 650 on qdrant (measured: 888 and 669). Retrieval without a session identity returns nothing."""
+    """KnowledgeEngine.retrieve of the loaded plugin over this store: >= 1,700 probes on chroma,
+    >= 1,250 on qdrant (measured: 1,945 and 1,408). Retrieval without a session identity returns nothing."""
     engine_plugin.plugin.service = world.service
 
     async def run(ident: Ident, query: str) -> list[str]:
@@ -371,12 +416,12 @@ async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any
             RetrievalContext(query=some.token, knowledge_base_id=kb, collection_id=kb, retrieval_settings={"top_k": 50})
         )
         assert anonymous.results == []
-    assert probes >= (850 if world.backend == "chroma" else 650), probes
+    assert probes >= (1_700 if world.backend == "chroma" else 1_250), probes
 
 
 async def test_export_isolation_probes(world: World) -> None:
-    """transfer.export_scope (L2 every status, then active only and paged): >= 4,500 probes on
-    chroma, >= 2,600 on qdrant (measured: 4,676 and 2,672)."""
+    """transfer.export_scope (L2 every status, then active only and paged): >= 19,000 probes on
+    chroma, >= 11,000 on qdrant (measured: 21,112 and 12,064)."""
     transfer = pytest.importorskip("ltm.service.transfer")
     seen: dict[Ident, set[str]] = {}
     for ident in world.idents:
@@ -402,7 +447,7 @@ async def test_export_isolation_probes(world: World) -> None:
         seen[ident] = ids
     active = [r.id for r in world.rows.values() if r.status == "active"]
     probes += _check_partition(world, seen, active, "export(active, paged)")
-    assert probes >= (4_500 if world.backend == "chroma" else 2_600), probes
+    assert probes >= (19_000 if world.backend == "chroma" else 11_000), probes
 
 
 async def _console(world: World, endpoint: str, body: dict[str, Any]) -> PageResponse:
@@ -418,8 +463,8 @@ def _scope_body(ident: Ident, **extra: Any) -> dict[str, Any]:
 async def test_console_isolation_probes(world: World) -> None:
     """The console API (pages/router.handle) - /episodes (every status, paged), /export (L2),
     /episodes/search, /overview counts, /audit/export targets, /episode and the mutations
-    /episode/{archive,restore,forget} with a foreign id: >= 8,500 probes on chroma, >= 5,500 on
-    qdrant (measured: 8,761 and 5,664); refused requests change nothing."""
+    /episode/{archive,restore,forget} with a foreign id: >= 34,000 probes on chroma, >= 21,500 on
+    qdrant (measured: 37,850 and 24,017); refused requests change nothing."""
     rng = world.rng("console")
     probes = 0
     # /episodes, every status, random page size, paged to the end
@@ -435,14 +480,14 @@ async def test_console_isolation_probes(world: World) -> None:
                 break
             page += 1
         seen[ident] = ids
-    probes += _check_partition(world, seen, list(world.rows), "console /episodes")
+    probes += _check_partition(world, seen, list(world.rows), "console /episodes", operator=True)
     # /export (L2, every status)
     seen = {}
     for ident in world.idents:
         r = await _console(world, "/export", _scope_body(ident, layer="l2", status="all"))
         assert r.error is None, r.error
         seen[ident] = {e["id"] for e in r.data["document"]["episodes"]}
-    probes += _check_partition(world, seen, list(world.rows), "console /export")
+    probes += _check_partition(world, seen, list(world.rows), "console /export", operator=True)
     # /overview: the counts are exactly the group's rows by status (positive control), never more
     for ident in world.idents:
         r = await _console(world, "/overview", _scope_body(ident))
@@ -456,9 +501,9 @@ async def test_console_isolation_probes(world: World) -> None:
         r = await _console(world, "/audit/export", _scope_body(ident))
         assert r.error is None, r.error
         named = {t for e in r.data["entries"] for t in e.get("targets", []) if t in world.rows}
-        assert any(world.group_of(rid) == ident.group for rid in named), f"positive control: {ident.label()}"
+        assert any(world.readable(ident, rid, True) for rid in named), f"positive control: {ident.label()}"
         for rid in named:
-            assert world.group_of(rid) == ident.group, f"LEAK: {ident.label()}'s audit names {rid}"
+            assert world.readable(ident, rid, True), f"LEAK: {ident.label()}'s audit names {rid}"
         probes += sum(1 for x in world.rows.values() if x.ident.group != ident.group)
 
     # /episodes/search
@@ -467,7 +512,7 @@ async def test_console_isolation_probes(world: World) -> None:
         assert r.error is None, r.error
         return [e["id"] for e in r.data["items"]]
 
-    probes += await _search_rounds(world, 4 if world.backend == "chroma" else 3, "console search", run)
+    probes += await _search_rounds(world, 4 if world.backend == "chroma" else 3, "console search", run, operator=True)
     # /episode and the mutations with a foreign id are refused; with an own id /episode works
     before = {i: await _list_all(world, i, rng, None) for i in world.idents}
     for ident in world.idents:
@@ -482,7 +527,7 @@ async def test_console_isolation_probes(world: World) -> None:
                 probes += 1
     after = {i: await _list_all(world, i, rng, None) for i in world.idents}
     assert after == before, "a refused console mutation changed the store"
-    assert probes >= (8_500 if world.backend == "chroma" else 5_500), probes
+    assert probes >= (34_000 if world.backend == "chroma" else 21_500), probes
 
 
 async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
@@ -543,11 +588,221 @@ async def test_audit_log_is_per_knowledge_base() -> None:
         assert {e["collection"] for e in await svc.audit_export(scope)} == {scope.collection}
 
 
+# --------------------------------------------------------------------------------------------
+# every other listing: review queue, tombstones, consolidation proposals, profiles, injection
+# snapshots, fences and known spaces (keys scanned from the key-value store, owner checked exactly)
+# --------------------------------------------------------------------------------------------
+
+
+def profile_group(session: str, bot: str, kb: str | None = None) -> tuple[str, ...]:
+    """Who shares a speaker profile (the L2 sharing without the KB: profiles are not per KB) or,
+    with ``kb=None``, a session profile / injection snapshot (always per bot and session)."""
+    if kb is not None and KBS[kb] == "bot" and bot:
+        return ("bot", bot)
+    return ("session", bot, session)
+
+
+@dataclass
+class Listings:
+    review: Any
+    consolidator: Any
+    fenced: MemoryService  # a second service over a copy of the store, with fences written in it
+    made: dict[str, dict[str, Ident]]  # listing -> item id/token -> the identity that made it
+
+
+def _consolidation_answer(messages: list[dict[str, str]]) -> str:
+    import re
+
+    block = re.search(r"<SOURCES_JSON>\n(.*)\n</SOURCES_JSON>", messages[-1]["content"], re.DOTALL)
+    assert block, "no data block"
+    sources = json.loads(block.group(1))
+    return json.dumps({"summary": "Summary of the sources.", "cited_ids": [x["id"] for x in sources]})
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def listings(world: World) -> Listings:
+    from ltm.domain.candidates import Proposal
+    from ltm.domain.scope import l2_lock_key
+    from ltm.service.consolidation import ConsolidationSettings, Consolidator
+    from ltm.service.review import ReviewQueue
+
+    svc = world.service
+    review = ReviewQueue(svc)
+
+    async def model(messages: list[dict[str, str]]) -> str:
+        return _consolidation_answer(messages)
+
+    cons = Consolidator(
+        svc, model, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+    )
+    made: dict[str, dict[str, Ident]] = {
+        k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
+    }
+    rng = world.rng("listings")
+    words = iter(_unique_words(rng, len(world.idents) * 6))
+    for ident in world.idents:
+        scope = world.scopes[ident]
+        tok = next(words)
+        await svc.update_profile(scope, {"add_traits": [f"trait {tok}"]}, ADMIN)
+        made["speaker"][tok] = ident
+        tok = next(words)
+        await svc.update_profile(scope, {"target": "session", "add_notes": [f"note {tok}"]}, ADMIN)
+        made["session"][tok] = ident
+        tok = next(words)
+        await svc.save_injection(scope, {"at": "2025-01-01T00:00:00Z", "probe": tok, "episodes": []})
+        made["inject"][tok] = ident
+        text = f"I prefer {next(words)} tea."
+        cand = await review.propose(scope, Proposal(text, text, "preference"), ADMIN, origin="rules")
+        made["tombstone"][(await review.reject(scope, cand.id, ADMIN, "probe")).result_id] = ident
+        text = f"I prefer {next(words)} coffee."
+        cand = await review.propose(scope, Proposal(text, text, "preference"), ADMIN, origin="rules")
+        made["candidate"][cand.id] = ident
+    for ident in world.idents:  # one summary proposal per L2 group (a second preview covers the same sources)
+        if any(i.group == ident.group for i in made["proposal"].values()):
+            continue
+        preview = await cons.preview(world.scopes[ident], ADMIN)
+        if preview.proposal is not None:
+            made["proposal"][preview.proposal.id] = ident
+    # fences: written as records into a copy of the store (a fence comes from an unknown host
+    # outcome); a fresh service over the copy lists them
+    kv = HostLimitedKeyValueStore()
+    for k in await svc.kv.keys(""):
+        await kv.set(k, await svc.kv.get(k) or b"")
+    for ident in world.idents:
+        scope = world.scopes[ident]
+        for lock in (l2_lock_key(scope), "l1:" + speaker_profile_key(scope, ident.sender)):
+            record = {"lock_key": lock, "operation": "probe", "dispatched_at": "x", "scope": scope.describe()}
+            await kv.set("fence/" + lock, json.dumps(record).encode())
+            made["fence"][lock] = ident
+    fenced = MemoryService(kv=kv, vectors=svc.vectors, embedder_for=lambda c, kb: _EMBEDDER, settings=Settings)
+    return Listings(review, cons, fenced, made)
+
+
+def _check_listing(
+    world: World,
+    name: str,
+    seen: dict[Ident, set[str]],
+    group_of: Any,
+    made: dict[str, Ident],
+    visible: Any = None,
+) -> int:
+    """Positive control (every identity of the maker's group sees the item, or those ``visible``
+    names: the read rule), then the probes."""
+    where = f"[seed={SEED} backend={world.backend} listing={name}]"
+    probes = 0
+    sees = visible or (lambda ident, maker: group_of(ident) == group_of(maker))
+    for item, maker in made.items():
+        for ident in world.idents:
+            if sees(ident, maker):
+                assert item in seen[ident], f"positive control failed {where}: {ident.label()} misses {item}"
+            else:
+                assert item not in seen[ident], f"LEAK {where}: {ident.label()} sees {item} of {maker.label()}"
+                probes += 1
+    for ident, items in seen.items():
+        for item in items:
+            assert item in made and sees(ident, made[item]), f"LEAK {where}: {ident.label()}: {item}"
+    return probes
+
+
+async def test_every_key_listing_is_isolated(world: World, listings: Listings) -> None:
+    """Tombstones, review candidates (open and every status), consolidation proposals, speaker and
+    session profiles, injection snapshots, fences (service and console) and the known spaces: each
+    identity sees exactly its group's items, with ids that contain ``/``, ``:``, ``#``, ``%``,
+    look-alike characters and ids past the host's key length (>= 20,000 probes on each backend;
+    measured with SEED: 21,262 on each)."""
+    from pages.router import handle
+    from pages.scopes import known_scopes
+
+    svc, made = world.service, listings.made
+
+    async def console(service: MemoryService, endpoint: str, ident: Ident, **extra: Any) -> Any:
+        req = PageRequest(endpoint=endpoint, method="POST", body=_scope_body(ident, **extra))
+        r = await handle(service, req, review=listings.review, consolidator=listings.consolidator)
+        assert r.error is None, (endpoint, r.error)
+        return r.data
+
+    def l2(i: Ident) -> tuple[str, ...]:
+        return i.group
+
+    def session_of(i: Ident) -> tuple[str, ...]:
+        return profile_group(i.session, i.bot)
+
+    def speakers_of(i: Ident) -> tuple[str, ...]:
+        return profile_group(i.session, i.bot, i.kb)
+
+    assert len(made["proposal"]) >= len({i.group for i in world.idents}) - 2, "positive control: proposals"
+    last_inject = {session_of(i): tok for tok, i in made["inject"].items()}  # the last writer of a scope wins
+    injected = {tok: i for tok, i in made["inject"].items() if last_inject[session_of(i)] == tok}
+    probes = 0
+    for surface in ("service", "console"):
+        seen: dict[str, dict[Ident, set[str]]] = {k: {} for k in made}
+        for ident in world.idents:
+            scope = world.scopes[ident]
+            if surface == "service":
+                tombstones = [t.id for t in (await listings.review.list_tombstones(scope, 1, 100))[0]]
+                everything = (await listings.review.list(scope, page_size=100, all_statuses=True)).items
+                candidates = [c.id for c in everything if c.status == "pending"]
+                assert {c.id for c in (await listings.review.list(scope, page_size=100)).items} == set(candidates)
+                proposals = [p.id for p in await listings.consolidator.list_proposals(scope)]
+                traits = [t for p in await svc.speaker_profiles(scope) for t in p.traits]
+                notes = (await svc.get_profile(scope, "session")).notes
+                snap = await svc.last_injection(scope) or {}
+                fences = list(await listings.fenced.fences_of(scope))
+            else:
+                tombstones = [t["id"] for t in (await console(svc, "/tombstones", ident, page_size=100))["items"]]
+                data = await console(svc, "/candidates", ident, page_size=100, all_statuses=True)
+                candidates = [c["id"] for c in data["items"] if c["status"] == "pending"]
+                proposals = [p["id"] for p in (await console(svc, "/consolidation/proposals", ident))["proposals"]]
+                data = await console(svc, "/profiles", ident)
+                traits = [t for p in data["speakers"] for t in p["traits"]]
+                notes = data["session"]["notes"]
+                snap = (await console(svc, "/injection", ident))["snapshot"] or {}
+                data = await console(listings.fenced, "/diagnostics", ident)
+                fences = [f["lock_key"] for f in data["fences"]["items"]]
+            seen["tombstone"][ident] = set(tombstones)
+            seen["candidate"][ident] = set(candidates)
+            seen["proposal"][ident] = set(proposals)
+            seen["speaker"][ident] = {t.removeprefix("trait ") for t in traits}
+            seen["session"][ident] = {n.removeprefix("note ") for n in notes}
+            seen["inject"][ident] = {str(snap["probe"])} if snap.get("probe") else set()
+            seen["fence"][ident] = set(fences)
+        probes += _check_listing(world, f"{surface} tombstones", seen["tombstone"], l2, made["tombstone"])
+        # a chat reads a private chat's candidates only as the read rule says; the console reads them all
+        readers = None if surface == "console" else can_read
+        probes += _check_listing(world, f"{surface} candidates", seen["candidate"], l2, made["candidate"], readers)
+        probes += _check_listing(world, f"{surface} proposals", seen["proposal"], l2, made["proposal"])
+        # a speaker listing shows every speaker of the sharing group, whoever asks
+        probes += _check_listing(world, f"{surface} speaker profiles", seen["speaker"], speakers_of, made["speaker"])
+        probes += _check_listing(world, f"{surface} session profiles", seen["session"], session_of, made["session"])
+        probes += _check_listing(world, f"{surface} injection", seen["inject"], session_of, injected)
+        fences_l2 = {k: i for k, i in made["fence"].items() if k.startswith("l2:")}
+        fences_l1 = {k: i for k, i in made["fence"].items() if k.startswith("l1:")}
+        seen_l2 = {i: {k for k in v if k.startswith("l2:")} for i, v in seen["fence"].items()}
+        seen_l1 = {i: {k for k in v if k.startswith("l1:")} for i, v in seen["fence"].items()}
+        probes += _check_listing(world, f"{surface} l2 fences", seen_l2, l2, fences_l2)
+        probes += _check_listing(world, f"{surface} l1 fences", seen_l1, speakers_of, fences_l1)
+    # known spaces: every identity's session is named readably, with its own speakers and no other
+    known = await known_scopes(svc)
+    listed = {(s["bot_uuid"], s["session_name"]): set(s["speakers"]) for s in known["scopes"]}
+    senders = {i.sender for i in world.idents}
+    for ident in world.idents:
+        key = (ident.bot, ident.session)
+        assert key in listed, f"positive control: known spaces miss {ident.label()}"
+        mine = {i.sender for i in world.idents if (i.bot, i.session) == key}
+        named = {s for s in mine if any(j.sender == s and KBS[j.kb] == "session" for j in world.idents)}
+        assert listed[key] >= named, (ident.label(), listed[key])  # shortened sender ids named from the record
+        assert not listed[key] & (senders - mine), f"LEAK known spaces: {ident.label()} lists {listed[key] - mine}"
+        probes += len(senders - mine)
+    assert set(listed) == {(i.bot, i.session) for i in world.idents}, "known spaces name a session nobody wrote"
+    assert {b["bot_uuid"] for b in known["bots"]} == {i.bot for i in world.idents if i.bot and KBS[i.kb] == "bot"}
+    assert probes >= 20_000, probes
+
+
 async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     """bulk_delete by foreign ids and by foreign tags, forget and get of foreign ids: nothing of
-    another scope is read or deleted (>= 1,800 probes on chroma, >= 1,600 on qdrant; measured 1,800
-    and 1,620); then the
-    positive control: the owner's own bulk delete with the same criteria does delete."""
+    another scope is read or deleted (>= 3,400 probes on chroma, >= 3,000 on qdrant; measured 3,780
+    and 3,402); then the positive control: the owner's own bulk delete with the same criteria does
+    delete."""
     svc = world.service
     rng = world.rng("bulk")
     # positive control before: every row is listed by its owners
@@ -556,13 +811,13 @@ async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     probes = 0
     for ident in world.idents:
         scope = world.scopes[ident]
-        foreign = [r for r in world.rows.values() if r.ident.group != ident.group]
+        foreign = [r for r in world.rows.values() if not world.readable(ident, r.id)]
         sample = rng.sample(foreign, k=min(len(foreign), 60))
         n = await svc.bulk_delete(scope, Criteria(statuses=None, ids=tuple(r.id for r in sample)), ADMIN)
         assert n == 0, f"{ident.label()} deleted {n} foreign rows by id"
         probes += len(sample)
         foreign_tags = sorted(
-            {r.tag for r in foreign} - {r.tag for r in world.rows.values() if r.ident.group == ident.group}
+            {r.tag for r in foreign} - {r.tag for r in world.rows.values() if world.readable(ident, r.id)}
         )
         for tag in rng.sample(foreign_tags, k=min(3, len(foreign_tags))):
             n = await svc.bulk_delete(scope, Criteria(statuses=None), ADMIN, tag=tag)
@@ -579,7 +834,7 @@ async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     # positive control: the owner's bulk delete by its tag deletes exactly its rows of that tag
     victim = rng.choice(world.idents)
     tag = next(r.tag for r in world.rows.values() if r.ident == victim)
-    expected = {r.id for r in world.rows.values() if r.ident.group == victim.group and r.tag == tag}
+    expected = {r.id for r in world.rows.values() if world.readable(victim, r.id) and r.tag == tag}
     n = await svc.bulk_delete(world.scopes[victim], Criteria(statuses=None), ADMIN, tag=tag)
     assert n == len(expected) > 0
     for rid in expected:
@@ -587,4 +842,4 @@ async def test_foreign_writes_by_id_or_tag_touch_nothing(world: World) -> None:
     final = {i: await _list_all(world, i, rng, None) for i in world.idents}
     for ident in world.idents:
         assert final[ident] == before[ident] - expected, f"{ident.label()}: the owner's delete touched another scope"
-    assert probes >= (1_800 if world.backend == "chroma" else 1_600), probes
+    assert probes >= (3_400 if world.backend == "chroma" else 3_000), probes

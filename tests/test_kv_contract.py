@@ -178,3 +178,37 @@ async def test_host_store_without_a_listing_asks_the_host_and_retries_the_listin
     fake.fail_next(A.GET_PLUGIN_STORAGE_KEYS, ActionCallError("busy"))
     assert await store.get("k") == b"v" and await store.get("nope") is None
     assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 2  # failed once, listed on the next read
+
+
+class TestHostKeyListing:
+    """The host lists every key of the plugin at once: the adapter lists once and keeps the set."""
+
+    async def test_one_listing_serves_every_prefix_and_follows_own_writes(self) -> None:
+        kv = HostKeyValueStore(make_plugin(FakeHostHandler()))
+        for k in ("a/1", "a/2", "b/1"):
+            await kv.set(k, b"x")
+        assert await kv.keys("a/") == ["a/1", "a/2"]
+        assert await kv.keys("b/") == ["b/1"] and await kv.keys("") == ["a/1", "a/2", "b/1"]
+        await kv.set("a/0", b"y")
+        await kv.delete("a/2")
+        assert await kv.keys("a/") == ["a/0", "a/1"]
+        assert kv.listings == 1
+
+    async def test_a_failed_write_stays_listed_and_the_ttl_relists(self) -> None:
+        fake = FakeHostHandler()
+        kv = HostKeyValueStore(make_plugin(fake), ttl=3600)
+        await kv.set("k/1", b"x")
+        assert await kv.keys("k/") == ["k/1"] and kv.listings == 1
+        kv._plugin.set_plugin_storage = _boom  # type: ignore[attr-defined]
+        with pytest.raises(TimeoutError):
+            await kv.set("k/2", b"x")
+        assert await kv.keys("k/") == ["k/1", "k/2"]  # the failed write may have landed: listed
+        assert kv.listings == 1
+        fake.storage["k/3"] = b"z"  # written behind this process's back: seen after the TTL
+        kv.ttl = 0
+        assert "k/3" in await kv.keys("k/")
+        assert kv.listings == 2
+
+
+async def _boom(*_: Any) -> None:
+    raise TimeoutError("after dispatch")

@@ -284,3 +284,45 @@ class TestLoCoMoHarness:
         assert {"per_category", "baselines", "config", "dataset", "git_commit", "median_injected_tokens"} <= set(res)
         assert set(res["baselines"]) == {"dense", "bm25"}
         assert len(res["dataset"]["sha256"]) == 64
+
+    def test_leave_one_out_per_category_and_rerank_standin(self, tmp_path: Any) -> None:
+        from benchmarks.locomo import main
+
+        data = tmp_path / "data"
+        data.mkdir()
+        for name in ("1", "2"):
+            (data / f"{name}.json").write_text(json.dumps(self.CONV), encoding="utf-8")
+        out = tmp_path / "r.json"
+        assert main([str(data), "--out", str(out), "--embedder", "hashing", "--loo", "--rerank-standin"]) == 0
+        res = json.loads(out.read_text(encoding="utf-8"))
+        assert list(res)[:2] == ["recall_at_5", "recall_at_10"]
+        loo = res["leave_one_out"]
+        assert [f["held_out"] for f in loo["folds"]] == ["1", "2"]
+        for part in ("in_sample", "held_out", "gap"):
+            assert {"recall_at_5", "recall_at_10", "2-temporal_at_5", "4-single-hop_at_10"} <= set(loo[part])
+        assert loo["in_sample"]["recall_at_5"] == res["recall_at_5"] == 1.0
+        assert loo["max_gap"] == max(loo["gap"].values())
+        rr = res["rerank_standin"]
+        assert rr["calls"] == res["questions"] and rr["documents_per_call"] > 1  # one bounded call per recall
+        assert "recall_at_5" in rr and "not a cross-encoder" in rr["reranker"]
+
+
+class TestInformation:
+    """A memory that says something outranks chit-chat at equal relevance; never a filter."""
+
+    def test_content_rich_memory_first_on_a_tie(self) -> None:
+        rich = cand("rich", "I signed up for a pottery class at the community center on Friday with my sister",
+                    vec=0.5, lex=1.0)  # fmt: skip
+        chat = cand("chat", "Wow, great!", vec=0.5, lex=1.0)
+        got = [c.id for c, _ in rank([chat, rich], query="pottery", now_ts=NOW, speaker_id=None)]
+        assert got == ["rich", "chat"]
+        off = RankSettings(info_weight=0.0)
+        got = [c.id for c, _ in rank([chat, rich], query="pottery", now_ts=NOW, speaker_id=None, settings=off)]
+        assert set(got) == {"rich", "chat"}  # positive control: both kept without the prior
+
+    def test_bounded(self) -> None:
+        """At most ``info_weight`` more: a much more relevant short memory still wins."""
+        rich = cand("rich", " ".join(f"word{i}" for i in range(100)), vec=0.3, lex=0.5)
+        short = cand("short", "pottery", vec=0.9, lex=3.0)
+        got = [c.id for c, _ in rank([rich, short], query="pottery", now_ts=NOW, speaker_id=None)]
+        assert got[0] == "short"

@@ -542,3 +542,20 @@ class TestStore:
         d = await w.review.accept(w.alice, c.id, ADMIN)
         assert d.candidate.status == "accepted" and calls["n"] == 2
         assert await contents(w.service, w.alice, None) == ["I like tea."]  # written once
+
+
+class TestHostileTurnText:
+    @pytest.mark.parametrize("bad", ["\ud800", "\udfff", "\x00", "\u200b", "\u202e"])
+    async def test_a_turn_with_unstorable_or_invisible_characters_is_extracted_cleanly(
+        self, tmp_path: Path, bad: str
+    ) -> None:
+        """Once a UnicodeEncodeError when the candidate was stored (a lone surrogate in the user's
+        message). The candidate carries the text without the character; the model never sees it."""
+        model = ScriptedModel(pick("I prefer tea over coffee."))
+        w = await review_world(tmp_path, model=model, candidate_model_uuid="m-1")
+        report = await w.review.extract(w.alice, f"I prefer tea{bad} over coffee. I live in Oslo.", LISTENER)
+        assert bad not in model.calls[0]["user"] and "I live in Oslo." in model.calls[0]["user"]
+        assert [c.content for c in report.candidates] == ["I prefer tea over coffee."]
+        rules_world = await review_world(tmp_path / "rules")
+        report = await rules_world.review.extract(rules_world.alice, f"I live in Oslo{bad}.", LISTENER)
+        assert [c.content for c in report.candidates] == ["I live in Oslo."]

@@ -97,6 +97,61 @@ class TestChinese:
         assert parse_time_window("三个苹果", NOW) is None
 
 
+class TestAnchoredAndRanges:
+    """How questions ask about time around a named date: before/after it, between two, parts of a month."""
+
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("Where was Tim in the week before 16 November 2023?", "2023-11-09 00:00", "2023-11-16 00:00"),
+            ("the day before 8 May 2023", "2023-05-07 00:00", "2023-05-08 00:00"),
+            ("the weekend before 16 November 2023", "2023-11-11 00:00", "2023-11-13 00:00"),
+            ("the week after May 8, 2023", "2023-05-09 00:00", "2023-05-16 00:00"),
+            ("2 days after 3 May 2023", "2023-05-05 00:00", "2023-05-06 00:00"),
+            ("three weeks before 1 June 2023", "2023-05-11 00:00", "2023-05-18 00:00"),
+            ("between August 11 and August 15 2023", "2023-08-11 00:00", "2023-08-16 00:00"),
+            ("from May to July 2023", "2023-05-01 00:00", "2023-08-01 00:00"),
+            ("May 1, 2023 - May 3, 2023", "2023-05-01 00:00", "2023-05-04 00:00"),
+            ("before June 2023", "1900-01-01 00:00", "2023-06-01 00:00"),
+            ("after 3 May 2023", "2023-05-04 00:00", "2024-03-13 15:00"),
+            ("since May 2023", "2023-05-01 00:00", "2024-03-13 15:00"),
+            ("in the second week of November", "2023-11-08 00:00", "2023-11-15 00:00"),
+            ("the last week of February", "2024-02-23 00:00", "2024-03-01 00:00"),
+            ("at the beginning of November 2022", "2022-11-01 00:00", "2022-11-11 00:00"),
+            ("early May 2023", "2023-05-01 00:00", "2023-05-11 00:00"),
+            ("mid-May 2022", "2022-05-11 00:00", "2022-05-21 00:00"),
+            ("the end of May", "2023-05-21 00:00", "2023-06-01 00:00"),
+        ],
+    )
+    def test_english(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("2023年5月8日前一周", "2023-05-01 00:00", "2023-05-08 00:00"),
+            ("5月8日的前一天", "2023-05-07 00:00", "2023-05-08 00:00"),
+            ("5月8日后三天", "2023-05-11 00:00", "2023-05-12 00:00"),
+            ("5月8日之前", "1900-01-01 00:00", "2023-05-08 00:00"),
+            ("2023年5月以来", "2023-05-01 00:00", "2024-03-13 15:00"),
+            ("从5月1日到5月8日", "2023-05-01 00:00", "2023-05-09 00:00"),
+            ("5月1日至5月8日", "2023-05-01 00:00", "2023-05-09 00:00"),
+        ],
+    )
+    def test_chinese(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    def test_two_dates_joined_by_and_are_not_a_range(self) -> None:
+        """'on May 1 and May 3' asks about two days: the first one (a range needs 'between'/'from')."""
+        assert window("What did I do on May 1 and May 3?") == ("2023-05-01 00:00", "2023-05-02 00:00")
+        assert window("between May 1 and May 3") == ("2023-05-01 00:00", "2023-05-04 00:00")  # positive control
+
+    def test_asking_when_names_no_window(self) -> None:
+        """'When did', 'how long ago' ask for a time; they do not name one."""
+        for q in ["When did Caroline go to the support group?", "How long ago was her birthday?", "什么时候去的"]:
+            assert parse_time_window(q, NOW) is None
+
+
 class TestCalendar:
     def test_days_follow_the_timezone_of_now(self) -> None:
         """'Yesterday' at 01:00 in UTC+8 is the previous local day, not the previous UTC day."""
@@ -121,7 +176,8 @@ class TestCalendar:
 
 _pieces = st.sampled_from(
     ["in", "May", "last", "week", "2023", "-", "05", "昨天", "上周", "三", "天前", "月", "年", "8", "ago", "days",
-     "on", "the", "31", "February", ",", "十二", "号", "past", "two", "Monday", "since", "0000", "9999"]
+     "on", "the", "31", "February", ",", "十二", "号", "past", "two", "Monday", "since", "0000", "9999",
+     "before", "after", "between", "and", "from", "to", "之前", "以后", "前一周", "到", "weekend", "of", "early"]
 )  # fmt: skip
 
 

@@ -38,7 +38,6 @@ PROVENANCE = (
     "claim_type",
     "confidence",
     "source_ref",
-    "origin",
     "content_hash",
 )
 
@@ -117,6 +116,8 @@ class TestRoundTrip:
 
         doc_c = await export_scope(service, c, ADMIN)
         assert projection(doc_c) == projection(doc)
+        assert {e["origin"] for e in doc["episodes"]} == {"tool"}  # an import is marked as one
+        assert {(e["origin"], e["extra"]["imported_origin"]) for e in doc_c["episodes"]} == {("import", "tool")}
         assert links(doc_c) == links(doc) and links(doc)
         assert {e["import_original_id"] for e in doc_c["episodes"]} == {e["id"] for e in doc["episodes"]}
         assert not {e["id"] for e in doc_c["episodes"]} & {e["id"] for e in doc["episodes"]}

@@ -54,7 +54,7 @@ class ScriptedIndex(DelegatingIndex):
 def scripted(svc: MemoryService) -> ScriptedIndex:
     idx = ScriptedIndex(svc.vectors)
     svc.vectors = idx
-    svc.lexical._vectors = idx
+    svc.index.vectors = idx
     return idx
 
 

@@ -29,7 +29,7 @@ from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
 from components.hostglue import scope_from_vars
-from ltm.domain.errors import MemoryError_, ScopeError
+from ltm.domain.errors import MemoryError_, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
 from ltm.domain.tombstone import value_key
@@ -102,6 +102,7 @@ class MemoryCommand(Command):
     async def respond(self, ctx: ExecuteContext) -> list[str]:
         """Replies for one command line. Never raises: every failure becomes a localized message."""
         lang = "en_US"
+        speaker = ""
         try:
             lang = self.service.settings.language
             try:
@@ -125,13 +126,16 @@ class MemoryCommand(Command):
             scope = await self._scope(ctx, variables)
             actor = Actor(
                 surface="command",
-                sender_id=speaker or scope.sender_id,
+                # the policy's speaker; in a group the Session's sender is the first speaker, not this one
+                sender_id=speaker or ("" if scope.is_group else scope.sender_id),
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
             handler = getattr(self, f"_do_{parsed.verb}")
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
+        except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
+            return [self._error(lang, exc) + "\n" + t("cmd.refused.how", lang, sender=render.clean(speaker, 60) or "-")]
         except MemoryError_ as exc:
             return [self._error(lang, exc)]
         except Exception:
@@ -179,8 +183,10 @@ class MemoryCommand(Command):
         return [render.profile(c.lang, session, speaker, c.scope.sender_id)]
 
     async def _page(self, lang: str, p: Parsed, scope: Scope, title: str) -> list[str]:
-        page = await self.service.list_episodes(scope, statuses=p.statuses, page=p.page, page_size=PAGE_SIZE)
-        return [render.episode_page(lang, title, page.items, page.page, page.has_more, p.verb)]
+        page = await self.service.list_episodes(
+            scope, statuses=p.statuses, page=p.page, page_size=PAGE_SIZE, as_of_ts=p.as_of_ts
+        )
+        return [render.episode_page(lang, title, page.items, page.page, page.has_more, p.verb, as_of=p.as_of)]
 
     async def _do_list(self, c: Call) -> list[str]:
         return await self._page(c.lang, c.p, c.scope, "cmd.list.title")
@@ -201,8 +207,10 @@ class MemoryCommand(Command):
             with_profiles=False,
             budget_tokens=SEARCH_BUDGET_TOKENS,
             parse_window=False,
+            as_of=c.p.as_of,
         )
-        return [render.search(c.lang, c.p.query, [(r.episode, r.score) for r in result.episodes])]
+        hits = [(r.episode, r.score) for r in result.episodes]
+        return [render.search(c.lang, c.p.query, hits, as_of=result.as_of)]
 
     async def _do_show(self, c: Call) -> list[str]:
         return [render.show(c.lang, await self.service.get_episode(c.scope, c.p.episode_id))]

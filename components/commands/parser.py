@@ -21,11 +21,11 @@ Every failure is a :class:`ParseError` carrying a locale key; nothing else escap
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ltm.domain.errors import MemoryError_
+from ltm.domain.models import is_record_id
 from ltm.domain.scope import STATUSES
 from ltm.domain.timefields import parse_instant, to_iso
 
@@ -35,7 +35,6 @@ MAX_QUERY_CHARS = 500
 MAX_REASON_CHARS = 500
 MAX_VALUE_CHARS = 256
 MAX_PAGE = 100_000
-ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
 QUOTES = {'"': '"', "\u201c": "\u201d"}  # "..." and “...”
 BOOL, VALUE = "bool", "value"
@@ -108,6 +107,8 @@ class Parsed:
     payload: Any = None
     never: bool = False  # forget --never: a tombstone on the value
     all_statuses: bool = False  # candidates --all-statuses
+    as_of: str | None = None  # search/list --as-of: ISO-8601 UTC
+    as_of_ts: float | None = None
     flags: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -228,7 +229,7 @@ def parse_page(tok: Token | None) -> int:
 
 def parse_id(tok: Token) -> str:
     raw = tok.value.strip()
-    if not ID_RE.match(raw):
+    if not is_record_id(raw):
         raise ParseError("cmd.parse.bad_id", value=_clip(raw, 40))
     return raw
 
@@ -262,6 +263,32 @@ def parse_time(raw: str, flag: str) -> tuple[str, float]:
     except MemoryError_ as exc:
         raise ParseError("cmd.parse.bad_time", flag="--" + flag, value=_clip(raw, 40)) from exc
     return to_iso(dt), dt.timestamp()
+
+
+def _take_as_of(tokens: list[Token]) -> tuple[list[Token], str | None]:
+    """Pull ``--as-of <instant>`` / ``--as-of=<instant>`` (unquoted, once) out of free text."""
+    words: list[Token] = []
+    value: str | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name, eq, inline = tok.value.partition("=")
+        if tok.is_flag and name.lower() == "--as-of":
+            if value is not None:
+                raise ParseError("cmd.parse.flag_repeated", flag="--as-of")
+            if eq:
+                value = inline
+            elif i + 1 < len(tokens) and not tokens[i + 1].is_flag:
+                value = tokens[i + 1].value
+                i += 1
+            else:
+                value = ""
+            if not value.strip():
+                raise ParseError("cmd.parse.flag_value", flag="--as-of")
+        else:
+            words.append(tok)
+        i += 1
+    return words, value
 
 
 def _no_more(positionals: list[Token], verb: str) -> None:
@@ -323,24 +350,29 @@ def parse(text: str, root: str = ROOT) -> Parsed:
         return Parsed(verb=verb)
 
     if verb == "search":
-        # Free text: flags are not parsed, quotes only group.
-        query = " ".join(t.value for t in rest).strip()
+        # Free text: the only flag is --as-of (anywhere, unquoted); other words, quotes only group.
+        words, as_of_raw = _take_as_of(rest)
+        query = " ".join(t.value for t in words).strip()
         if not query:
             raise ParseError("cmd.parse.query_missing")
         if len(query) > MAX_QUERY_CHARS:
             raise ParseError("cmd.parse.query_long", limit=MAX_QUERY_CHARS)
-        return Parsed(verb=verb, query=query)
+        as_of, as_of_ts = parse_time(as_of_raw, "as-of") if as_of_raw is not None else (None, None)
+        return Parsed(verb=verb, query=query, as_of=as_of, as_of_ts=as_of_ts)
 
     if verb == "list":
-        pos, flags = split_flags(rest, {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE}, verb)
+        spec = {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}
+        pos, flags = split_flags(rest, spec, verb)
         page = _optional_page(pos, verb)
+        as_of, as_of_ts = parse_time(flags["as-of"], "as-of") if "as-of" in flags else (None, None)
         if "status" in flags:
             if flags.get("include-superseded") or flags.get("include-archived"):
                 raise ParseError("cmd.parse.status_conflict")
             chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
         else:
-            chosen = ("active",)
-            if flags.get("include-superseded"):
+            # as of a date: what was true then, including what has been replaced since
+            chosen = ("active", "superseded") if as_of else ("active",)
+            if flags.get("include-superseded") and not as_of:
                 chosen += ("superseded",)
             if flags.get("include-archived"):
                 chosen += ("archived",)
@@ -350,6 +382,8 @@ def parse(text: str, root: str = ROOT) -> Parsed:
             statuses=chosen,
             include_superseded=bool(flags.get("include-superseded")),
             include_archived=bool(flags.get("include-archived")),
+            as_of=as_of,
+            as_of_ts=as_of_ts,
             flags=flags,
         )
 

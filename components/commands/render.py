@@ -10,13 +10,13 @@ a length. Each reply is kept under :data:`MAX_REPLY_CHARS`.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ltm.domain.errors import MemoryError_
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
+from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
@@ -80,18 +80,9 @@ TOMBSTONE_KIND_KEYS = {"rejected": "cmd.tomb.kind_rejected", "forgotten": "cmd.t
 
 
 def clean(value: Any, limit: int = FIELD_CHARS) -> str:
-    """One line of untrusted text: no control/format characters, no markup, at most ``limit`` chars."""
-    text = "" if value is None else str(value)
-    out: list[str] = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ch.isspace() or cat in ("Zl", "Zp"):
-            out.append(" ")
-        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            continue
-        else:
-            out.append(ch)
-    line = " ".join("".join(out).split()).translate(_NEUTRAL)
+    """One line of untrusted text: neutralised as for a model (no invisible, control or direction
+    characters), line breaks collapsed, no chat markup, at most ``limit`` chars."""
+    line = " ".join(neutralize(value).split()).translate(_NEUTRAL)
     if len(line) > limit:
         line = line[: max(0, limit - 1)].rstrip() + ELLIPSIS
     return line
@@ -179,6 +170,8 @@ def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
         bits.append(f"[{t(TRUST_KEYS[trust], lang)}]")
     bits.append(quote(e.content, LIST_CONTENT_CHARS))
     meta = t("cmd.line.meta", lang, speaker=who, when=_date(e.event_at or e.timestamp))
+    if e.valid_from or e.valid_until:
+        meta += t("cmd.line.valid", lang, start=_date(e.valid_from), end=_date(e.valid_until))
     if score is not None:
         meta += t("cmd.line.score", lang, score=f"{score:.2f}")
     return " ".join(bits) + "\n  " + meta
@@ -250,21 +243,35 @@ def profile(lang: str, session: Profile | None, speaker: Profile | None, sender_
     return fit("\n".join(lines))
 
 
-def episode_page(lang: str, title_key: str, items: Sequence[Episode], page: int, has_more: bool, verb: str) -> str:
+def _as_of_line(lang: str, as_of: str | None) -> list[str]:
+    return [t("cmd.as_of", lang, when=_date(as_of))] if as_of else []
+
+
+def episode_page(
+    lang: str,
+    title_key: str,
+    items: Sequence[Episode],
+    page: int,
+    has_more: bool,
+    verb: str,
+    *,
+    as_of: str | None = None,
+) -> str:
     if not items:
-        return t("cmd.list.empty_page", lang, page=page) if page > 1 else t(f"{title_key}.empty", lang)
-    lines = [t(title_key, lang, page=page)]
+        empty = t("cmd.list.empty_page", lang, page=page) if page > 1 else t(f"{title_key}.empty", lang)
+        return "\n".join([*_as_of_line(lang, as_of), empty])
+    lines = [*_as_of_line(lang, as_of), t(title_key, lang, page=page)]
     lines += [episode_line(lang, e) for e in items]
     if has_more:
         lines.append(t("cmd.list.more", lang, verb=verb, next=page + 1))
     return fit("\n".join(lines))
 
 
-def search(lang: str, query: str, hits: Iterable[tuple[Episode, float]]) -> str:
+def search(lang: str, query: str, hits: Iterable[tuple[Episode, float]], *, as_of: str | None = None) -> str:
     rows = list(hits)
     if not rows:
-        return t("cmd.search.none", lang, query=quote(query, 60))
-    lines = [t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))]
+        return "\n".join([*_as_of_line(lang, as_of), t("cmd.search.none", lang, query=quote(query, 60))])
+    lines = [*_as_of_line(lang, as_of), t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))]
     lines += [episode_line(lang, e, score) for e, score in rows]
     return fit("\n".join(lines))
 
@@ -306,7 +313,7 @@ def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: i
             at=_date(e.get("at")),
             op=clean(e.get("operation"), 40),
             sender=clean(e.get("sender"), 40) or "-",
-            summary=quote(e.get("summary"), 100),
+            summary=t("policy.audit.redacted", lang) if e.get("redacted") else quote(e.get("summary"), 100),
         )
         if e.get("reason"):
             line += "\n  " + t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))

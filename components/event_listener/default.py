@@ -19,6 +19,7 @@ from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.hostglue import CONTEXT_VAR, SCOPE_VAR, scope_from_vars
+from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, has_content, render_block
@@ -37,7 +38,8 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
     does not hand the runner the same memories again as knowledge results."""
     variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
     variables = dict(variables or {})
-    text = str(variables.get("user_message_text") or "")
+    # The chat text is only a query here: what cannot be stored or seen (a lone surrogate) goes.
+    text = neutralize(str(variables.get("user_message_text") or ""))
     if text.lstrip().startswith(COMMAND_PREFIXES):
         return None  # PromptPreProcessing also fires for commands; nothing to recall
     sender = str(variables.get("sender_id") or "")

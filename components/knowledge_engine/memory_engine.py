@@ -22,6 +22,7 @@ from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
 from ltm.domain.errors import MemoryError_
+from ltm.domain.text import neutralize, neutralize_data
 from ltm.i18n import error_text
 from ltm.service import Actor
 from ltm.service.turns import identity
@@ -66,7 +67,7 @@ class MemoryEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0, metadata={"reason": "served by the memory block"})
         try:
             top_k = max(1, min(50, int(rs.get("top_k") or 5)))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # NaN and the infinities too
             top_k = 5
         try:
             scope = await service.scope_for(
@@ -79,11 +80,12 @@ class MemoryEngine(KnowledgeEngine):
         except MemoryError_ as exc:
             log.warning("engine retrieve refused: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": error_text(exc)})
+        # What the host retrieves goes to a model: neutralised as the injected block is.
         entries = [
             RetrievalResultEntry(
                 id=r.episode.id,
-                content=[ContentElement.from_text(r.episode.content)],
-                metadata=r.to_public(),
+                content=[ContentElement.from_text(neutralize(r.episode.content))],
+                metadata=neutralize_data(r.to_public()),
                 distance=max(0.0, 1.0 - r.score),
                 score=r.score,
             )

@@ -6,9 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import lang_of, tool_scope
+from components.hostglue import tool_error, tool_scope
 from ltm.domain.errors import MemoryError_, ValidationError
-from ltm.i18n import error_text
 
 log = logging.getLogger(__name__)
 
@@ -25,5 +24,5 @@ class Forget(Tool):
             scope, actor = await tool_scope(self.plugin, session, query_id)
             episode = await self.plugin.service.forget(scope, eid.strip(), actor, reason=reason)
         except MemoryError_ as exc:
-            return {"ok": False, "deleted": 0, "error": error_text(exc, lang_of(self.plugin))}
+            return tool_error(self.plugin, exc, deleted=0)
         return {"ok": True, "deleted": 1, "id": episode.id, "content": episode.content}

@@ -6,9 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import lang_of, tool_scope
+from components.hostglue import tool_error, tool_scope
 from ltm.domain.errors import MemoryError_
-from ltm.i18n import error_text
 
 log = logging.getLogger(__name__)
 
@@ -22,5 +21,5 @@ class UpdateProfile(Tool):
                 scope, (params if isinstance(params, dict) else {}), actor
             )
         except MemoryError_ as exc:
-            return {"ok": False, "error": error_text(exc, lang_of(self.plugin))}
+            return tool_error(self.plugin, exc)
         return {"ok": True, "profile": profile.to_dict()}

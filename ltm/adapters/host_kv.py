@@ -4,19 +4,23 @@ The host has no "missing -> default": ``get_plugin_storage`` of an unknown key f
 ``ActionCallError`` whose message contains ``Storage with key <key> not found`` (the runtime
 prefixes the class name: ``"ActionCallError: Storage with key k not found"``). Only that case
 reads as ``None``; every other error propagates (a failed read is not an empty value).
-``get_plugin_storage_keys`` has no prefix filter, so :meth:`keys` filters locally.
+``get_plugin_storage_keys`` has no prefix filter and returns every key of the plugin.
 
 The runtime logs every such refusal as a warning, and absence is normal here (a chat's first turn,
 an empty fence): so the store lists the keys once and then answers a read of a key it knows is
 absent without asking the host. The index only ever errs towards asking: a key is added before it
 is written and dropped only after a confirmed delete or a "not found" answer. It is exact for the
-one plugin process that owns this storage; a write by anything else is seen after a restart.
+one plugin process that owns this storage; a write by anything else is seen after a restart, or
+by :meth:`keys` once the listing is older than ``ttl``. :meth:`keys` answers from the same index
+(kept sorted: a prefix costs its matches, not one host listing of the whole store per call).
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
+import time
 from typing import Any
 
 from langbot_plugin.entities.io.errors import ActionCallError
@@ -34,10 +38,14 @@ class HostKeyValueStore:
 
     name = "host"
 
-    def __init__(self, plugin: Any) -> None:
+    def __init__(self, plugin: Any, *, ttl: float = 300.0) -> None:
         self._plugin = plugin
         self._present: set[str] | None = None  # keys that may exist; None until the first listing
+        self._sorted: list[str] = []  # the same keys, sorted (for prefix listings)
+        self._listed_at = 0.0
         self._loading = asyncio.Lock()
+        self.ttl = ttl  # keys() lists the host again past this age (writes made by anything else)
+        self.listings = 0
 
     async def _index(self) -> set[str] | None:
         if self._present is not None:
@@ -45,12 +53,30 @@ class HostKeyValueStore:
         async with self._loading:
             if self._present is None:
                 try:
-                    listed = await self._plugin.get_plugin_storage_keys()
+                    await self._list()
                 except Exception:  # no index yet: every read asks the host, and the next read tries again
                     logger.warning("plugin storage keys could not be listed; reads ask the host", exc_info=True)
                     return None
-                self._present = set(listed)
         return self._present
+
+    async def _list(self) -> None:
+        listed = set(await self._plugin.get_plugin_storage_keys())
+        self.listings += 1
+        if self._present is not None:  # what this process knows stays (errs towards asking)
+            listed |= self._present
+        self._present, self._sorted, self._listed_at = listed, sorted(listed), time.monotonic()
+
+    def _add(self, key: str) -> None:
+        if self._present is not None and key not in self._present:
+            self._present.add(key)
+            bisect.insort(self._sorted, key)
+
+    def _discard(self, key: str) -> None:
+        if self._present is not None and key in self._present:
+            self._present.discard(key)
+            i = bisect.bisect_left(self._sorted, key)
+            if i < len(self._sorted) and self._sorted[i] == key:
+                del self._sorted[i]
 
     async def get(self, key: str) -> bytes | None:
         present = await self._index()
@@ -60,26 +86,33 @@ class HostKeyValueStore:
             return await self._plugin.get_plugin_storage(key)
         except ActionCallError as exc:
             if is_missing_key_error(exc, key):
-                if present is not None:
-                    present.discard(key)
+                self._discard(key)
                 return None
             raise
 
     async def set(self, key: str, value: bytes) -> None:
         if not isinstance(value, (bytes, bytearray)):
             raise TypeError(f"value for {key!r} must be bytes, got {type(value).__name__}")
-        present = await self._index()
-        if present is not None:
-            present.add(key)  # before the write: a write whose outcome is unknown may have landed
+        await self._index()
+        self._add(key)  # before the write: a write whose outcome is unknown may have landed
         await self._plugin.set_plugin_storage(key, bytes(value))
 
     async def delete(self, key: str) -> None:
         await self._plugin.delete_plugin_storage(key)
-        if self._present is not None:
-            self._present.discard(key)
+        self._discard(key)
 
     async def keys(self, prefix: str = "") -> list[str]:
-        keys = await self._plugin.get_plugin_storage_keys()
-        if self._present is not None:
-            self._present.update(keys)
-        return sorted(k for k in keys if k.startswith(prefix))
+        """Keys starting with ``prefix``, sorted, from the index (listed again past ``ttl``). A key
+        whose write failed may be listed: readers treat a missing value as absent."""
+        if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+            async with self._loading:
+                if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+                    await self._list()
+        keys = self._sorted
+        if not prefix:
+            return list(keys)
+        out, i = [], bisect.bisect_left(keys, prefix)
+        while i < len(keys) and keys[i].startswith(prefix):  # the matches are contiguous in sorted order
+            out.append(keys[i])
+            i += 1
+        return out

@@ -3,8 +3,8 @@
 Only the user's text is evidence (never the assistant reply, never an injected memory block).
 The pipeline for one turn:
 
-1. :func:`bounded_user_text` removes any injected memory block and cuts the text to
-   :data:`MAX_INPUT_CHARS` at a sentence end;
+1. the text is neutralised (:func:`ltm.domain.text.neutralize`), then :func:`bounded_user_text`
+   removes any injected memory block and cuts it to :data:`MAX_INPUT_CHARS` at a sentence end;
 2. :func:`split_sentences` returns complete sentences as exact substrings of that text;
 3. :func:`redact` drops every sentence with credential-looking text (API keys, tokens, one-time
    codes, passwords); only their number is kept. Such text is never stored and never sent to a
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ValidationError
+from .text import neutralize
 
 CLASSES: tuple[str, ...] = ("identity", "preference", "plan", "correction")
 RECOMMENDATIONS: tuple[str, ...] = ("accept", "review", "reject")
@@ -167,21 +168,73 @@ _KW_SEP = re.compile(
     rf"(?:{_KEYWORDS_EN}|{_KEYWORDS_ZH})\s*(?:is|was|are|=|:|：|是|为|就是|设为|改成|改为)\s*[\"'“‘「]?[^\s\"'”’」。，,]{{3,}}",
     re.I,
 )
+_KW_ONLY = re.compile(rf"(?:{_KEYWORDS_EN})", re.I)
 _KW_DIGITS = re.compile(
     rf"(?:{_KEYWORDS_EN}|{_KEYWORDS_ZH})\s*[\"'“‘「]?(?=[^\s]*\d)[^\s\"'”’」。，,]{{4,}}",
     re.I,
 )
 
 
+# Payment card numbers: 13-19 digits, optionally grouped by single spaces or dashes, Luhn-valid.
+_CARD = re.compile(r"(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d])")
+# Latin look-alikes (Cyrillic, Greek) and the symbols and digits written for letters ("p@ssw0rd").
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁԛԝкмнтвАЕОРСХІЈЅКМНТВαεορτυνικχΑΕΟΡΤΥΝΙΚΧ",
+    "aeopcyxijsdqwkmhtbAEOPCXIJSKMHTBaeoptuvikxAEOPTYNIKX",
+)
+_LEET = str.maketrans(
+    {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t"}
+)
+_LEET_WORD = re.compile(r"[A-Za-z0-9@$!|]+")
+_INNER_SEP = re.compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def has_card_number(text: str) -> bool:
+    """A Luhn-valid run of 13-19 digits (spaces or dashes between groups allowed)."""
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits) and len(set(digits)) > 1:
+            return True
+    return False
+
+
 def looks_like_credential(sentence: str) -> bool:
-    """API keys, tokens, one-time codes and passwords (a keyword with a value, or a known key shape)."""
-    text = unicodedata.normalize("NFKC", sentence)
-    if any(p.search(text) for p in _SECRET_PATTERNS):
+    """API keys, tokens, one-time codes, passwords (a keyword with a value, or a known key shape) and
+    card numbers. Matched on the text a model would see: NFKC, invisible characters removed (no
+    ``pass\u200bword``), and the keywords also on a copy with look-alikes folded (``p@ssword``)."""
+    text = neutralize(unicodedata.normalize("NFKC", sentence))
+    if any(p.search(text) for p in _SECRET_PATTERNS) or has_card_number(text):
         return True
     for run in _TOKEN_RUN.findall(text):
         if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
             return True
-    return bool(_KW_SEP.search(text) or _KW_DIGITS.search(text))
+    if _KW_SEP.search(text) or _KW_DIGITS.search(text):
+        return True
+    folded = _folded_keywords(text)
+    return folded != text and bool(_KW_SEP.search(folded) or _KW_DIGITS.search(folded))
+
+
+def _folded_keywords(text: str) -> str:
+    """The text with look-alike letters read as Latin, inner separators dropped, and each word that
+    then reads as a keyword once its symbols and digits are read as letters (``p@ss-w0rd``) folded
+    to it; other words stay as they are, so a value's digits stay digits."""
+
+    def fold(m: re.Match[str]) -> str:
+        word = m.group()
+        folded = word.translate(_LEET)
+        return folded if folded != word and _KW_ONLY.fullmatch(folded) else word
+
+    return _LEET_WORD.sub(fold, _INNER_SEP.sub("", text.translate(_CONFUSABLES)))
 
 
 def redact(sentences: list[str]) -> tuple[list[str], int]:
@@ -191,8 +244,9 @@ def redact(sentences: list[str]) -> tuple[list[str], int]:
 
 
 def prepare(text: str, limit: int = MAX_INPUT_CHARS) -> TurnText:
-    """Steps 1-3 of the module docstring, for rules and model alike."""
-    bounded, truncated = bounded_user_text(text, limit)
+    """Steps 1-3 of the module docstring, for rules and model alike, on the neutralised text (what a
+    model would see: no invisible or direction characters, no lone surrogate or NUL to store)."""
+    bounded, truncated = bounded_user_text(neutralize(str(text or "")), limit)
     sentences = [s for s in split_sentences(bounded) if len(s) <= MAX_SENTENCE_CHARS]
     kept, redactions = redact(sentences)
     return TurnText(bounded, tuple(kept), redactions, truncated)

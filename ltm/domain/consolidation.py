@@ -8,7 +8,8 @@ Two kinds of cleanup exist:
   their age or importance.
 - **summary** (only with a model): a bounded set of active, old enough records of one speaker is
   given to a model as JSON *data*; it answers a draft summary that must cite exactly the selected
-  ids. The summary is written as an ``inference`` with full lineage; its sources stay active.
+  ids. The summary is written as an ``inference`` with full lineage and replaces its sources
+  (superseded by it: out of default recall, kept for history and as-of recall).
 
 Nothing here does I/O; the service (``ltm.service.consolidation``) reads, stores and writes.
 """
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import DEFAULT_OVERHEAD_PER_ITEM, estimate_tokens
+from .candidates import looks_like_credential
 from .models import MAX_TAGS, Episode, content_hash
+from .text import neutralize
 from .timefields import OPEN_END_TS, OPEN_START_TS, ts
 
 ORIGIN = "consolidation"
@@ -96,10 +99,12 @@ def archive_candidates(
         recorded = _recorded_ts(e)
         if recorded >= cutoff:
             continue
+        repl = replacements.get(e.superseded_by) if e.superseded_by else None
+        if repl is not None and is_summary(repl) and repl.status == "active":
+            continue  # what an active summary replaces is its backing: it comes back if the summary goes
         risks: list[str] = []
         if e.importance >= HIGH_IMPORTANCE:
             risks.append(RISK_HIGH_IMPORTANCE)
-        repl = replacements.get(e.superseded_by) if e.superseded_by else None
         if repl is None:
             risks.append(RISK_REPLACEMENT_MISSING)
         else:
@@ -148,6 +153,7 @@ class Selection:
     sender_id: str
     sources: list[Episode]
     skipped_long: int = 0
+    skipped_secret: int = 0  # credential-looking records: never sent to a model
 
 
 def select_sources(
@@ -161,13 +167,14 @@ def select_sources(
     max_chars_total: int = MAX_SOURCES_CHARS_TOTAL,
 ) -> Selection | None:
     """Pick what one summary may cover: active, older than ``min_age_days``, currently valid, not a
-    summary itself, not already covered by a summary, one speaker (the one with the most eligible
+    summary itself, not already covered by a summary, not credential-looking (such text never goes
+    to a model: :func:`ltm.domain.candidates.looks_like_credential`), one speaker (the one with the most eligible
     records; ties: the oldest record), oldest first, at most ``max_sources`` records and
     ``max_chars_total`` characters, with a common validity interval. ``None`` below
     :data:`MIN_SOURCES`."""
     cutoff = now_ts - max(0.0, min_age_days) * DAY
     by_sender: dict[str, list[Episode]] = {}
-    skipped_long = 0
+    skipped_long = skipped_secret = 0
     for e in sorted(active, key=lambda x: (_recorded_ts(x), x.id)):
         if e.status != "active" or is_summary(e) or e.id in already_summarised:
             continue
@@ -178,6 +185,9 @@ def select_sources(
             continue
         if len(e.content) > max_chars_each:
             skipped_long += 1
+            continue
+        if looks_like_credential(e.content):
+            skipped_secret += 1
             continue
         by_sender.setdefault(e.sender_id, []).append(e)
     if not by_sender:
@@ -196,7 +206,7 @@ def select_sources(
         total += len(e.content)
     if len(picked) < MIN_SOURCES:
         return None
-    return Selection(sender, picked, skipped_long)
+    return Selection(sender, picked, skipped_long, skipped_secret)
 
 
 # ---------------------------------------------------------------------------------------- prompt
@@ -226,7 +236,7 @@ def source_payload(sources: list[Episode]) -> list[dict[str, Any]]:
     return [
         {
             "id": e.id,
-            "text": e.content,
+            "text": neutralize(e.content),
             "recorded_at": e.timestamp or None,
             "event_at": e.event_at,
             "valid_from": e.valid_from,
@@ -237,6 +247,17 @@ def source_payload(sources: list[Episode]) -> list[dict[str, Any]]:
     ]
 
 
+# The model is told the reply language by name; English keeps the language of the records.
+LANGUAGE_NAMES = {
+    "zh_Hans": "Simplified Chinese",
+    "zh_Hant": "Traditional Chinese",
+    "ja_JP": "Japanese",
+    "vi_VN": "Vietnamese",
+    "th_TH": "Thai",
+    "es_ES": "Spanish",
+}
+
+
 def build_prompt(sources: list[Episode], *, lang: str = "en_US") -> list[dict[str, str]]:
     """Chat messages for the model: the rules in the system message, the records only as escaped
     JSON data in the user message (never concatenated into an instruction)."""
@@ -244,7 +265,7 @@ def build_prompt(sources: list[Episode], *, lang: str = "en_US") -> list[dict[st
     ids = _escape_json(json.dumps([e.id for e in sources]))
     user = (
         f"Summarise these {len(sources)} records. Required cited_ids (all of them, no others): {ids}\n"
-        f"Preferred language: {'Chinese' if lang.startswith('zh') else 'the language of the records'}.\n"
+        f"Preferred language: {LANGUAGE_NAMES.get(lang, 'the language of the records')}.\n"
         "<SOURCES_JSON>\n"
         f"{data}\n"
         "</SOURCES_JSON>\n"

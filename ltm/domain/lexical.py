@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Iterable
 
 __all__ = ["BM25Index", "STOPWORDS", "count_cjk", "is_cjk", "stem", "tokenize"]
@@ -242,8 +242,9 @@ class BM25Index:
         self.max_docs = int(max_docs)
         self.k1 = float(k1)
         self.b = float(b)
-        self._docs: OrderedDict[str, dict[str, int]] = OrderedDict()  # id -> term frequencies
-        self._lens: dict[str, int] = {}
+        # id -> (its distinct terms, its length), oldest first; the frequencies live in the postings
+        # only, and terms are interned: a held document costs its postings and one small tuple
+        self._docs: dict[str, tuple[tuple[str, ...], int]] = {}
         self._postings: dict[str, dict[str, int]] = {}  # term -> {id: tf}
         self._total_len = 0
 
@@ -253,9 +254,19 @@ class BM25Index:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._docs
 
+    def term_count(self, doc_id: str) -> int:
+        """Number of distinct terms of an indexed document (0 when it is not indexed)."""
+        held = self._docs.get(str(doc_id))
+        return len(held[0]) if held else 0
+
     def ids(self) -> list[str]:
         """Document ids, oldest first."""
         return list(self._docs)
+
+    def distinct_terms(self, doc_id: str) -> int | None:
+        """Number of distinct terms of an indexed document (``None`` when not indexed)."""
+        tf = self._docs.get(str(doc_id))
+        return None if tf is None else len(tf)
 
     def add(self, doc_id: str, text: str, *, tokens: Iterable[str] | None = None) -> list[str]:
         """Index ``text`` under ``doc_id`` (replacing a previous version). Returns the evicted ids."""
@@ -267,8 +278,8 @@ class BM25Index:
         for t in tokenize(text) if tokens is None else tokens:
             tf[t] = tf.get(t, 0) + 1
             n += 1
-        self._docs[doc_id] = tf
-        self._lens[doc_id] = n
+        tf = {sys.intern(t): c for t, c in tf.items()}
+        self._docs[doc_id] = (tuple(tf), n)
         self._total_len += n
         for t, c in tf.items():
             self._postings.setdefault(t, {})[doc_id] = c
@@ -281,11 +292,12 @@ class BM25Index:
 
     def remove(self, doc_id: str) -> bool:
         """Forget ``doc_id``; ``False`` when it was not indexed."""
-        tf = self._docs.pop(str(doc_id), None)
-        if tf is None:
+        held = self._docs.pop(str(doc_id), None)
+        if held is None:
             return False
-        self._total_len -= self._lens.pop(str(doc_id), 0)
-        for t in tf:
+        terms, n = held
+        self._total_len -= n
+        for t in terms:
             post = self._postings.get(t)
             if post is not None:
                 post.pop(str(doc_id), None)
@@ -295,7 +307,6 @@ class BM25Index:
 
     def clear(self) -> None:
         self._docs.clear()
-        self._lens.clear()
         self._postings.clear()
         self._total_len = 0
 
@@ -318,13 +329,14 @@ class BM25Index:
         avgdl = self._total_len / n if self._total_len else 1.0
         k1, b = self.k1, self.b
         scores: dict[str, float] = {}
+        docs = self._docs
         for term, qtf in qterms.items():
             post = self._postings[term]
             idf = math.log(1.0 + (n - len(post) + 0.5) / (len(post) + 0.5))
             for doc_id, tf in post.items():
                 if restrict is not None and doc_id not in restrict:
                     continue
-                norm = k1 * (1.0 - b + b * self._lens[doc_id] / avgdl)
+                norm = k1 * (1.0 - b + b * docs[doc_id][1] / avgdl)
                 scores[doc_id] = scores.get(doc_id, 0.0) + qtf * idf * tf * (k1 + 1.0) / (tf + norm)
         return scores
 

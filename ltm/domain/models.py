@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import ValidationError
-from .scope import STATUSES, Scope
+from .scope import STATUSES, Scope, audience_of
+from .text import check_text
 from .timefields import (
     OPEN_END_TS,
     OPEN_START_TS,
@@ -34,10 +37,36 @@ MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 MAX_SOURCE_REF_CHARS = 256
 MAX_SUPERSEDES = 16
+MAX_RECORD_ID_CHARS = 64
+# Every id a person or a model may name (episodes, candidates, proposals); generated ids fit it.
+RECORD_ID_RE = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{MAX_RECORD_ID_CHARS}}}")
 
 
 def new_episode_id() -> str:
     return "ep_" + uuid.uuid4().hex[:20]
+
+
+def is_record_id(value: Any) -> bool:
+    """True for a well-formed record id; any other value names no record anywhere."""
+    return isinstance(value, str) and RECORD_ID_RE.fullmatch(value) is not None
+
+
+def bounded_int(raw: Any, field: str, lo: int, hi: int, default: int) -> int:
+    """A whole number in ``lo..hi`` (an integral float counts; ``None`` is ``default``). A bool, text,
+    NaN, an infinity or a fraction is refused with the field named."""
+    if raw is None:
+        return default
+    ok = (
+        not isinstance(raw, bool)
+        and isinstance(raw, (int, float))
+        and (isinstance(raw, int) or (math.isfinite(raw) and raw.is_integer()))
+        and lo <= raw <= hi
+    )
+    if not ok:
+        raise ValidationError(
+            f"{field}: a whole number from {lo} to {hi}", key="error.field_int", field=field, lo=lo, hi=hi
+        )
+    return int(raw)
 
 
 def normalize_text(value: str) -> str:
@@ -83,6 +112,7 @@ class Episode:
     content_hash: str = ""
     document_id: str = ""
     import_original_id: str = ""
+    audience: str = ""  # who may read it (ltm.domain.scope.audience_of); "" = none but the operator
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -120,6 +150,7 @@ class Episode:
             "content_hash": self.content_hash or content_hash(self.content),
             "document_id": self.document_id,
             "import_original_id": self.import_original_id,
+            "audience": self.audience,
         }
         for key in ("event_at", "valid_from", "valid_until"):
             val = getattr(self, key)
@@ -178,6 +209,7 @@ class Episode:
             content_hash=str(md.get("content_hash") or ""),
             document_id=str(md.get("document_id") or ""),
             import_original_id=str(md.get("import_original_id") or ""),
+            audience=str(md.get("audience") or ""),
             extra=extra,
         )
 
@@ -191,10 +223,16 @@ class Episode:
 
     def retagged(self, **changes: Any) -> Episode:
         """A copy with lifecycle fields changed; scope keys are never restamped."""
-        forbidden = {"user_key", "scope_key", "session_name", "bot_uuid", "id"} & set(changes)
+        forbidden = {"user_key", "scope_key", "session_name", "bot_uuid", "id", "audience"} & set(changes)
         if forbidden:
             raise ValueError(f"scope fields cannot be rewritten: {sorted(forbidden)}")
         return Episode(**{**asdict(self), **changes})
+
+
+def validity_window(e: Episode) -> str:
+    """The validity window of a memory as one readable string: ``<from> .. <until>``, an open end
+    written ``open`` (the model and people read it the same way)."""
+    return f"{e.valid_from or 'open'} .. {e.valid_until or 'open'}"
 
 
 @dataclass
@@ -224,7 +262,7 @@ def _str_list(raw: Any, name: str, max_items: int, max_chars: int) -> list[str]:
     for item in raw:
         if not isinstance(item, str):
             raise ValidationError(f"{name}: expected a list of strings", key="error.field_type", field=name)
-        item = " ".join(item.split())
+        item = " ".join(check_text(item, name).split())
         if not item:
             continue
         if len(item) > max_chars:
@@ -243,7 +281,7 @@ def validate_episode_input(raw: dict[str, Any], *, default_claim: str = "user_st
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("content: required non-empty text", key="error.content_empty", field="content")
-    content = content.strip()
+    content = check_text(content, "content").strip()
     if len(content) > MAX_CONTENT_CHARS:
         raise ValidationError(
             f"content: longer than {MAX_CONTENT_CHARS} characters", key="error.content_long", field="content"
@@ -265,11 +303,14 @@ def validate_episode_input(raw: dict[str, Any], *, default_claim: str = "user_st
     source_ref = raw.get("source_ref") or ""
     if not isinstance(source_ref, str) or len(source_ref) > MAX_SOURCE_REF_CHARS:
         raise ValidationError("source_ref: text up to 256 characters", key="error.field_type", field="source_ref")
+    check_text(source_ref, "source_ref")
     event_at = normalize_optional(raw.get("event_at"), "event_at")
     valid_from = normalize_optional(raw.get("valid_from"), "valid_from")
     valid_until = normalize_optional(raw.get("valid_until"), "valid_until")
     check_validity(valid_from, valid_until)
-    supersedes = _str_list(raw.get("supersedes"), "supersedes", MAX_SUPERSEDES, 64)
+    supersedes = _str_list(raw.get("supersedes"), "supersedes", MAX_SUPERSEDES, MAX_RECORD_ID_CHARS)
+    if not all(is_record_id(s) for s in supersedes):
+        raise ValidationError("supersedes: not a memory id", key="error.key_part", field="supersedes")
     status = raw.get("status") or "active"
     if status not in STATUSES:
         raise ValidationError(f"status: one of {', '.join(STATUSES)}", key="error.status", value=str(status))
@@ -296,7 +337,13 @@ def build_episode(
     timestamp: str | None = None,
     document_id: str = "",
     import_original_id: str = "",
+    audience: str | None = None,
+    shared: bool = False,
 ) -> Episode:
+    """A new episode of ``scope``. Its audience is the one the read rule gives what is written in
+    ``scope`` (:func:`ltm.domain.scope.audience_of`; ``shared`` only from an operator's document or
+    an admin's import, never from a model), unless a caller passes a narrower one (a summary takes
+    its sources')."""
     if origin not in ORIGINS:
         raise ValueError(f"unknown origin {origin}")
     return Episode(
@@ -322,6 +369,7 @@ def build_episode(
         content_hash=content_hash(data.content),
         document_id=document_id,
         import_original_id=import_original_id,
+        audience=audience if audience is not None else audience_of(scope, shared=shared),
     )
 
 
@@ -343,6 +391,7 @@ class Profile:
     preferences: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     updated_at: str = ""
+    sender_id: str = ""  # a speaker profile's speaker (its key may hold a shortened id)
 
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
@@ -363,6 +412,7 @@ class Profile:
             preferences={str(k): str(v) for k, v in dict(prefs).items()},
             notes=[str(n) for n in (data.get("notes") or [])],
             updated_at=str(data.get("updated_at") or ""),
+            sender_id=str(data.get("sender_id") or "") if kind == "speaker" else "",
         )
 
 
@@ -415,7 +465,7 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
     if name is not None:
         if not isinstance(name, str) or len(name.strip()) > MAX_NAME_CHARS:
             raise ValidationError("name: text up to 128 characters", key="error.field_type", field="name")
-        name = " ".join(name.split())
+        name = " ".join(check_text(name, "name").split())
     prefs_raw = raw.get("set_preferences") or {}
     if not isinstance(prefs_raw, dict):
         raise ValidationError("set_preferences: expected an object", key="error.field_type", field="set_preferences")
@@ -429,6 +479,7 @@ def validate_profile_patch(raw: dict[str, Any]) -> ProfilePatch:
             )
         if len(k) > MAX_ITEM_CHARS or len(v) > MAX_ITEM_CHARS:
             raise ValidationError("set_preferences: item too long", key="error.field_long", field="set_preferences")
+        check_text(k + v, "set_preferences")
         prefs[" ".join(k.split()).lower()] = " ".join(v.split())
     patch = ProfilePatch(
         name=name,
@@ -476,4 +527,5 @@ def apply_profile_patch(
         preferences=prefs,
         notes=_dedup_add(profile.notes, patch.add_notes, patch.remove_notes, MAX_NOTES),
         updated_at=updated_at,
+        sender_id=profile.sender_id,
     )

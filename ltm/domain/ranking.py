@@ -22,12 +22,21 @@ Score of a candidate (see ``benchmarks/README.md`` for the measurements behind e
    - the current speaker's own memories in a group chat (a preference, not a filter: shared and
      other people's memories stay in the ranking);
    - importance around the neutral 0.5;
-   - an explicit time window in the query ("in May", "昨天") favours memories whose event time
-     falls inside it (``time_window_mode="boost"``), or drops the others (``"filter"``).
-3. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
+   - an explicit time window in the query ("in May", "the week before 16 May", "昨天") favours
+     memories that fit it (``time_window_mode="boost"``, see :mod:`.timematch`: the event time
+     inside, a time the text names inside, or partly when told just after), or drops the others
+     (``"filter"``, event time only);
+   - a question asking *when* ("When did ...", "多久以前") favours memories whose text names a
+     time ("last week", "in 2022"): those are the ones that can answer it.
+3. Information: ``* (1 + info_weight * min(1, distinct terms / info_terms))`` — a memory that says
+   something ("I signed up for a pottery class on Friday") over chit-chat ("Wow, great!").
+4. Session neighbourhood, after sorting: ``* (1 + session_weight * density)`` where density is the
+   share of the best ``session_top`` candidates' score within ``session_gap_s`` of the memory's
+   event time, relative to the densest (:mod:`.neighbourhood`): the conversation about the topic.
+5. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
    Durable memories (a tag in ``durable_tags``, or importance >= ``durable_importance``) do not decay
    at all, so a 60-day-old preference is still found.
-4. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
+6. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
    dropped. (The service filters both legs the same way; this keeps ``rank`` safe on its own.)
 
 Recency is measured on ``ts`` (when the memory was stored, i.e. how fresh the knowledge is); time
@@ -43,12 +52,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
+from . import timematch
 from .lexical import count_cjk, tokenize
+from .neighbourhood import session_density
 from .timewindow import parse_time_window
 
-__all__ = ["Candidate", "RankSettings", "rank", "quoted_phrases", "explain"]
+__all__ = ["Candidate", "RankSettings", "content_terms", "rank", "quoted_phrases", "explain"]
 
 _UNSET: Any = object()
 _QUOTE_RE = re.compile(r'"([^"]{2,200})"|“([^”]{2,200})”|「([^」]{1,200})」|『([^』]{1,200})』|‘([^’]{2,200})’')
@@ -61,6 +73,7 @@ class Candidate:
     metadata: dict[str, Any]
     vector_sim: float | None = None  # cosine similarity from the vector leg; None if not in that leg
     lexical: float | None = None  # BM25 score; None if not in that leg
+    terms: int | None = None  # distinct index terms of the text when known (the lexical index has them)
 
 
 @dataclass
@@ -81,11 +94,25 @@ class RankSettings:
     importance_weight: float = 0.2  # rel * (1 + w * (importance - 0.5))
     time_window_mode: str = "boost"  # "boost" | "filter" | "off"
     time_window_boost: float = 0.5
+    time_told_after: float = 0.5  # share of the window boost for a memory told just after the window
+    time_from_text: bool = True  # a time named in the memory's text ("last week") counts as its event time
+    when_boost: float = 0.2  # a "when" question favours memories whose text names a time
+    info_weight: float = 0.2  # content-rich memories over chit-chat: w * min(1, distinct terms / info_terms)
+    info_terms: int = 30
+    session_weight: float = 0.2  # * (1 + w * density of the head's score mass around the memory's time)
+    session_gap_s: float = 3600.0  # memories within this of each other count as one conversation
+    session_top: int = 20
     durable_tags: tuple[str, ...] = (
         "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
     )  # fmt: skip
     durable_importance: float = 0.8
     require_active: bool = True
+
+
+@lru_cache(maxsize=8192)
+def content_terms(text: str) -> int:
+    """Distinct index terms of ``text`` (stopwords dropped): how much a memory says."""
+    return len(set(tokenize(text)))
 
 
 def _norm(s: str) -> str:
@@ -148,6 +175,7 @@ class _Parts:
     relevance: float = 0.0
     boost: float = 0.0
     recency: float = 1.0
+    info: float = 1.0
     window_hit: bool = False
 
 
@@ -196,6 +224,7 @@ def _score_parts(
     qnorm = _norm(query)
     qtokens = set(tokenize(query))
     phrases = quoted_phrases(query)
+    when = s.when_boost > 0 and timematch.asks_when(query)
     mention_cache: dict[str, bool] = {}
 
     def mentioned(name: str) -> bool:
@@ -240,9 +269,20 @@ def _score_parts(
         boost += s.importance_weight * (importance - 0.5)
         if time_window is not None and s.time_window_mode == "boost":
             ets = _f(md, "event_ts", _f(md, "ts", math.nan))
-            if time_window[0] <= ets < time_window[1]:
-                p.window_hit = True
-                boost += s.time_window_boost
+            if s.time_from_text or s.time_told_after:
+                fit = timematch.window_affinity(
+                    time_window, ets, c.text if s.time_from_text else "", told_after=s.time_told_after
+                )
+            else:
+                fit = 1.0 if time_window[0] <= ets < time_window[1] else 0.0
+            if fit > 0:
+                p.window_hit = fit >= 1.0
+                boost += s.time_window_boost * fit
+        if when and timematch.mentions_time(c.text):
+            boost += s.when_boost
+        if s.info_weight and s.info_terms > 0:
+            n = c.terms if c.terms is not None else content_terms(c.text)
+            p.info = 1.0 + s.info_weight * min(1.0, n / s.info_terms)
         p.boost = boost
         durable = importance >= s.durable_importance or any(t.casefold() in s.durable_tags for t in tags)
         if not durable and hl_s > 0 and s.recency_weight > 0:
@@ -250,6 +290,10 @@ def _score_parts(
             p.recency = 1.0 - s.recency_weight * (1.0 - 0.5 ** (age / hl_s))
         out.append((c, p))
     return out
+
+
+def _total(p: _Parts) -> float:
+    return p.relevance * max(0.0, 1.0 + p.boost) * p.info * p.recency
 
 
 def _resolve_window(query: str, now_ts: float, time_window: Any, s: RankSettings) -> tuple[float, float] | None:
@@ -294,9 +338,23 @@ def rank(
         time_window=window,
         as_of_ts=now_ts if as_of_ts is None else as_of_ts,
     )
-    scored = [(c, p.relevance * max(0.0, 1.0 + p.boost) * p.recency) for c, p in parts]
+    scored = [(c, _total(p) * f) for (c, p), f in zip(parts, _session_factors(parts, s), strict=True)]
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
+
+
+def _session_factors(parts: Sequence[tuple[Candidate, _Parts]], s: RankSettings) -> list[float]:
+    """``1 + session_weight * density`` per candidate (aligned with ``parts``), density over the
+    best ``session_top`` of the scores before it."""
+    if s.session_weight <= 0 or len(parts) < 2:
+        return [1.0] * len(parts)
+    order = sorted(range(len(parts)), key=lambda i: -_total(parts[i][1]))
+    times = [_f(parts[i][0].metadata or {}, "event_ts", _f(parts[i][0].metadata or {}, "ts", math.nan)) for i in order]
+    dens = session_density(times, [_total(parts[i][1]) for i in order], top=s.session_top, gap_s=s.session_gap_s)
+    out = [1.0] * len(parts)
+    for i, d in zip(order, dens, strict=True):
+        out[i] = 1.0 + s.session_weight * d
+    return out
 
 
 def explain(
@@ -324,7 +382,9 @@ def explain(
     rows = [
         {
             "id": c.id,
-            "score": p.relevance * max(0.0, 1.0 + p.boost) * p.recency,
+            "score": _total(p) * f,
+            "session": f,
+            "info": p.info,
             "relevance": p.relevance,
             "boost": p.boost,
             "recency": p.recency,
@@ -332,7 +392,7 @@ def explain(
             "vector_sim": c.vector_sim,
             "lexical": c.lexical,
         }
-        for c, p in parts
+        for (c, p), f in zip(parts, _session_factors(parts, s), strict=True)
     ]
     rows.sort(key=lambda r: -r["score"])
     return rows

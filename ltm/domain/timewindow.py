@@ -148,9 +148,24 @@ def _h_day_month_year(m: re.Match[str], now: datetime) -> tuple[datetime, dateti
     return _day_range(d) if d else None
 
 
+def _month_part(rng: tuple[datetime, datetime], part: str) -> tuple[datetime, datetime]:
+    """ "early" / "mid" / "late" (or "beginning" / "middle" / "end") of a span: its thirds."""
+    start, end = rng
+    third = timedelta(days=max(1, round((end - start).days / 3)))  # a month: days 1-10, 11-20, 21-end
+    part = part.lower().rstrip("-")
+    if part in ("early", "beginning", "start"):
+        return start, start + third
+    if part in ("mid", "middle"):
+        return start + third, start + 2 * third
+    return start + 2 * third, end
+
+
 def _h_month_year(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
     y = int(m["y"])
-    return _month_range(y, MONTHS[m["mon"].lower()], now.tzinfo) if _plausible_year(y) else None
+    if not _plausible_year(y):
+        return None
+    rng = _month_range(y, MONTHS[m["mon"].lower()], now.tzinfo)
+    return _month_part(rng, m["part"]) if m["part"] else rng
 
 
 def _h_month(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
@@ -168,7 +183,14 @@ def _h_month(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | Non
         year = now.year
     else:
         year = _latest_month(now, month)
-    return _month_range(year, month, now.tzinfo)
+    rng = _month_range(year, month, now.tzinfo)
+    if rel in ("early", "mid", "mid-", "late"):
+        return _month_part(rng, rel)
+    if rel == "since":
+        return rng[0], max(now, rng[1])
+    if rel in ("until", "till"):
+        return _OPEN_START.astimezone(now.tzinfo), rng[0]
+    return rng
 
 
 def _h_year(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
@@ -394,14 +416,16 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         ),
         _h_day_month_year,
     ),
-    (re.compile(rf"\b(?P<mon>{_MONTH_ALT})\.?,?\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE), _h_month_year),
+    (re.compile(rf"(?:\b(?P<part>early|mid|late)[\s-]+)?\b(?P<mon>{_MONTH_ALT})\.?,?\s+(?:of\s+)?(?P<y>\d{{4}})\b",
+                re.IGNORECASE), _h_month_year),
     (
         re.compile(r"\b(?:the day before yesterday|yesterday|today|tonight|last night)\b", re.IGNORECASE),
         _h_relative_day,
     ),
     (
         re.compile(
-            r"\b(?P<which>this|current|last|past|previous)\s+(?P<unit>week|month|year|weekend)\b", re.IGNORECASE
+            r"\b(?P<which>this|current|last|past|previous)\s+(?P<unit>week|month|year|weekend)\b(?!\s+of\b)",
+            re.IGNORECASE,
         ),
         _h_this_last,
     ),
@@ -418,6 +442,117 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
 ]  # fmt: skip
 
 
+def _expressions(query: str, now: datetime) -> list[tuple[int, int, _Range]]:
+    """Every time expression of ``query`` as non-overlapping ``(start, end, range)``, in order.
+
+    Where matches overlap, the earliest one starts a group and the longest of the group (then the
+    more specific rule) wins: "in May 2023" is May 2023, "上周三" is a day, "2023-05-08" is a day.
+    """
+    found: list[tuple[int, int, int, _Range]] = []
+    for order, (rx, handler) in enumerate(_RULES):
+        for m in rx.finditer(query):
+            try:
+                rng = handler(m, now)
+            except (OverflowError, ValueError):  # "1000000 days ago" leaves the calendar
+                rng = None
+            if rng is not None and rng[1] > rng[0]:
+                found.append((m.start(), m.end(), order, rng))
+    found.sort(key=lambda f: (f[0], f[2]))
+    out: list[tuple[int, int, _Range]] = []
+    while found:
+        first = found[0]
+        overlapping = [f for f in found if f[0] < first[1] and f[1] > first[0]]
+        best = min(overlapping, key=lambda f: (-(f[1] - f[0]), f[2]))
+        out.append((best[0], best[1], best[3]))
+        found = [f for f in found if f[0] >= best[1]]
+    return out
+
+
+# ---- Composition: ranges ("between A and B") and anchors ("the week before A", "A之前") ----
+
+_RANGE_JOIN = re.compile(r"\s*(?:,\s*)?(?:and|to|until|till|through|thru|-|–|—|~|至|到|和|与)\s*", re.IGNORECASE)
+_RANGE_OPEN = re.compile(r"(?:\b(?:between|from)|从|在)\s*(?:the\s+)?$", re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "night": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
+_ANCHOR_UNIT = re.compile(
+    r"(?:\b(?P<n>\d+|" + _NUM_ALT + r")\s+|\b(?:the\s+)?)(?P<unit>day|night|week|weekend|month|year)s?\s+"
+    r"(?P<dir>before|prior\s+to|preceding|leading\s+up\s+to|after|following|later\s+than)\s+(?:the\s+|on\s+)?$",
+    re.IGNORECASE,
+)
+_ANCHOR_OPEN = re.compile(
+    r"\b(?P<dir>before|prior\s+to|until|till|up\s+to|after|since)\s+(?:the\s+|on\s+)?$", re.IGNORECASE
+)
+_PART_OF = re.compile(
+    r"\b(?:(?:the\s+)?(?P<part>beginning|start|middle|end)|(?P<early>early|mid|late)\s+part"
+    r"|(?:the\s+)?(?P<ord>first|second|third|fourth|last)\s+week)\s+(?:of\s+)?(?:the\s+)?$",
+    re.IGNORECASE,
+)
+_ZH_ANCHOR_UNIT = re.compile(
+    rf"^\s*(?:的)?(?P<dir>之前|以前|前|之后|以后|后)(?P<n>{_ZH_NUM})?(?:个)?(?P<unit>天|周|星期|礼拜|月|年)"
+)
+_ZH_ANCHOR_OPEN = re.compile(r"^\s*(?:的)?(?P<dir>之前|以前|前|之后|以后|后|以来|起)")
+_ZH_UNIT_DAYS = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "年": 365}
+_OPEN_START = datetime(1900, 1, 1, tzinfo=UTC)
+
+
+def _shift(rng: _Range, direction: str, unit_days: int, n: int, weekend: bool = False) -> _Range:
+    """The ``n``-th span of ``unit_days`` before (ending at the anchor's start) or after (starting at
+    its end) the anchor: "the week before 16 May" is 9-16 May, "2 days after 3 May" is 5 May."""
+    start, end = rng
+    if weekend:  # the Saturday-Sunday before / after the anchor
+        if direction == "before":
+            sat = _day_start(start) - timedelta(days=(start.weekday() - 5) % 7 or 7)
+        else:
+            sat = _day_start(end) + timedelta(days=(5 - end.weekday()) % 7)
+        return sat, sat + timedelta(days=2)
+    span = timedelta(days=unit_days)
+    if direction == "before":
+        return start - n * span, start - (n - 1) * span
+    return end + (n - 1) * span, end + n * span
+
+
+def _part_of(rng: _Range, m: re.Match[str]) -> _Range:
+    start, end = rng
+    if m["ord"]:
+        i = {"first": 0, "second": 1, "third": 2, "fourth": 3}.get(m["ord"].lower())
+        s = start + timedelta(days=7 * i) if i is not None else end - timedelta(days=7)
+        return s, min(end, s + timedelta(days=7))
+    return _month_part(rng, m["part"] or m["early"])
+
+
+def _compose(query: str, exprs: list[tuple[int, int, _Range]], now: datetime) -> _Range:
+    a_start, a_end, rng = exprs[0]
+    before, after = query[:a_start], query[a_end:]
+    if len(exprs) > 1:  # "between 11 and 15 August", "from May to July", "5月1日到5月8日"
+        b_start, _, b_rng = exprs[1]
+        join = _RANGE_JOIN.fullmatch(query[a_end:b_start])
+        if (
+            join
+            and b_rng[1] > rng[0]
+            and (_RANGE_OPEN.search(before) or join.group(0).strip() not in ("and", "和", "与"))
+        ):
+            return rng[0], max(rng[1], b_rng[1])
+    if (m := _PART_OF.search(before)) and (rng[1] - rng[0]) >= timedelta(days=27):
+        return _part_of(rng, m)
+    if m := _ANCHOR_UNIT.search(before):
+        direction = "before" if m["dir"].lower().split()[0] in ("before", "prior", "preceding", "leading") else "after"
+        unit = m["unit"].lower()
+        n = _num(m["n"]) if m["n"] else 1
+        return _shift(rng, direction, _UNIT_DAYS[unit], n or 1, weekend=unit == "weekend")
+    if m := _ANCHOR_OPEN.search(before):
+        if m["dir"].lower().split()[0] in ("before", "prior", "until", "till", "up"):
+            return _OPEN_START.astimezone(now.tzinfo), rng[0]
+        return (rng[0] if m["dir"].lower() == "since" else rng[1]), max(now, rng[1])
+    if m := _ZH_ANCHOR_UNIT.match(after):
+        n = _zh_int(m["n"]) if m["n"] else 1
+        direction = "before" if "前" in m["dir"] else "after"
+        return _shift(rng, direction, _ZH_UNIT_DAYS[m["unit"]], n or 1)
+    if m := _ZH_ANCHOR_OPEN.match(after):
+        if "前" in m["dir"]:
+            return _OPEN_START.astimezone(now.tzinfo), rng[0]
+        return (rng[0] if m["dir"] in ("以来", "起") else rng[1]), max(now, rng[1])
+    return rng
+
+
 def parse_time_window(query: str, now: datetime) -> tuple[float, float] | None:
     """The first explicit time window named in ``query`` as ``[start_ts, end_ts)``, or ``None``.
 
@@ -428,25 +563,10 @@ def parse_time_window(query: str, now: datetime) -> tuple[float, float] | None:
         return None
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    found: list[tuple[int, int, int, tuple[datetime, datetime]]] = []
-    for order, (rx, handler) in enumerate(_RULES):
-        for m in rx.finditer(query):
-            try:
-                rng = handler(m, now)
-            except (OverflowError, ValueError):  # "1000000 days ago" leaves the calendar
-                rng = None
-            if rng is not None:
-                found.append((m.start(), m.end(), order, rng))
-                break
-    if not found:
+    exprs = _expressions(query, now)
+    if not exprs:
         return None
-    # The earliest expression wins; among the matches overlapping it, the longest (then the more
-    # specific rule): "in May 2023" is May 2023, "上周三" is a day, "2023-05-08" is a day.
-    found.sort(key=lambda f: (f[0], f[2]))
-    first = found[0]
-    overlapping = [f for f in found if f[0] < first[1] and f[1] > first[0]]
-    best = min(overlapping, key=lambda f: (-(f[1] - f[0]), f[2]))
-    start, end = best[3]
+    start, end = _compose(query, exprs, now)
     if end <= start:
         return None
     return start.timestamp(), end.timestamp()

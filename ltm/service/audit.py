@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..domain.scope import AUDIT_PREFIX
 from ..ports import KeyValueStore
 
 CHUNK = 50
@@ -40,7 +41,7 @@ class AuditEntry:
         return asdict(self)
 
 
-PREFIX = "audit/"
+PREFIX = AUDIT_PREFIX
 
 
 def _key(log: str, part: str) -> str:

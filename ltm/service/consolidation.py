@@ -37,14 +37,23 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import Episode
-from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.scope import (
+    ACTIVE,
+    PROPOSAL_PREFIX,
+    Criteria,
+    Scope,
+    l2_lock_key,
+    narrowest_audience,
+    owned_keys,
+    proposal_key,
+)
 from ..domain.timefields import parse_instant, to_iso
-from .memory_service import Actor, MemoryService, RetireEvent
+from .memory_service import Actor, MemoryService, RetireEvent, WriteStep
 from .settings import _bool, _int
 
 log = logging.getLogger(__name__)
 
-PREFIX = "consolidation/"
+PREFIX = PROPOSAL_PREFIX
 RECORD_FORMAT = "ltm-consolidation/1"
 MAX_PENDING_PER_SCOPE = 5
 PROPOSAL_TTL_DAYS = 7
@@ -232,14 +241,21 @@ class Proposal:
 STALE_REASONS = ("missing_source", "inactive", "changed", "validity", "sender", "covered")
 
 
+# remember's refusals of a replaced source, as the stale reason of the proposal
+_TARGET_ERRORS = {
+    "error.supersede_missing": "missing_source",
+    "error.supersede_status": "inactive",
+    "error.supersede_speaker": "sender",
+}
+
+
 def _stale(reason: str) -> ConflictError:
     """A stale proposal: one message key per reason (``consol.error.stale_<reason>``)."""
     code = reason if reason in STALE_REASONS else "changed"
     return ConflictError(f"proposal is stale: {reason}", key=f"consol.error.stale_{code}", reason=code)
 
 
-def _key(user_key: str, proposal_id: str) -> str:
-    return f"{PREFIX}{user_key}/{proposal_id}"
+_key = proposal_key
 
 
 def new_proposal_id() -> str:
@@ -327,11 +343,14 @@ class Consolidator:
         self._settings = settings or (lambda: ConsolidationSettings.from_settings(service.settings))
         self._kb_epoch: dict[str, int] = {}
         service.retire_listeners.append(self.on_retired)
+        service.retire_steps.append(self.give_back_steps)
 
     def close(self) -> None:
-        """Unregister the retire listener (tests, plugin teardown)."""
+        """Unregister the retire listener and step provider (tests, plugin teardown)."""
         if self.on_retired in self.service.retire_listeners:
             self.service.retire_listeners.remove(self.on_retired)
+        if self.give_back_steps in self.service.retire_steps:
+            self.service.retire_steps.remove(self.give_back_steps)
 
     @property
     def settings(self) -> ConsolidationSettings:
@@ -363,7 +382,7 @@ class Consolidator:
             raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
 
     def _lock(self, scope: Scope) -> str:
-        return f"l2:{scope.collection}:{scope.user_key}"
+        return l2_lock_key(scope)
 
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
@@ -417,10 +436,10 @@ class Consolidator:
         await self.service.kv.delete(_key(p.user_key, p.id))
 
     async def _scope_proposals(self, scope: Scope) -> list[Proposal]:
-        """Every proposal record of this L2 scope (the key prefix is re-checked against the record:
-        a user key that is a prefix of another must not see the other's proposals)."""
+        """Every proposal record of this L2 scope: the key's owner is checked exactly (a user key that
+        is a prefix of another must not see the other's proposals), then the record's."""
         out = []
-        for key in await self.service.kv.keys(f"{PREFIX}{scope.user_key}/"):
+        for key in owned_keys(scope, await self.service.kv.keys(f"{PREFIX}{scope.user_key}/")):
             pid = key.rsplit("/", 1)[-1]
             p = await self._load(scope.user_key, pid)
             if (
@@ -639,15 +658,16 @@ class Consolidator:
             if self._expired(p):
                 await self._store(p.spent("stale", now, reason="expired"))
                 raise ConflictError("proposal expired", key="consol.error.proposal_expired", days=PROPOSAL_TTL_DAYS)
-            check = rules.recheck_sources(
-                p.sources,
-                await self._by_ids(scope, p.source_ids),
-                sender_id=p.sender_id,
-                valid_from=p.valid_from,
-                valid_until=p.valid_until,
-            )
-            if check.ok and set(p.source_ids) & await self._covered(scope):
+            if set(p.source_ids) & await self._covered(scope):  # replaced by another summary already
                 check = rules.ProposalCheck(False, "covered")
+            else:
+                check = rules.recheck_sources(
+                    p.sources,
+                    await self._by_ids(scope, p.source_ids),
+                    sender_id=p.sender_id,
+                    valid_from=p.valid_from,
+                    valid_until=p.valid_until,
+                )
             if not check.ok:
                 await self._store(p.spent("stale", now, reason=check.reason))
                 raise _stale(check.reason)
@@ -661,36 +681,38 @@ class Consolidator:
         p, sources = await self._claim(scope, proposal_id)
         raw, links = rules.summary_fields(p.summary, sources, p.id)
         target = scope.with_sender(p.sender_id)
+        audience = narrowest_audience([e.audience for e in sources])  # never wider than its sources
+        if audience is None:  # sources from two private chats: no one may read all of them
+            await self._store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
+            raise _stale("sender")
         try:
             # Guarded: the statement guards see origin "consolidation" and decide (the review queue
             # refuses a tombstoned value on every write path and parks conflicts only for
-            # conversational origins).
-            summary, _ = await svc.remember(target, raw, actor, origin=rules.ORIGIN, links=links, guarded=True)
+            # conversational origins). The summary replaces its sources in the same vector write
+            # (``replaces``: each checked present, active and of the speaker under the write's lock),
+            # so they leave default recall and injection exactly when it arrives.
+            summary, _ = await svc.remember(
+                target,
+                raw,
+                actor,
+                origin=rules.ORIGIN,
+                links=links,
+                guarded=True,
+                audience=audience,
+                replaces=p.source_ids,
+            )
         except FencedError:
             raise  # the outcome is unknown: the proposal stays used (no second summary)
+        except (NotFoundError, ConflictError) as exc:
+            await self._release(scope, p)  # nothing was written; stale when a source changed
+            reason = _TARGET_ERRORS.get(exc.key)
+            if reason is None:
+                raise
+            raise _stale(reason) from exc  # a source retired between the claim and the write
         except BaseException:
             await self._release(scope, p)  # nothing was written: the proposal may be run again
             raise
-        # A source retired between the claim and the write is caught here (or, when it retires
-        # after this check, by the cascade, which then finds the summary).
-        check = rules.recheck_sources(
-            p.sources,
-            await self._by_ids(scope, p.source_ids),
-            sender_id=p.sender_id,
-            valid_from=p.valid_from,
-            valid_until=p.valid_until,
-        )
-        now = to_iso(svc.clock())
-        if not check.ok:
-            await svc.bulk_delete(
-                scope,
-                Criteria(statuses=None, ids=(summary.id,)),
-                actor,
-                reason=f"consolidation {p.id}: a source changed during the run",
-            )
-            await self._store(p.spent("stale", now, reason=check.reason))
-            raise _stale(check.reason)
-        await self._store(p.spent("used", now, result_id=summary.id))
+        await self._store(p.spent("used", to_iso(svc.clock()), result_id=summary.id))
         return summary
 
     async def _release(self, scope: Scope, p: Proposal) -> None:
@@ -727,6 +749,30 @@ class Consolidator:
         return True
 
     # ------------------------------------------------------------------ cascades
+    async def give_back_steps(self, event: RetireEvent) -> list[WriteStep]:
+        """Retire step provider: an ACTIVE summary that is forgotten, archived or deleted gives its
+        sources back - the ones it still replaces (superseded by it, not retired in the same
+        event) become active again, in the same all-or-nothing mutation as the removal (audited
+        ``consolidation.restore``). A summary that a correction had superseded gives nothing back:
+        the correction replaced it. Called under the scope's write lock."""
+        if event.operation not in ("forget", "archive", "bulk_delete"):
+            return []
+        leaving = {e.id for e in event.episodes}
+        svc = self.service
+        steps: list[WriteStep] = []
+        for summary in event.episodes:
+            if not rules.is_summary(summary) or summary.status != "active":
+                continue
+            found = await self._by_ids(event.scope, rules.sources_of(summary))
+            back = [
+                e
+                for e in found.values()
+                if e.status == "superseded" and e.superseded_by == summary.id and e.id not in leaving
+            ]
+            if back:
+                steps.append(svc.restore_step(event.scope, back, summary.id, "consolidation.restore"))
+        return steps
+
     async def on_retired(self, event: RetireEvent) -> None:
         """Retire listener: delete the summaries derived from a retired record (same scope only; from
         every index, through ``bulk_delete``) and drop every pending proposal of the scope that
@@ -735,6 +781,10 @@ class Consolidator:
         retired = {e.id for e in event.episodes if not rules.is_summary(e)}
         scope = event.scope
         if not retired or not scope.collection or not scope.user_key:
+            return
+        if event.operation == "consolidate":
+            # the sources were just replaced by their own summary, which stays; another pending
+            # proposal over them is refused as ``covered`` when it is run
             return
         failure: BaseException | None = None
         victims: list[str] = []

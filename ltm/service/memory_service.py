@@ -1,7 +1,9 @@
 """MemoryService: the one object every surface (tools, listener, command, engine, console) calls.
 
 Every verb exists once here. Every L2 read, search, list, count, export and delete is filtered by
-:func:`ltm.domain.scope.scope_filter`; every mutation is serialized per scope and audited.
+:func:`ltm.domain.scope.scope_where` (the scope and the read rule); every mutation is serialized per
+scope, audited, and allowed or refused by :mod:`ltm.domain.privilege` inside the verb itself, so
+no surface can skip the policy.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..domain import budget as budget_rules
+from ..domain import privilege as policy
 from ..domain import ranking, timewindow
+from ..domain import rerank as rerank_rules
 from ..domain.errors import (
     BackendError,
     ConflictError,
     FencedError,
     MemoryError_,
     NotFoundError,
+    PermissionDenied,
     ScopeError,
     ValidationError,
 )
@@ -33,42 +38,60 @@ from ..domain.models import (
     Profile,
     apply_profile_patch,
     build_episode,
+    content_hash,
+    is_record_id,
     validate_episode_input,
     validate_profile_patch,
+    validity_window,
 )
 from ..domain.scope import (
     ACTIVE,
+    AS_OF_STATUSES,
+    FENCE_PREFIX,
+    PROFILE_PREFIX,
     STATUSES,
     Criteria,
     Scope,
+    audience_of_key,
     audit_log_key,
     derive_scope,
-    key_part,
-    matches,
-    scope_filter,
+    inject_key,
+    kb_part,
+    key_part_value,
+    l1_lock_key,
+    l2_lock_key,
+    may_read,
+    owned_keys,
+    parse_lock_key,
+    parse_storage_key,
+    profile_storage_key,
+    scope_owns,
+    scope_where,
     session_profile_key,
     speaker_profile_key,
-    speaker_profile_prefix,
 )
-from ..domain.timefields import now_utc, parse_instant, to_iso
+from ..domain.text import check_text
+from ..domain.timefields import now_utc, parse_instant, to_iso, ts
 from ..domain.trust import trust_label
-from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
+from ..ports import Embedder, KeyValueStore, Reranker, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
-from .lexical_cache import LexicalCache
 from .locks import ScopeLocks
+from .recall_index import VECTOR_KEY, RecallIndex, ScopeIndex, encode_vector
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 KB_PREFIX = "kb/"
-PROFILE_PREFIX = "profile/"
-INJECT_PREFIX = "inject/"
 DOC_PREFIX = "doc/"
-FENCE_PREFIX = "fence/"
 JOURNAL_PREFIX = "journal/"
 LIST_PAGE = 200
 DELETE_BATCH = 2000
+# A remember identical to an active memory of the same scope and speaker stored less than this long
+# ago is the natural retry of a write whose answer was lost (a plugin restart during the turn, a
+# timeout): it returns the existing memory instead of storing a second copy. Longer than a turn
+# plus the host's restart of the plugin, short enough that restating a fact days later still counts.
+REMEMBER_RETRY_WINDOW_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,9 @@ class RecalledEpisode:
             "event_at": e.event_at,
             "valid_from": e.valid_from,
             "valid_until": e.valid_until,
+            "valid_window": validity_window(e),
+            "status": e.status,
+            **({"superseded_by": e.superseded_by} if e.superseded_by else {}),
             "claim_type": e.claim_type,
             "confidence": e.confidence,
             "trust": trust_label(e.claim_type, e.confidence),
@@ -114,6 +140,23 @@ class RecallResult:
     tokens: int = 0
     window: tuple[float, float] | None = None
     candidates: int = 0
+    as_of: str | None = None  # the instant of an as-of recall (UTC ISO-8601), None for "now"
+
+
+class Remembered(tuple):
+    """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
+    ``existing`` is True when an identical memory stored moments ago was returned (a retry)."""
+
+    existing: bool
+
+    def __new__(cls, episode: Episode, superseded: list[Episode], existing: bool = False) -> Remembered:
+        self = super().__new__(cls, (episode, superseded))
+        self.existing = existing
+        return self
+
+    @property
+    def episode(self) -> Episode:
+        return self[0]
 
 
 @dataclass
@@ -130,7 +173,7 @@ class RetireEvent:
     pending proposals) and tombstones. Fired after the mutation committed and its lock was released."""
 
     scope: Scope
-    operation: str  # "supersede" | "archive" | "forget" | "bulk_delete"
+    operation: str  # "supersede" | "consolidate" | "archive" | "forget" | "bulk_delete"
     episodes: list[Episode]
     actor: Actor
     reason: str = ""
@@ -173,8 +216,7 @@ RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
 ExtraSteps = Callable[..., Awaitable[list[WriteStep]]]
 
 
-def _profile_key(key: str) -> str:
-    return PROFILE_PREFIX + key
+_profile_key = profile_storage_key
 
 
 class MemoryService:
@@ -185,16 +227,19 @@ class MemoryService:
         embedder_for: Callable[[str, KbSettings], Embedder],
         settings: Callable[[], Settings] = Settings,
         clock: Callable[[], datetime] = now_utc,
+        reranker_for: Callable[[str, KbSettings], Reranker] | None = None,
     ) -> None:
         self.kv = kv
+        self._reranker_for = reranker_for
         self.vectors = vectors
         self._embedder_for = embedder_for
         self._settings = settings
         self.clock = clock
         self.locks = ScopeLocks()
         self.audit = AuditLog(kv)
-        self.lexical = LexicalCache(vectors)
+        self.index = RecallIndex(vectors)  # both recall legs of every active scope, kept by the writes
         self._kb_cache: dict[str, KbSettings | None] = {}
+        self._kb_ids: tuple[float, list[str]] | None = None  # (read at, registered KB ids)
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
         self._pending: dict[str, _Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
         # Extension points used by the review queue and consolidation (one service, more rules):
@@ -206,11 +251,23 @@ class MemoryService:
         # writes that must commit with a retirement, in the same all-or-nothing mutation (the
         # tombstone of ``forget --never``)
         self.retire_steps: list[RetireSteps] = []
+        self._recovery: asyncio.Task[list[dict[str, Any]]] | None = None
 
     # ------------------------------------------------------------------ settings & KBs
     @property
     def settings(self) -> Settings:
         return self._settings()
+
+    def caller(self, actor: Actor) -> policy.Caller:
+        """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
+        return policy.caller_of(actor.privilege, actor.sender_id, self.settings.admin_sender_ids)
+
+    def _require_admin(self, verb: str, actor: Actor) -> None:
+        """Refuse an admin verb of the policy table for a caller who is not a memory admin."""
+        if policy.requires_admin(verb) and not self.caller(actor).admin:
+            raise PermissionDenied(
+                f"{verb} needs a memory admin", key=f"cmd.refused.{policy.rule_for(verb).kind}", verb=verb
+            )
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         if not kb_id:
@@ -219,6 +276,7 @@ class MemoryService:
         async with self.locks.hold("install"):
             await self.kv.set(KB_PREFIX + kb_id, json.dumps(kb.to_dict()).encode())
             self._kb_cache[kb_id] = kb
+            self._kb_ids = None
         log.info("memory knowledge base registered: %s (isolation=%s)", kb_id, kb.isolation)
         return kb
 
@@ -226,7 +284,8 @@ class MemoryService:
         async with self.locks.hold("install"):
             await self.kv.delete(KB_PREFIX + kb_id)
             self._kb_cache.pop(kb_id, None)
-        self.lexical.invalidate(kb_id)
+            self._kb_ids = None
+        self.index.invalidate(kb_id)
         await self.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
         try:
             await self.vectors.drop_collection(kb_id)
@@ -245,7 +304,14 @@ class MemoryService:
         return kb
 
     async def known_kbs(self) -> list[str]:
-        return sorted(k[len(KB_PREFIX) :] for k in await self.kv.keys(KB_PREFIX))
+        """The registered memory KBs. The host lists every storage key of the plugin at once, so the
+        list is kept (registering and removing through this process update it; re-read after the
+        recall index's TTL for KBs another process registered)."""
+        now = self.index.clock()
+        if self._kb_ids is None or now - self._kb_ids[0] > self.index.ttl:
+            ids = sorted(k[len(KB_PREFIX) :] for k in await self.kv.keys(KB_PREFIX))
+            self._kb_ids = (now, ids)
+        return list(self._kb_ids[1])
 
     async def resolve_kb(self, pipeline_kbs: Sequence[str] = ()) -> str:
         """The memory KB for a query: the first of ours on the pipeline, else the configured one,
@@ -334,11 +400,14 @@ class MemoryService:
         return await self.audit.count(audit_log_key(scope))
 
     async def audit_page(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
-        """Newest first: (entries, total)."""
-        return await self.audit.page(audit_log_key(scope), page, page_size)
+        """Newest first: (entries, total). Entries of what was done in a chat this reader may not
+        read (another person's private chat, ``bot`` isolation) keep only their number, time and
+        operation (``redacted``), so paging and totals stay the log's own."""
+        entries, total = await self.audit.page(audit_log_key(scope), page, page_size)
+        return [_readable_entry(scope, e) for e in entries], total
 
     async def audit_export(self, scope: Scope) -> list[dict[str, Any]]:
-        return await self.audit.export(audit_log_key(scope))
+        return [_readable_entry(scope, e) for e in await self.audit.export(audit_log_key(scope))]
 
     # ------------------------------------------------------------------ fences & journal
     async def _load_fences(self) -> dict[str, dict[str, Any]]:
@@ -405,8 +474,7 @@ class MemoryService:
         return {k: v for k, v in (await self._load_fences()).items() if k in self._scope_fence_keys(scope, [k])}
 
     def _scope_fence_keys(self, scope: Scope, keys: Sequence[str]) -> list[str]:
-        prefixes = (f"l1:{key_part(scope.scope_key)}#", f"l1:{key_part(scope.user_key)}#")
-        return [k for k in keys if k == self._l2_lock(scope) or k.startswith(prefixes)]
+        return owned_keys(scope, keys, lock=True)
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""
@@ -414,7 +482,8 @@ class MemoryService:
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
-        keys = [k for k in await self._load_fences() if k.startswith(f"l2:{kb_id}:")]
+        kb = kb_part(kb_id)
+        keys = [k for k in await self._load_fences() if (p := parse_lock_key(k)) and p.layout == "l2" and p.kb == kb]
         return sum([await self.clear_fence(k, actor, reason) for k in keys])
 
     async def clear_all_fences(self, actor: Actor, *, confirm: bool, reason: str = "") -> int:
@@ -428,12 +497,14 @@ class MemoryService:
         try:
             return await aw
         except asyncio.CancelledError:
+            self.index.invalidate(scope.collection, scope.user_key)  # the write may have landed
             await self._set_fence(lock_key, scope, operation, "cancelled after dispatch")
             raise
         except MemoryError_:
             raise
         except Exception as exc:
             if is_unknown_outcome(exc):
+                self.index.invalidate(scope.collection, scope.user_key)
                 await self._set_fence(lock_key, scope, operation, f"{type(exc).__name__}: {exc}")
                 raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             log.warning("%s refused by the backend: %s", operation, exc)
@@ -538,6 +609,8 @@ class MemoryService:
         order, so the store is in its before-state again. A fence set by the failing write stays
         (a late write could still land). If taking back fails too, every lock of the operation is
         fenced and the journal stays: recovery reports it."""
+        check_text(reason or "", "reason")
+        await self.wait_recovered()
         locks = list(dict.fromkeys(s.lock_key for s in steps))
         for key in locks:
             await self._check_fence(key)
@@ -590,8 +663,41 @@ class MemoryService:
             except Exception as exc:
                 log.error("%s: taking back a write in %s failed: %s", operation, step.lock_key, exc)
                 ok = False
-            self.lexical.invalidate(step.scope.collection, step.scope.user_key)
+            self.index.invalidate(step.scope.collection, step.scope.user_key)
         return ok, cancelled
+
+    def start_recovery(self) -> asyncio.Task[list[dict[str, Any]]]:
+        """Run :meth:`recover` in the background (the plugin answers the host at once after a
+        restart); every write waits for it first (:meth:`wait_recovered`), reads do not."""
+        if self._recovery is None:
+            self._recovery = asyncio.get_running_loop().create_task(self._recover_logged())
+        return self._recovery
+
+    def stop_recovery(self) -> None:
+        """Cancel a background recovery still running (its installation was revoked)."""
+        if self._recovery is not None and not self._recovery.done():
+            self._recovery.cancel()
+
+    async def _recover_logged(self) -> list[dict[str, Any]]:
+        try:
+            report = await self.recover()
+        except Exception:
+            log.exception("recovery of half-finished operations failed; they stay in the journal")
+            return []
+        for outcome in report:
+            log.warning("recovered %s (%s): %s", outcome["op_id"], outcome["operation"], outcome["state"])
+        return report
+
+    async def wait_recovered(self) -> None:
+        """Until the background recovery settled the journal: a write racing it could change a
+        state recovery is still judging. Shielded: a cancelled write never cancels recovery."""
+        task = self._recovery
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+
+    @property
+    def recovering(self) -> bool:
+        return self._recovery is not None and not self._recovery.done()
 
     async def recover(self) -> list[dict[str, Any]]:
         """After a restart: settle every open journal entry. An operation whose expected state is
@@ -672,6 +778,23 @@ class MemoryService:
         write = self.kv.set(key, value) if value is not None else self.kv.delete(key)
         await self._dispatch(lock_key, scope, operation, write)
 
+    def restore_step(self, scope: Scope, episodes: Sequence[Episode], cause: str, operation: str) -> WriteStep:
+        """One vector write that makes ``episodes`` (rows of ``scope`` as read under its lock)
+        active again, their ``superseded_by`` cleared; taken back by writing them as they were.
+        For a step of a larger mutation (a removed summary giving its sources back)."""
+        restored = [e.retagged(status="active", superseded_by="") for e in episodes]
+        originals = list(episodes)
+        ids = [e.id for e in restored]
+        return WriteStep(
+            scope,
+            self._l2_lock(scope),
+            dict.fromkeys(ids, "active"),
+            apply=lambda: self._upsert(scope, restored, operation),
+            undo=lambda: self._upsert(scope, originals, operation + ".undo", fence_check=False),
+            audit=(ids[:50], f"{len(ids)} memories active again: {cause} no longer replaces them"),
+            audit_op=operation,
+        )
+
     def kv_step(
         self,
         scope: Scope,
@@ -712,7 +835,10 @@ class MemoryService:
         key = self._profile_keys(scope, kind, sender_id)
         raw = await self._backend(self.kv.get(_profile_key(key)), "profile read")
         data = json.loads(raw) if raw else {}
-        return Profile.from_dict(data, kind, key)
+        profile = Profile.from_dict(data, kind, key)
+        if kind == "speaker":
+            profile.sender_id = sender_id
+        return profile
 
     async def update_profile(
         self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ExtraSteps | None = None
@@ -725,10 +851,17 @@ class MemoryService:
         sender = scope.sender_id or actor.sender_id
         key = self._profile_keys(scope, str(target), sender)
         s = self.settings
-        async with self.locks.hold("l1:" + key):
-            await self._check_fence("l1:" + key)
+        members = s.members_edit_group_profile
+        if not policy.may_edit_profile(
+            self.caller(actor), str(target), group=scope.is_group, members_edit_group_profile=members
+        ):
+            raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
+        async with self.locks.hold(l1_lock_key(key)):
+            await self._check_fence(l1_lock_key(key))
             old = await self._backend(self.kv.get(_profile_key(key)), "profile read")
             current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
+            if target == "speaker":
+                current.sender_id = sender  # the readable id: the key may hold a shortened one
             updated = apply_profile_patch(
                 current,
                 patch,
@@ -736,8 +869,9 @@ class MemoryService:
                 max_preferences=s.max_profile_preferences,
                 updated_at=to_iso(self.clock()),
             )
-            payload = json.dumps(updated.to_dict(), ensure_ascii=False).encode("utf-8")
-            lock_key, skey = "l1:" + key, _profile_key(key)
+            record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+            payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+            lock_key, skey = l1_lock_key(key), _profile_key(key)
             step = WriteStep(
                 scope,
                 lock_key,
@@ -752,12 +886,16 @@ class MemoryService:
         return updated
 
     async def speaker_profiles(self, scope: Scope) -> list[Profile]:
-        prefix = _profile_key(speaker_profile_prefix(scope))
         out = []
-        for k in sorted(await self.kv.keys(prefix)):
+        for k in sorted(await self.kv.keys(_profile_key(scope.user_key + "#"))):
+            parsed = parse_storage_key(k)
+            if parsed is None or parsed.layout != "profile.speaker" or not scope_owns(scope, parsed):
+                continue
             raw = await self.kv.get(k)
             if raw:
-                out.append(Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :]))
+                p = Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :])
+                p.sender_id = p.sender_id or key_part_value(parsed.tail) or ""
+                out.append(p)
         return out
 
     # ------------------------------------------------------------------ L2 writes
@@ -773,21 +911,24 @@ class MemoryService:
         vectors = await self._backend(embedder.embed([e.content for e in episodes]), "embedding")
         if len(vectors) != len(episodes):
             raise BackendError("embedding count mismatch", key="error.backend", what="embedding")
+        # the vector rides in the metadata too, so the recall index is built from one paged list
         records = [
-            VectorRecord(id=e.id, vector=list(v), metadata=e.to_metadata(), document=e.content)
+            VectorRecord(
+                id=e.id, vector=list(v), metadata={**e.to_metadata(), VECTOR_KEY: encode_vector(v)}, document=e.content
+            )
             for e, v in zip(episodes, vectors, strict=True)
         ]
         await self._dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
         for r in records:
-            self.lexical.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
+            self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
         (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`_delete_steps`."""
-        where = scope_filter(scope.user_key, Criteria(statuses=None, ids=tuple(ids)))
+        where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
         await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
         for rid in ids:
-            self.lexical.on_delete(scope.collection, scope.user_key, rid)
+            self.index.on_delete(scope.collection, scope.user_key, rid)
 
     def _new_row_steps(
         self,
@@ -854,7 +995,7 @@ class MemoryService:
             raise BackendError("the record is still present after delete", key="error.delete_unverified")
 
     def _l2_lock(self, scope: Scope) -> str:
-        return f"l2:{scope.collection}:{scope.user_key}"
+        return l2_lock_key(scope)
 
     async def remember(
         self,
@@ -866,29 +1007,50 @@ class MemoryService:
         links: dict[str, Any] | None = None,
         guarded: bool = True,
         also: ExtraSteps | None = None,
-    ) -> tuple[Episode, list[Episode]]:
+        audience: str | None = None,
+        replaces: Sequence[str] = (),
+    ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
         ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
         (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
         reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
-        this one, all or nothing (the review queue's candidate record). Returns (new episode,
-        superseded episodes)."""
+        this one, all or nothing (the review queue's candidate record). ``audience`` narrows who may
+        read it (a summary takes its sources'). Returns (new episode, superseded episodes).
+
+        ``replaces``: ids of active memories of this scope and speaker that the new one replaces as
+        a whole (a reviewed summary's sources): superseded by it in the same vector write, like
+        ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
+        by a model's request, and announced to the retire listeners as ``consolidate``.
+
+        Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
+        memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
+        that memory (``existing``), writes nothing and audits nothing (its own write was audited),
+        even while the scope is fenced: that is how a write whose outcome was unknown is found."""
         self._need_l2(scope)
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.locks.hold(self._l2_lock(scope)):
-            targets = await self._check_supersede_targets(scope, data)
+            if links is None and also is None:
+                same = await self._retry_of(scope, data)
+                if same is not None:
+                    log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
+                    return Remembered(same, [], existing=True)
+            targets = await self._check_supersede_targets(scope, data.supersedes, actor)
+            replaced = await self._check_supersede_targets(
+                scope, [i for i in replaces if i not in data.supersedes], actor
+            )
             if guarded:
                 for guard in self.statement_guards:
                     await guard(scope, data, actor, origin)
-            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()))
+            episode = build_episode(data, scope, origin=origin, timestamp=to_iso(self.clock()), audience=audience)
             if links:
                 episode.extra = dict(links)
+            targets = [*targets, *replaced]
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             summary = f"remembered {episode.id}" + (
-                f", superseding {', '.join(t.id for t in targets)}" if targets else ""
+                f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
             )
             step = WriteStep(
                 scope,
@@ -896,14 +1058,31 @@ class MemoryService:
                 {episode.id: "active", **{t.id: "superseded" for t in targets}},
                 apply=lambda: self._upsert(scope, [episode, *retired], "episode.remember"),
                 undo=lambda: self._take_back_remember(scope, episode, targets),
-                audit=([episode.id, *[t.id for t in targets]], summary),
+                audit=([episode.id, *[t.id for t in targets]][:50], summary),
             )
             extra = await also(episode, retired) if also is not None else []
             await self._mutate_steps(actor, "episode.remember", [step, *extra])
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
-        if targets:
-            await self._retired(RetireEvent(scope, "supersede", targets, actor))
-        return episode, retired
+        corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
+        if corrected:
+            await self._retired(RetireEvent(scope, "supersede", corrected, actor))
+        if replaced:
+            await self._retired(RetireEvent(scope, "consolidate", replaced, actor))
+        return Remembered(episode, retired)
+
+    async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
+        """The active memory of this scope and speaker that ``data`` repeats (same content, same
+        times, same corrections), stored within the retry window; the newest one, or None."""
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
+        since = self.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
+        same = [
+            e
+            for e in await self._fetch(scope, crit, limit=50)
+            if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and sorted(e.supersedes) == sorted(data.supersedes)
+            and ts(e.timestamp, 0.0) >= since
+        ]
+        return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
 
     async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
         await self._delete_ids(scope, [episode.id], "episode.remember.undo")
@@ -919,8 +1098,9 @@ class MemoryService:
     async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
         """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
         inference or an unverified statement is lifted; recall never lifts it). Audited once;
-        confirming a confirmed memory changes nothing."""
+        confirming a confirmed memory changes nothing. A memory admin's verb."""
         self._need_l2(scope)
+        self._require_admin("confirm", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if episode.status != "active":
@@ -946,6 +1126,14 @@ class MemoryService:
         log.info("confirm: %s in %s", episode.id, scope.user_key)
         return updated
 
+    async def _retire_steps(self, event: RetireEvent) -> list[WriteStep]:
+        """The writes that must commit with ``event``'s retirement (all or nothing with it): the
+        tombstone of ``forget --never``, the sources a removed summary gives back."""
+        steps: list[WriteStep] = []
+        for provider in self.retire_steps:
+            steps += await provider(event)
+        return steps
+
     async def _retired(self, event: RetireEvent) -> None:
         for listener in self.retire_listeners:
             try:
@@ -953,26 +1141,35 @@ class MemoryService:
             except Exception:
                 log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
-    async def _check_supersede_targets(self, scope: Scope, data: EpisodeInput) -> list[Episode]:
-        if not data.supersedes:
+    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str], actor: Actor) -> list[Episode]:
+        """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
+        replaces: the speaker's own, or, for a memory admin, a shared one
+        (:func:`ltm.domain.privilege.may_supersede`)."""
+        if not ids:
             return []
-        found = {e.id: e for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(data.supersedes)))}
+        caller = policy.Caller(scope.sender_id, self.caller(actor).admin)
+        found: dict[str, Episode] = {}
+        for i in range(0, len(ids), 100):
+            for e in await self._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
+                found[e.id] = e
         out = []
-        for sid in data.supersedes:
+        for sid in ids:
             ep = found.get(sid)
             if ep is None:
                 raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
             if ep.status != "active":
                 raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
-            if ep.sender_id != scope.sender_id:
+            if ep.sender_id and ep.sender_id != scope.sender_id:
                 raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
+            if not policy.may_supersede(caller, ep.sender_id):
+                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
             out.append(ep)
         return out
 
     async def _fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Read matching episodes page by page (bounded by ``limit``)."""
         self._need_l2(scope)
-        where = scope_filter(scope.user_key, criteria)
+        where = scope_where(scope, criteria)
         out: list[Episode] = []
         offset = 0
         while len(out) < limit:
@@ -984,6 +1181,8 @@ class MemoryService:
         return out[:limit]
 
     async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
+            raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
         found = await self._fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
@@ -999,19 +1198,36 @@ class MemoryService:
         sender_id: str | None = None,
         event_from_ts: float | None = None,
         event_until_ts: float | None = None,
+        as_of_ts: float | None = None,
     ) -> EpisodePage:
-        """A page of episodes, newest first. Pages through the backend; never loads other scopes."""
+        """A page of episodes, newest first. Pages through the backend; never loads other scopes.
+        ``as_of_ts``: only the ones valid at that instant; the default statuses then are the
+        as-of ones (active and superseded: what was true then)."""
         page = max(1, int(page))
         page_size = max(1, min(100, int(page_size)))
+        if as_of_ts is not None and statuses is not None and tuple(statuses) == ACTIVE:
+            statuses = AS_OF_STATUSES
         crit = Criteria(
             statuses=tuple(statuses) if statuses else None,
             sender_id=sender_id,
             event_from_ts=event_from_ts,
             event_until_ts=event_until_ts,
+            as_of_ts=as_of_ts,
         )
+        start = (page - 1) * page_size
+        if crit.statuses == ACTIVE:  # the scope's index orders its active rows: read only the page
+            idx = await self.scope_index(scope)
+            if idx.complete:
+                ordered = idx.matching_ids(scope_where(scope, crit))
+                want = ordered[start : start + page_size]
+                found = await self._fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
+                got = {e.id: e for e in found}
+                items = [got[i] for i in want if i in got and got[i].status == "active"]
+                if len(items) == len(want):
+                    return EpisodePage(items, page, page_size, len(ordered) > start + page_size)
+                self.index.invalidate(scope.collection, scope.user_key)  # changed by another process
         rows = await self._fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
-        start = (page - 1) * page_size
         return EpisodePage(rows[start : start + page_size], page, page_size, len(rows) > start + page_size)
 
     async def count_by_status(self, scope: Scope) -> dict[str, int]:
@@ -1023,15 +1239,17 @@ class MemoryService:
     async def forget(
         self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
     ) -> Episode:
-        """Delete one episode of this scope from the vector index, verified by reading back."""
+        """Delete one episode of this scope from the vector index, verified by reading back. The
+        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`)."""
         self._need_l2(scope)
         operation = "episode.forget"
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
+            if not policy.may_change_record(self.caller(actor), episode.sender_id):
+                raise PermissionDenied(f"{episode.id} is not the caller's", key="policy.error.forget", id=episode.id)
             event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
             steps = self._delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
-            for provider in self.retire_steps:  # e.g. the tombstone of --never: committed with the delete
-                steps += await provider(event)
+            steps += await self._retire_steps(event)  # committed with the delete
             verify = lambda: self._verify_absent(scope, [episode.id], operation)  # noqa: E731
             await self._mutate_steps(actor, operation, steps, reason=reason, verify=verify)
         log.info("forget: %s in %s", episode.id, scope.user_key)
@@ -1039,10 +1257,11 @@ class MemoryService:
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
-        """Archive or restore (lifecycle change; the row keeps its own scope keys)."""
+        """Archive or restore (lifecycle change; the row keeps its own scope keys). A memory admin's verb."""
         if status not in ("archived", "active"):
             raise ValidationError("status: archived or active", key="error.status", value=status)
         self._need_l2(scope)
+        self._require_admin("archive" if status == "archived" else "restore", actor)
         async with self.locks.hold(self._l2_lock(scope)):
             episode = await self.get_episode(scope, episode_id)
             if status == "archived" and episode.status != "active":
@@ -1058,20 +1277,21 @@ class MemoryService:
             target = "superseded" if status == "active" and episode.superseded_by else status
             updated = episode.retagged(status=target)
             op = "episode.archive" if status == "archived" else "episode.restore"
-            await self._mutate(
+            lock = self._l2_lock(scope)
+            step = WriteStep(
                 scope,
-                actor,
-                lock_key=self._l2_lock(scope),
-                operation=op,
-                targets=[episode.id],
-                summary=f"{op.split('.')[1]} {episode.id}",
-                expect={episode.id: target},
-                reason=reason,
-                write=lambda: self._upsert(scope, [updated], op),
+                lock,
+                {episode.id: target},
+                apply=lambda: self._upsert(scope, [updated], op),
+                undo=lambda: self._upsert(scope, [episode], op + ".undo", fence_check=False),
+                audit=([episode.id], f"{op.split('.')[1]} {episode.id}"),
             )
+            event = RetireEvent(scope, "archive", [episode], actor, reason)
+            extra = await self._retire_steps(event) if status == "archived" else []
+            await self._mutate_steps(actor, op, [step, *extra], reason=reason)
         log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
         if status == "archived":
-            await self._retired(RetireEvent(scope, "archive", [episode], actor, reason))
+            await self._retired(event)
         return updated
 
     async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
@@ -1086,15 +1306,17 @@ class MemoryService:
             if not ids:
                 return 0
             operation = "episode.bulk_delete"
+            event = RetireEvent(scope, "bulk_delete", victims, actor, reason)
+            steps = self._delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories"))
             await self._mutate_steps(
                 actor,
                 operation,
-                self._delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories")),
+                steps + await self._retire_steps(event),
                 reason=reason,
                 verify=lambda: self._verify_absent(scope, ids, operation),
             )
         log.info("bulk delete in %s: %d", scope.user_key, len(ids))
-        await self._retired(RetireEvent(scope, "bulk_delete", victims, actor, reason))
+        await self._retired(event)
         return len(ids)
 
     # ------------------------------------------------------------------ documents (engine ingest)
@@ -1113,7 +1335,7 @@ class MemoryService:
         items = payload["episodes"]
         if not items:
             raise ValidationError("no episodes in the document", key="error.document_empty")
-        plan: list[tuple[Scope, EpisodeInput]] = []
+        plan: list[tuple[Scope, EpisodeInput, bool]] = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, dict):
                 raise ValidationError(f"episode {n}: expected an object", key="error.document_item", n=n)
@@ -1127,16 +1349,20 @@ class MemoryService:
                 fields = {k: v for k, v in item.items() if k not in ("session_name", "bot_uuid", "sender_id", "status")}
                 fields.setdefault("source_ref", f"document:{document_id}")
                 fields.pop("supersedes", None)
+                shared = fields.pop("shared", False)
+                if not isinstance(shared, bool):
+                    raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
             except MemoryError_ as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
-            plan.append((scope, data))
-        for scope, data in plan:  # tombstones refuse the whole document before anything is written
+            plan.append((scope, data, shared))
+        for scope, data, _shared in plan:  # tombstones refuse the whole document before anything is written
             await self.screen_statement(scope, data, actor, "document")
         by_scope: dict[str, list[Episode]] = {}
         scopes: dict[str, Scope] = {}
-        for scope, data in plan:
-            ep = build_episode(data, scope, origin="document", timestamp=to_iso(self.clock()), document_id=document_id)
+        for scope, data, shared in plan:
+            now = to_iso(self.clock())
+            ep = build_episode(data, scope, origin="document", timestamp=now, document_id=document_id, shared=shared)
             by_scope.setdefault(scope.user_key, []).append(ep)
             scopes[scope.user_key] = scope
         touched = sorted(by_scope)
@@ -1184,6 +1410,7 @@ class MemoryService:
                         victims[scope.user_key] = rows
                         ids = [e.id for e in rows]
                         steps += self._delete_steps(scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories"))
+                        steps += await self._retire_steps(RetireEvent(scope, "bulk_delete", rows, actor, reason))
                 steps.append(self.kv_step(scopes[0], operation, key, None, raw))
 
                 async def verify(victims: dict[str, list[Episode]] = victims, scopes: list[Scope] = scopes) -> None:
@@ -1199,6 +1426,15 @@ class MemoryService:
         return 0
 
     # ------------------------------------------------------------------ recall
+    async def scope_index(self, scope: Scope, settings: Settings | None = None) -> ScopeIndex:
+        """The scope's recall index (built on first use from one paged list of its active rows)."""
+        s = settings or self.settings
+        self.index.configure(
+            budget_bytes=s.recall_index_mb << 20, ttl=float(s.recall_index_ttl_seconds), max_docs=s.lexical_max_docs
+        )
+        embedder = await self._embedder(scope)
+        return await self._backend(self.index.get(scope.collection, scope.user_key, embedder.embed), "recall index")
+
     async def recall(
         self,
         scope: Scope,
@@ -1214,10 +1450,47 @@ class MemoryService:
         budget_tokens: int | None = None,
         parse_window: bool = True,
     ) -> RecallResult:
-        """Profiles + ranked active episodes of this scope for ``query``."""
+        """Profiles + ranked episodes of this scope for ``query``: the active ones valid now, or
+        with ``as_of`` the ones valid at that instant, superseded ones included (what was true
+        then, even if a correction or a summary replaced it since). A default recall never sees a
+        superseded row. ``as_of`` is validated before anything is read."""
+        check_text(query, "query")
         s = self.settings
         now = self.clock()
+        as_of_dt = parse_instant(as_of, "as_of") if as_of else None
         speaker = speaker_id if speaker_id is not None else scope.sender_id
+        # the index's list (cold scope) goes out with the profile reads and the embedding
+        index_task = asyncio.ensure_future(self.scope_index(scope, s)) if scope.collection and query.strip() else None
+        try:
+            return await self._recall(
+                scope, query, s, now, speaker, index_task, limit=limit, only_speaker=only_speaker,
+                time_from=time_from, time_until=time_until, as_of_dt=as_of_dt, with_profiles=with_profiles,
+                budget_tokens=budget_tokens, parse_window=parse_window,
+            )  # fmt: skip
+        finally:
+            if index_task is not None and not index_task.done():
+                index_task.cancel()  # the build itself goes on (shared) and is kept
+            elif index_task is not None and not index_task.cancelled():
+                index_task.exception()  # not needed by this recall (k = 0, bad input): not an error
+
+    async def _recall(
+        self,
+        scope: Scope,
+        query: str,
+        s: Settings,
+        now: datetime,
+        speaker: str,
+        index_task: asyncio.Future[ScopeIndex] | None,
+        *,
+        limit: int | None,
+        only_speaker: bool,
+        time_from: str | None,
+        time_until: str | None,
+        as_of_dt: datetime | None,
+        with_profiles: bool,
+        budget_tokens: int | None,
+        parse_window: bool,
+    ) -> RecallResult:
         prof_task = (
             asyncio.gather(
                 self.get_profile(scope, "session"),
@@ -1243,11 +1516,11 @@ class MemoryService:
             if time_until:
                 t1 = parse_instant(time_until, "time_until").timestamp()
                 window = (window[0] if window else 0.0, t1)
-            as_of_ts = parse_instant(as_of, "as_of").timestamp() if as_of else now.timestamp()
+            as_of_ts = as_of_dt.timestamp() if as_of_dt else now.timestamp()
             # An explicit time range is a hard filter inside the store; a window parsed from the query's
             # words ("last week", "昨天") only favours matching memories (a hard filter cost recall@5).
             crit = Criteria(
-                statuses=ACTIVE,
+                statuses=AS_OF_STATUSES if as_of_dt else ACTIVE,
                 as_of_ts=as_of_ts,
                 sender_id=speaker if only_speaker and speaker else None,
                 event_from_ts=window[0] if window and window[0] > 0 else None,
@@ -1255,9 +1528,9 @@ class MemoryService:
             )
             if window is None and parse_window:
                 window = timewindow.parse_time_window(query, now)
-            if k > 0:
+            if k > 0 and index_task is not None:
                 episodes, n_candidates = await self._ranked(
-                    scope, kb, query, crit, k, speaker, now, window=window, as_of_ts=as_of_ts
+                    scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s
                 )
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
                 keep = budget_rules.fit_budget([(r.episode.id, r.episode.content, r.score) for r in episodes], budget)
@@ -1270,7 +1543,15 @@ class MemoryService:
         log.info(
             "recall in %s: %d episodes (%d candidates)", scope.user_key or scope.scope_key, len(episodes), n_candidates
         )
-        return RecallResult(session_profile, speaker_profile, episodes, tokens, window, n_candidates)
+        return RecallResult(
+            session_profile,
+            speaker_profile,
+            episodes,
+            tokens,
+            window,
+            n_candidates,
+            as_of=to_iso(as_of_dt) if as_of_dt else None,
+        )
 
     async def _ranked(
         self,
@@ -1281,11 +1562,15 @@ class MemoryService:
         k: int,
         speaker: str,
         now: datetime,
+        index_task: asyncio.Future[ScopeIndex],
         *,
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
+        settings: Settings | None = None,
     ) -> tuple[list[RecalledEpisode], int]:
-        where = scope_filter(scope.user_key, crit)
+        s = settings or self.settings
+        where = scope_where(scope, crit)
+        history = crit.statuses != ACTIVE  # an as-of recall: superseded rows too
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
@@ -1293,31 +1578,26 @@ class MemoryService:
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
-            hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
-            for h in hits:
-                cands[h.id] = ranking.Candidate(
-                    id=h.id,
-                    text=str(h.metadata.get("text") or ""),
-                    metadata=h.metadata,
-                    vector_sim=h.similarity,
-                    lexical=None,
+            idx = await index_task
+            rows = idx.vector_search(qv, pool, where)
+            if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
+                hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
+                rows = [(h.id, h.similarity, h.metadata) for h in hits]
+            for rid, sim, md in rows:
+                cands[rid] = ranking.Candidate(
+                    id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=sim, lexical=None
                 )
 
-        lexical_index: list[Any] = []
+        lexical: list[ScopeIndex] = []
 
         async def lexical_leg() -> list[tuple[str, float, dict[str, Any]]]:
-            idx = await self._backend(
-                self.lexical.get(scope.collection, scope.user_key, self.settings.lexical_max_docs), "lexical index"
-            )
-            lexical_index.append(idx)
-            out = []
-            for rid, score in idx.bm25.search(query, pool * 3):
-                md = idx.metadata.get(rid)
-                if md is not None and matches(md, where):
-                    out.append((rid, score, md))
-                if len(out) >= pool:
-                    break
-            return out
+            idx = await index_task
+            if not idx.holds(where):  # e.g. other statuses than active: index the rows the filter selects
+                rows = await self._fetch(scope, crit, limit=s.lexical_max_docs)
+                rows.sort(key=lambda e: (e.timestamp, e.id))
+                idx = ScopeIndex.of_rows([(e.id, e.content, e.to_metadata()) for e in rows], s.lexical_max_docs)
+            lexical.append(idx)
+            return idx.lexical_search(query, pool, where)
 
         legs: list[Awaitable[Any]] = []
         if strategy in ("hybrid", "vector"):
@@ -1333,39 +1613,71 @@ class MemoryService:
                 cands[rid] = ranking.Candidate(
                     id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=None, lexical=score
                 )
-        if lexical_index:  # BM25 for vector-only candidates too: no extra round trip
+        if strategy == "hybrid":  # BM25 for vector-only candidates too: no extra round trip
             missing = [c.id for c in cands.values() if c.lexical is None]
-            for rid, score in lexical_index[0].bm25.scores(query, missing).items():
+            for rid, score in lexical[0].lexical_scores(query, missing).items():
                 if rid in cands and score > 0:
                     cands[rid].lexical = score
-        hl = (
-            kb.recency_half_life_days
-            if kb and kb.recency_half_life_days is not None
-            else self.settings.recency_half_life_days
-        )
+            for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
+                c.terms = lexical[0].bm25.distinct_terms(c.id)
+        hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else s.recency_half_life_days
         ranked = ranking.rank(
             list(cands.values()),
             query=query,
             now_ts=now.timestamp(),
             speaker_id=speaker or None,
-            settings=ranking.RankSettings(half_life_days=hl),
+            settings=ranking.RankSettings(half_life_days=hl, require_active=not history),
             time_window=window,
             as_of_ts=as_of_ts,
         )
+        ranked = await self._reranked(scope, kb, query, ranked, k)
         out = [RecalledEpisode(Episode.from_metadata(c.metadata, c.id), score) for c, score in ranked[:k]]
         return out, len(cands)
 
+    async def _reranked(
+        self, scope: Scope, kb: KbSettings | None, query: str, ranked: list[tuple[ranking.Candidate, float]], k: int
+    ) -> list[tuple[ranking.Candidate, float]]:
+        """The fused order with its head reordered by the KB's rerank model, when one is set: one
+        bounded call; an error or a timeout keeps the fused order (recall never fails for it)."""
+        if not (kb and kb.rerank_model and self._reranker_for and k > 0 and len(ranked) > 1):
+            return ranked
+        head = ranked[: max(k, rerank_rules.DEFAULT_POOL)]
+        try:
+            reranker = self._reranker_for(scope.collection, kb)
+            answer = await asyncio.wait_for(
+                reranker.rerank(query, [c.text for c, _ in head], kb.rerank_timeout_s), kb.rerank_timeout_s
+            )
+        except TimeoutError:
+            log.warning("rerank model %s timed out after %.1fs; fused order kept", kb.rerank_model, kb.rerank_timeout_s)
+            return ranked
+        except Exception as exc:  # a failing model must not fail the recall
+            log.warning("rerank model %s failed (%s); fused order kept", kb.rerank_model, type(exc).__name__)
+            return ranked
+        order = rerank_rules.apply(head, rerank_rules.parse_scores(answer, len(head)))
+        # The head's fused scores, best first, follow the new order: the budget keeps by value.
+        return [(c, s) for (c, _), (_, s) in zip(order, head, strict=True)] + ranked[len(head) :]
+
     # ------------------------------------------------------------------ injection snapshot
     async def save_injection(self, scope: Scope, snapshot: dict[str, Any]) -> None:
-        await self.kv.set(INJECT_PREFIX + scope.scope_key, json.dumps(snapshot, ensure_ascii=False).encode("utf-8"))
+        # the readable identity stays in the record (a very long id is shortened in the key)
+        record = {**snapshot, "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+        await self.kv.set(inject_key(scope), json.dumps(record, ensure_ascii=False).encode("utf-8"))
 
     async def last_injection(self, scope: Scope) -> dict[str, Any] | None:
-        raw = await self.kv.get(INJECT_PREFIX + scope.scope_key)
+        raw = await self.kv.get(inject_key(scope))
         return json.loads(raw) if raw else None
 
 
 async def _none() -> None:
     return None
+
+
+def _readable_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit entry as the read rule lets ``scope`` see it (see :meth:`MemoryService.audit_page`)."""
+    if may_read(scope, audience_of_key(str(entry.get("scope_key") or ""))):
+        return entry
+    keep = ("seq", "at", "operation", "user_key", "collection")
+    return {**{k: entry.get(k) for k in keep}, "targets": [], "sender": "", "summary": "", "redacted": True}
 
 
 def _scope_from(d: dict[str, Any]) -> Scope:
@@ -1378,6 +1690,7 @@ def _scope_from(d: dict[str, Any]) -> Scope:
         user_key=str(d.get("user_key") or ""),
         collection=str(d.get("collection") or ""),
         sender_id=str(d.get("sender_id") or ""),
+        operator=True,  # recovery, fences and documents act for the installation, not for a chat
     )
 
 

@@ -51,7 +51,20 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import Episode, EpisodeInput, Profile, content_hash
-from ..domain.scope import ACTIVE, Criteria, Scope
+from ..domain.scope import (
+    ACTIVE,
+    TOMB_PREFIX,
+    Criteria,
+    Scope,
+    audience_of,
+    candidate_key,
+    kb_part,
+    may_read,
+    owned_keys,
+    reader_audience,
+    review_base,
+    tombstone_key,
+)
 from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..ports import ChatModel
@@ -64,8 +77,6 @@ log = logging.getLogger(__name__)
 PENDING, CONFLICT, ACCEPTED, REJECTED = "pending", "conflict", "accepted", "rejected"
 CANDIDATE_STATUSES: tuple[str, ...] = (PENDING, CONFLICT, ACCEPTED, REJECTED)
 OPEN: tuple[str, ...] = (PENDING, CONFLICT)
-CAND_PREFIX = "cand/"
-TOMB_PREFIX = "tomb/"
 INDEX_CHUNK = 50
 MAX_OPEN = 500
 MODEL_TIMEOUT_S = 30.0
@@ -231,13 +242,13 @@ class ReviewQueue:
     # ------------------------------------------------------------------ keys
     @staticmethod
     def _base(scope: Scope) -> str:
-        return f"{scope.collection}/{scope.user_key}"
+        return review_base(scope)
 
     def _rkey(self, scope: Scope, cid: str) -> str:
-        return f"{CAND_PREFIX}{self._base(scope)}/r/{cid}"
+        return candidate_key(scope, f"r/{cid}")
 
     def _tkey(self, scope: Scope, tid: str) -> str:
-        return f"{TOMB_PREFIX}{self._base(scope)}/{tid}"
+        return tombstone_key(scope, tid)
 
     async def _read(self, key: str) -> Any:
         raw = await self.service._backend(self.service.kv.get(key), "review read")
@@ -343,9 +354,10 @@ class ReviewQueue:
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
         """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
         self.service._need_l2(scope)
-        prefix = f"{TOMB_PREFIX}{self._base(scope)}/"
+        prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
         items = []
-        for k in await self.service._backend(self.service.kv.keys(prefix), "review keys"):
+        keys = await self.service._backend(self.service.kv.keys(prefix), "review keys")
+        for k in owned_keys(scope, keys):  # exact owner: a launcher id extending this one is not this scope
             raw = await self._read(k)
             if raw:
                 items.append(Tombstone.from_dict(raw))
@@ -475,7 +487,7 @@ class ReviewQueue:
         return "store:" + self._base(scope)
 
     async def _open_list(self, scope: Scope) -> list[dict[str, Any]]:
-        return list(await self._read(f"{CAND_PREFIX}{self._base(scope)}/open") or [])
+        return list(await self._read(candidate_key(scope, "open")) or [])
 
     async def _insert(
         self,
@@ -511,18 +523,18 @@ class ReviewQueue:
             created_at=self._now(),
             created_by=_actor_dict(actor),
         )
-        base = f"{CAND_PREFIX}{self._base(scope)}"
         kind = "parked" if status == CONFLICT else "proposed"
         operation = "candidate.propose"
         kv = self.service.kv
         async with self.locks.hold(self._store_lock(scope)):
-            raw_open = await self.service._backend(kv.get(base + "/open"), "review read")
+            open_key, head_key = candidate_key(scope, "open"), candidate_key(scope, "head")
+            raw_open = await self.service._backend(kv.get(open_key), "review read")
             open_ = list(json.loads(raw_open) if raw_open else [])
             if len(open_) >= MAX_OPEN:
                 raise ConflictError("the review queue is full", key="review.error.queue_full", limit=MAX_OPEN)
-            raw_head = await self.service._backend(kv.get(base + "/head"), "review read")
+            raw_head = await self.service._backend(kv.get(head_key), "review read")
             cand.seq = int((json.loads(raw_head) if raw_head else {"seq": 0})["seq"]) + 1
-            chunk_key = f"{base}/i/{(cand.seq - 1) // INDEX_CHUNK}"
+            chunk_key = candidate_key(scope, f"i/{(cand.seq - 1) // INDEX_CHUNK}")
             raw_chunk = await self.service._backend(kv.get(chunk_key), "review read")
             chunk = list(json.loads(raw_chunk) if raw_chunk and (cand.seq - 1) % INDEX_CHUNK else [])
             chunk.append([cand.seq, cand.id])
@@ -534,8 +546,8 @@ class ReviewQueue:
             steps = [
                 self.service.kv_step(scope, operation, self._rkey(scope, cand.id), self._bytes(cand.to_dict()), None),
                 self.service.kv_step(scope, operation, chunk_key, self._bytes(chunk), raw_chunk),
-                self.service.kv_step(scope, operation, base + "/head", self._bytes({"seq": cand.seq}), raw_head),
-                self.service.kv_step(scope, operation, base + "/open", self._bytes(open_), raw_open, audit=audit),
+                self.service.kv_step(scope, operation, head_key, self._bytes({"seq": cand.seq}), raw_head),
+                self.service.kv_step(scope, operation, open_key, self._bytes(open_), raw_open, audit=audit),
             ]
             await self.service._mutate_steps(actor, operation, steps)
         log.info("candidate %s %s in %s (%s, %s)", cand.id, kind, scope.user_key, cand.classification, origin)
@@ -560,7 +572,7 @@ class ReviewQueue:
             scope, operation, rkey, self._bytes(cand.to_dict()), old, audit=audit, audit_op=audit_op
         )
         record.audit_reason = audit_reason
-        okey = f"{CAND_PREFIX}{self._base(scope)}/open"
+        okey = candidate_key(scope, "open")
         lock = self.service._l2_lock(scope)
         prior: list[list[dict[str, Any]]] = []
 
@@ -590,29 +602,47 @@ class ReviewQueue:
                 f"no candidate {candidate_id}", key="review.error.candidate_missing", id=str(candidate_id)
             )
         raw = await self._read(self._rkey(scope, candidate_id))
-        if not raw:
+        cand = Candidate.from_dict(raw) if raw else None
+        if cand is None or not self.readable(scope, cand):  # the read rule: "not found" to this reader
             raise NotFoundError(f"no candidate {candidate_id}", key="review.error.candidate_missing", id=candidate_id)
-        return Candidate.from_dict(raw)
+        return cand
+
+    @staticmethod
+    def readable(scope: Scope, cand: Candidate) -> bool:
+        """The read rule of episodes (:func:`ltm.domain.scope.reader_audience`) for a candidate: the
+        audience of what is written where it was proposed."""
+        d = cand.scope
+        where = Scope(
+            session_name=str(d.get("session_name") or ""),
+            bot_uuid=str(d.get("bot_uuid") or ""),
+            isolation=str(d.get("isolation") or ""),
+            session_key=str(d.get("session_key") or ""),
+            scope_key=str(d.get("scope_key") or ""),
+            user_key=str(d.get("user_key") or ""),
+        )
+        return may_read(scope, audience_of(where))
 
     async def list(
         self, scope: Scope, *, page: int = 1, page_size: int = 10, all_statuses: bool = False
     ) -> CandidatePage:
-        """Newest first: the open candidates (pending and conflict), or every candidate."""
+        """Newest first: the open candidates (pending and conflict), or every candidate, that this
+        reader may read (in ``bot`` isolation another person's private chat stays private)."""
         self.service._need_l2(scope)
         page, page_size = max(1, int(page)), max(1, min(100, int(page_size)))
         start = (page - 1) * page_size
+        if reader_audience(scope) is not None:
+            return await self._readable_page(scope, page, page_size, all_statuses)
         if not all_statuses:
             rows = sorted(await self._open_list(scope), key=lambda o: o["seq"], reverse=True)
             ids = [o["id"] for o in rows[start : start + page_size]]
             total = len(rows)
         else:
-            base = f"{CAND_PREFIX}{self._base(scope)}"
-            total = int((await self._read(base + "/head") or {"seq": 0})["seq"])
+            total = int((await self._read(candidate_key(scope, "head")) or {"seq": 0})["seq"])
             hi, lo = total - start, max(1, total - start - page_size + 1)
             ids = []
             if hi >= 1:
                 for k in range((hi - 1) // INDEX_CHUNK, (lo - 1) // INDEX_CHUNK - 1, -1):
-                    chunk = await self._read(f"{base}/i/{k}") or []
+                    chunk = await self._read(candidate_key(scope, f"i/{k}")) or []
                     ids += [cid for seq, cid in sorted(chunk, reverse=True) if lo <= seq <= hi]
         items = []
         for cid in ids:
@@ -620,6 +650,20 @@ class ReviewQueue:
             if raw:
                 items.append(Candidate.from_dict(raw))
         return CandidatePage(items, page, page_size, total > start + page_size, total)
+
+    async def _readable_page(self, scope: Scope, page: int, page_size: int, all_statuses: bool) -> CandidatePage:
+        """A page of the candidates this reader may read: the whole queue read as the operator,
+        filtered by the read rule, then paged (the open list is bounded by ``MAX_OPEN``)."""
+        everything, n = [], 1
+        while True:
+            part = await self.list(scope.as_operator(), page=n, page_size=100, all_statuses=all_statuses)
+            everything += [c for c in part.items if self.readable(scope, c)]
+            if not part.has_more:
+                break
+            n += 1
+        start = (page - 1) * page_size
+        items = everything[start : start + page_size]
+        return CandidatePage(items, page, page_size, len(everything) > start + page_size, len(everything))
 
     # ------------------------------------------------------------------ proposing
     async def propose(

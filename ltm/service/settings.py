@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+from ltm.i18n import normalize_lang
 
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
@@ -47,8 +53,11 @@ class Settings:
     recency_half_life_days: float = 30.0
     inject_profiles: bool = True
     admin_sender_ids: tuple[str, ...] = ()
+    members_edit_group_profile: bool = False
     memory_kb: str = ""
     lexical_max_docs: int = 5000
+    recall_index_mb: int = 256  # one budget over every scope's recall index (vectors + lexical)
+    recall_index_ttl_seconds: int = 120  # rebuilt in the background when older: other processes' writes
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -56,10 +65,10 @@ class Settings:
         c = dict(config or {})
         admins_raw = c.get("admin_sender_ids") or []
         if isinstance(admins_raw, str):
-            admins_raw = [a for a in (x.strip() for x in admins_raw.split(",")) if a]
-        lang = str(c.get("language") or "en_US")
+            # only the list syntax's own spaces: an id is compared exactly, so "a\xa0" stays itself
+            admins_raw = [a for a in (x.strip(" \t\r\n") for x in admins_raw.split(",")) if a]
         return cls(
-            language=lang if lang in ("en_US", "zh_Hans") else "en_US",
+            language=normalize_lang(str(c.get("language") or "")),
             max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
             max_profile_preferences=_int(c.get("max_profile_preferences"), 10, 1, 100),
             auto_recall=_bool(c.get("auto_recall"), True),
@@ -68,8 +77,11 @@ class Settings:
             recency_half_life_days=_float(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
             inject_profiles=_bool(c.get("inject_profiles"), True),
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
+            members_edit_group_profile=_bool(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),
             lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
+            recall_index_mb=_int(c.get("recall_index_mb"), 256, 8, 16384),
+            recall_index_ttl_seconds=_int(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
         )
 
 
@@ -83,6 +95,8 @@ class KbSettings:
     recency_half_life_days: float | None = None
     auto_recall_top_k: int | None = None
     retrieval_strategy: str = "hybrid"
+    rerank_model: str = ""  # the host's rerank model (uuid); empty: fused order only
+    rerank_timeout_s: float = 3.0  # past this the fused order is kept
 
     @classmethod
     def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
@@ -98,6 +112,8 @@ class KbSettings:
             recency_half_life_days=None if hl in (None, "") else _float(hl, 30.0, 0.0, 3650.0),
             auto_recall_top_k=None if tk in (None, "") else _int(tk, 5, 0, 50),
             retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
+            rerank_model=str(c.get("rerank_model") or "").strip(),
+            rerank_timeout_s=_float(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,4 +123,27 @@ class KbSettings:
             "recency_half_life_days": self.recency_half_life_days,
             "auto_recall_top_k": self.auto_recall_top_k,
             "retrieval_strategy": self.retrieval_strategy,
+            "rerank_model": self.rerank_model,
+            "rerank_timeout_s": self.rerank_timeout_s,
         }
+
+
+class ConfigCache(Generic[T]):
+    """``parse(source())``, parsed again only when the host config changed (compared by value with
+    a deep copy of the last one, so an in-place edit counts): a turn reads the settings several
+    times, and a dict comparison costs a fraction of a parse."""
+
+    def __init__(self, source: Callable[[], dict[str, Any] | None], parse: Callable[[dict[str, Any] | None], T]):
+        self._source = source
+        self._parse = parse
+        self._seen: dict[str, Any] | None = None
+        self._value: T | None = None
+        self.parses = 0
+
+    def __call__(self) -> T:
+        config = self._source()
+        if self._value is None or config != self._seen:
+            self._seen = copy.deepcopy(config)
+            self._value = self._parse(config)
+            self.parses += 1
+        return self._value

@@ -16,6 +16,13 @@ Import (L2) accepts that document, or a bare list, or ``{"episodes": [...]}``:
   item without ``id`` gets ``hash:<content hash>``). An item whose (content hash, original id)
   already exists in the scope, as its id or as its ``import_original_id``, is skipped, so
   importing the same file twice does not duplicate;
+- an imported record says it was imported: its ``origin`` is ``import`` (the file's is kept as
+  ``extra.imported_origin``), its confidence is at most what its claim type gives a new statement
+  (``confirmed`` only comes from a person confirming it here: the file's is kept as
+  ``extra.imported_confidence``, a file's ``confirmed_by``/``confirmed_at`` are dropped), so an
+  import never passes itself off as the speaker's own confirmed statement. ``sender_id`` is kept
+  (whose statement it was); the record's audience is the current chat's (``"shared": true``
+  marks it readable in every chat of a ``bot``-isolation knowledge base);
 - ``supersedes``/``superseded_by`` links are remapped to the new ids (or to the episode already
   imported from that original id); a link to an episode that is not in the scope is dropped, and
   re-joined from the other side when that episode is imported later (paged exports);
@@ -47,10 +54,12 @@ from ..domain.models import (
     EpisodeInput,
     build_episode,
     content_hash,
+    default_confidence,
     new_episode_id,
     validate_episode_input,
 )
 from ..domain.scope import Criteria, Scope
+from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from .memory_service import Actor, MemoryService, WriteStep
 
@@ -249,6 +258,7 @@ class ImportItem:
     superseded_by: str
     extra: dict[str, Any]
     hash: str
+    shared: bool = False
 
 
 @dataclass
@@ -294,6 +304,8 @@ def _text(raw: Any, n: int, name: str, limit: int) -> str:
         return ""
     if not isinstance(raw, str):
         raise _fail(n, f"{name}: expected text", field=name)
+    if unstorable(raw):
+        raise _fail(n, f"{name}: contains a character that is not text", field=name)
     v = raw.strip()
     if len(v) > limit:
         raise _fail(n, f"{name}: longer than {limit}", field=name)
@@ -353,14 +365,23 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
             confidence = "inferred"  # an inference is never more than inferred
         origin = item.get("origin")
         origin = origin if isinstance(origin, str) and origin in ORIGINS else "import"
+        shared = item.get("shared", False)
+        if not isinstance(shared, bool):
+            raise _fail(n, "shared: expected true or false", field="shared")
         sup_raw = item.get("supersedes") or []
-        if not isinstance(sup_raw, list) or not all(isinstance(s, str) and len(s) <= MAX_ID_CHARS for s in sup_raw):
+        if not isinstance(sup_raw, list) or not all(
+            isinstance(s, str) and len(s) <= MAX_ID_CHARS and not unstorable(s) for s in sup_raw
+        ):
             raise _fail(n, "supersedes: expected a list of ids", field="supersedes")
         sup_by = _text(item.get("superseded_by"), n, "superseded_by", MAX_ID_CHARS)
         extra = item.get("extra")
         extra = {} if extra is None else extra
         if not isinstance(extra, dict):
             raise _fail(n, "extra: expected an object", field="extra")
+        try:
+            check_data(extra, "extra")
+        except MemoryError_ as exc:
+            raise _fail(n, "extra: contains a character that is not text", field="extra") from exc
         try:
             if len(canonical_json(extra)) > MAX_EXTRA_CHARS:
                 raise _fail(n, "extra: too large", field="extra")
@@ -379,9 +400,24 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
                 superseded_by=sup_by,
                 extra=extra,
                 hash=h,
+                shared=shared,
             )
         )
     return out
+
+
+def _imported_marks(item: ImportItem) -> tuple[str, dict[str, Any]]:
+    """The confidence an imported record may have here, and its ``extra`` with the file's
+    provenance kept as data: the file's origin and a confidence above the claim's default."""
+    cap = default_confidence(item.data.claim_type)
+    given = item.confidence or cap
+    extra = {k: v for k, v in item.extra.items() if k not in ("confirmed_by", "confirmed_at")}
+    if item.origin != "import":
+        extra["imported_origin"] = item.origin
+    if _CONFIDENCE_RANK[given] > _CONFIDENCE_RANK[cap]:
+        extra["imported_confidence"] = given
+        given = cap
+    return given, extra
 
 
 async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
@@ -427,17 +463,19 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
             ep = build_episode(
                 item.data,
                 scope.with_sender(item.sender_id),
-                origin=item.origin,
+                origin="import",
                 episode_id=new_ids[item.n],
                 timestamp=item.timestamp or now,
                 import_original_id=item.original_id,
+                shared=item.shared,
             )
+            confidence, extra = _imported_marks(item)
             ep = replace(
                 ep,
                 supersedes=sup,
                 superseded_by=by,
-                confidence=item.confidence or ep.confidence,
-                extra=_remap_lineage(item.extra, id_map),
+                confidence=confidence,
+                extra=_remap_lineage(extra, id_map),
             )
             episodes.append(ep)
         patches = _repair_links(episodes, {e.id: e for e in existing})

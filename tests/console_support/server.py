@@ -31,6 +31,7 @@ import asyncio
 import json
 import logging
 import mimetypes
+import re
 import threading
 from collections.abc import Coroutine
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -237,7 +238,7 @@ class ConsoleServer:
                         HOST_HTML.replace("__SANDBOX__", q.get("sandbox", HOST_SANDBOX).replace('"', ""))
                         .replace("__SRC__", f"/api/v1/plugins/{AUTHOR}/{PLUGIN}/assets/{PAGE_PATH}")
                         .replace("__THEME__", "dark" if q.get("theme") == "dark" else "light")
-                        .replace("__LANGUAGE__", "zh-Hans" if q.get("language", "").startswith("zh") else "en-US")
+                        .replace("__LANGUAGE__", _language_tag(q.get("language", "")))
                         .replace("__API__", f"/api/v1/plugins/{AUTHOR}/{PLUGIN}/page-api")
                         .replace("__PAGE_ID__", PAGE_ID)
                         .replace("__BRIDGE__", "unwrapped" if q.get("bridge") == "unwrapped" else "host")
@@ -299,3 +300,8 @@ class ConsoleServer:
                 self._send(200, body, "application/json")
 
         return Handler
+
+
+def _language_tag(value: str) -> str:
+    """A BCP-47-looking tag as the dashboard sends it (``ja-JP``, ``zh-Hant``); anything else is en-US."""
+    return value if re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}", value) else "en-US"

@@ -45,6 +45,20 @@ class TestFakeModel:
         reply = plan_reply({"messages": [{"role": "user", "content": 'CALLTOOL:remember:{"content": "x"}'}]})
         assert "tool_calls" not in reply and "not offered, not called: remember" in reply["content"]
 
+    def test_a_consolidation_request_gets_an_answer_the_plugin_accepts(self) -> None:
+        """The plugin's own prompt in, an answer its own strict check accepts out (every id cited)."""
+        from ltm.domain import consolidation as rules
+        from ltm.domain.models import Episode
+
+        sources = [
+            Episode(id=f"ep_{n:020x}", content=text, user_key="u", scope_key="u", session_name="person_u")
+            for n, text in enumerate(["I drink <b>black</b> coffee.", "I grind beans by hand"], 1)
+        ]
+        messages = rules.build_prompt(sources)
+        reply = plan_reply({"messages": messages})
+        draft = rules.parse_draft(reply["content"], [e.id for e in sources], budget_tokens=1500)
+        assert "black" in draft.summary and "by hand" in draft.summary
+
     def test_hash_embeddings_are_normalised(self) -> None:
         for vec in hash_embed(["hello world", ""]):
             assert len(vec) == 384
