@@ -48,7 +48,7 @@ def scope_body(s: Scope, **extra: Any) -> dict[str, Any]:
 
 
 async def call(page: MemoryConsole, endpoint: str, body: Any = None, method: str = "POST") -> PageResponse:
-    resp = await page.handle_api(PageRequest(endpoint=endpoint, method=method, body=body))
+    resp = await page.answer(PageRequest(endpoint=endpoint, method=method, body=body))
     assert isinstance(resp, PageResponse)
     json.dumps(resp.model_dump())  # the host serialises it
     return resp
@@ -149,10 +149,22 @@ async def test_unexpected_failure_is_a_message_not_an_exception(
 async def test_page_without_service_says_not_ready() -> None:
     page = MemoryConsole()
     page.plugin = SimpleNamespace()  # type: ignore[assignment]
-    resp = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body=None))
+    resp = await page.answer(PageRequest(endpoint="/meta", method="GET", body=None))
     assert resp.error and "not initialised" in resp.error
-    resp = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body={"lang": "zh-Hans"}))
+    resp = await page.answer(PageRequest(endpoint="/meta", method="GET", body={"lang": "zh-Hans"}))
     assert resp.error and "尚未初始化" in resp.error
+
+
+async def test_the_dashboard_gets_refusals_as_data(page: MemoryConsole, seeded: Seeded) -> None:
+    """LangBot 4.11.2 turns a failed PageResponse into HTTP 400 and the page then sees only
+    "[object Object]": ``handle_api`` (the host's entry) answers a refusal as ``{data: null, error}``
+    data, which the page's ``unwrap`` rejects with; an answer that is no refusal passes unchanged."""
+    request = PageRequest(endpoint="/derive", method="POST", body={"session_name": "bogus", "bot_uuid": "bot1"})
+    refusal = await page.handle_api(request)
+    assert refusal.error is None and refusal.data == {"data": None, "error": "Malformed session name: bogus"}
+    assert (await page.answer(request)).error == "Malformed session name: bogus"  # control: it is a refusal
+    fine = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body=None))
+    assert fine.error is None and fine.data == (await page.answer(PageRequest(endpoint="/meta", method="GET"))).data
 
 
 async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seeded) -> None:
@@ -797,7 +809,7 @@ def test_fuzz_bodies_never_raise_and_refusals_write_nothing(
     async def one() -> None:
         before = await stored_state(seeded.service)
         req = PageRequest(endpoint=endpoint, method=method, body=resolve_ids(body, seeded))
-        resp = await page.handle_api(req)
+        resp = await page.answer(req)
         assert isinstance(resp, PageResponse)
         json.dumps(resp.model_dump())
         after = await stored_state(seeded.service)
