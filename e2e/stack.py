@@ -822,16 +822,39 @@ class Stack:
         plugin = plugin or self.plugin
         config = self.plugin_config(plugin)
         config.update(updates)
+        inits = self._plugin_inits(plugin)
         self.api("PUT", f"/plugins/{plugin.author}/{plugin.name}/config", config)
         if plugin is self.plugin:
-            self._wait_plugin_back(plugin)
+            self._wait_plugin_back(plugin, inits)
         return config
 
-    def _wait_plugin_back(self, plugin: PluginRef, timeout: float = 60.0) -> None:
+    def _plugin_inits(self, plugin: PluginRef) -> int | None:
+        """How often the debug-attached ``plugin`` has logged its end of initialization (None: no log)."""
+        proc = self.processes.get(f"plugin:{plugin.plugin_id}")
+        if proc is None:
+            return None
+        try:
+            return proc.log_path.read_text(encoding="utf-8", errors="replace").count(
+                f"Plugin {plugin.plugin_id} initialized"
+            )
+        except OSError:
+            return None
+
+    def _wait_plugin_back(self, plugin: PluginRef, inits: int | None = None, timeout: float = 60.0) -> None:
         """Measured on 4.11.2: a config PUT makes the runtime shut the debug-attached plugin down and
-        re-initialize it about a second later (not "live without a restart"). Wait until the plugin has
-        answered its page API twice in a row, starting after the restart window."""
-        time.sleep(1.5)
+        re-initialize it about a second later (not "live without a restart"). A page request that arrives
+        while it initializes fails inside the plugin (its host connection is closed: an ERROR in the
+        plugin log), so wait for the plugin's own "initialized" line first (``inits`` counted before the
+        PUT), then until it has answered its page API twice in a row."""
+        if inits is None:
+            time.sleep(1.5)
+        else:
+            wait_for(
+                f"{plugin.plugin_id} to initialize again after a config change",
+                lambda: (self._plugin_inits(plugin) or 0) > inits,
+                timeout,
+                interval=0.2,
+            )
         streak = 0
 
         def settled() -> bool:
@@ -1043,11 +1066,15 @@ class Stack:
         plugin: PluginRef | None = None,
     ) -> Any:
         plugin = plugin or self.plugin
-        return self.api(
+        data = self.api(
             "POST",
             f"/plugins/{plugin.author}/{plugin.name}/page-api",
             {"page_id": page_id, "endpoint": endpoint, "method": method, "body": body},
         )
+        # the console answers a refusal as data (the dashboard would lose an HTTP 400's message)
+        if isinstance(data, dict) and set(data) == {"data", "error"} and data["error"]:
+            raise StackError(f"page-api {endpoint} refused: {data['error']}")
+        return data
 
     def kb_add_document(
         self, content: bytes, filename: str = "memories.json", timeout: float = 120.0

@@ -16,8 +16,11 @@ from babel.messages.pofile import read_po
 log = logging.getLogger(__name__)
 
 LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
-LANGUAGES = ("en_US", "zh_Hans")
+# The languages LangBot's UI and I18nString offer, in its order.
+LANGUAGES = ("en_US", "zh_Hans", "zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES")
 DEFAULT = "en_US"
+# Chinese tags name a script (zh-Hans, zh-Hant) or a region; these regions write Traditional Chinese.
+_HANT_REGIONS = ("tw", "hk", "mo")
 
 
 @lru_cache(maxsize=8)
@@ -36,12 +39,28 @@ def catalog(lang: str) -> dict[str, str]:
 
 
 def normalize_lang(lang: str | None) -> str:
-    if not lang:
+    """Map a language tag (``zh-Hant``, ``zh_TW``, ``ja``, ``es-MX``, ``en-US``...) to a catalog name.
+
+    Exact names win; otherwise the base language decides (any ``zh`` is Simplified unless it names
+    the Traditional script or a region writing it); anything unknown is English.
+    """
+    if not lang or not isinstance(lang, str):
         return DEFAULT
-    v = lang.replace("-", "_")
-    if v.lower().startswith("zh"):
-        return "zh_Hans"
-    return v if v in LANGUAGES else DEFAULT
+    v = lang.strip().replace("-", "_")
+    if v in LANGUAGES:
+        return v
+    parts = [p.lower() for p in v.split("_") if p]
+    if not parts:
+        return DEFAULT
+    base = parts[0]
+    if base == "zh":
+        rest = parts[1:]
+        traditional = "hant" in rest or ("hans" not in rest and any(r in _HANT_REGIONS for r in rest))
+        return "zh_Hant" if traditional else "zh_Hans"
+    for name in LANGUAGES:
+        if name.split("_")[0].lower() == base:
+            return name
+    return DEFAULT
 
 
 def t(key: str, lang: str | None = None, /, **args: Any) -> str:

@@ -51,7 +51,7 @@ from ltm.domain.errors import MemoryError_
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
-from ltm.i18n import error_text, normalize_lang
+from ltm.i18n import LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
@@ -112,7 +112,7 @@ async def _meta(c: Ctx) -> dict[str, Any]:
             "fences": views.fences_supported(c.service),
         },
         "statuses": list(STATUSES),
-        "languages": ["en_US", "zh_Hans"],
+        "languages": list(LANGUAGES),
         "page_size_max": 100,
     }
 

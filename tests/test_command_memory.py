@@ -22,6 +22,7 @@ from components.commands.memory import MemoryCommand
 from components.commands.parser import VERBS
 from components.commands.render import MAX_REPLY_CHARS
 from ltm.domain.scope import Scope
+from ltm.i18n import catalog, t
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.transfer import checksum
 from main import LongTermMemory
@@ -603,6 +604,19 @@ class TestRendering:
 
 
 class TestLocalization:
+    @pytest.mark.parametrize("lang", ["zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES"])
+    async def test_replies_in_each_configured_language(self, lang: str) -> None:
+        h = await host_harness({"language": lang})
+        await h.remember(ALICE, "alice", "Alice likes tea")
+        summary, listed = await h.one("memory"), await h.one("memory list")
+        assert summary.startswith(catalog(lang)["cmd.summary.title"]) and "Long-term memory" not in summary
+        assert t("cmd.list.title", lang, page=1) in listed and "Alice likes tea" in listed
+        refused = await h.one("memory delete --status all")
+        assert refused.startswith(t("cmd.refused.bulk", lang, verb="delete"))
+        unknown = await h.one("memory nope")
+        assert t("cmd.parse.unknown_verb", lang, verb="nope") in unknown
+        assert catalog(lang)["cmd.parse.unknown_verb"] != catalog("en_US")["cmd.parse.unknown_verb"]
+
     async def test_chinese_replies(self) -> None:
         hz = await host_harness({"language": "zh_Hans"})
         await hz.remember(ALICE, "alice", "Alice likes tea")

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.commands.parser import VERBS, Parsed, ParseError, parse, tokenize
-from ltm.i18n import catalog, t
+from ltm.i18n import LANGUAGES, catalog, t
 
 
 def values(text: str) -> list[str]:
@@ -164,7 +164,7 @@ def _check(line: str) -> None:
     try:
         parsed = parse(line)
     except ParseError as exc:
-        for lang in ("en_US", "zh_Hans"):
+        for lang in LANGUAGES:
             assert exc.key in catalog(lang), exc.key
             catalog(lang)[exc.key].format(**exc.args_)  # every placeholder is filled
             assert t(exc.key, lang, **exc.args_).strip()

@@ -21,8 +21,10 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
+from ltm.i18n import LANGUAGES, t
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
+from pages import messages as page_messages
 from pages import router as console_router
 from tests.console_support.seed import HOSTILE_IMG, HOSTILE_SCRIPT, N_PLAIN, Seeded, seeded_service
 from tests.console_support.state import stored_state
@@ -46,7 +48,7 @@ def scope_body(s: Scope, **extra: Any) -> dict[str, Any]:
 
 
 async def call(page: MemoryConsole, endpoint: str, body: Any = None, method: str = "POST") -> PageResponse:
-    resp = await page.handle_api(PageRequest(endpoint=endpoint, method=method, body=body))
+    resp = await page.answer(PageRequest(endpoint=endpoint, method=method, body=body))
     assert isinstance(resp, PageResponse)
     json.dumps(resp.model_dump())  # the host serialises it
     return resp
@@ -147,10 +149,22 @@ async def test_unexpected_failure_is_a_message_not_an_exception(
 async def test_page_without_service_says_not_ready() -> None:
     page = MemoryConsole()
     page.plugin = SimpleNamespace()  # type: ignore[assignment]
-    resp = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body=None))
+    resp = await page.answer(PageRequest(endpoint="/meta", method="GET", body=None))
     assert resp.error and "not initialised" in resp.error
-    resp = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body={"lang": "zh-Hans"}))
+    resp = await page.answer(PageRequest(endpoint="/meta", method="GET", body={"lang": "zh-Hans"}))
     assert resp.error and "尚未初始化" in resp.error
+
+
+async def test_the_dashboard_gets_refusals_as_data(page: MemoryConsole, seeded: Seeded) -> None:
+    """LangBot 4.11.2 turns a failed PageResponse into HTTP 400 and the page then sees only
+    "[object Object]": ``handle_api`` (the host's entry) answers a refusal as ``{data: null, error}``
+    data, which the page's ``unwrap`` rejects with; an answer that is no refusal passes unchanged."""
+    request = PageRequest(endpoint="/derive", method="POST", body={"session_name": "bogus", "bot_uuid": "bot1"})
+    refusal = await page.handle_api(request)
+    assert refusal.error is None and refusal.data == {"data": None, "error": "Malformed session name: bogus"}
+    assert (await page.answer(request)).error == "Malformed session name: bogus"  # control: it is a refusal
+    fine = await page.handle_api(PageRequest(endpoint="/meta", method="GET", body=None))
+    assert fine.error is None and fine.data == (await page.answer(PageRequest(endpoint="/meta", method="GET"))).data
 
 
 async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seeded) -> None:
@@ -160,6 +174,20 @@ async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seed
     assert seeded.bob_id in err and "No memory" not in err  # the core catalog's zh_Hans text
     err = await refused(page, "/episode", scope_body(seeded.alice, id=seeded.bob_id, lang="en-US"))
     assert err == f"No memory {seeded.bob_id} in this scope."
+    # the dashboard's tags for the other five languages reach their own catalogs (console and core)
+    for tag, lang in (("zh-Hant", "zh_Hant"), ("zh-TW", "zh_Hant"), ("ja-JP", "ja_JP")):
+        err = await refused(page, "/nope", {"lang": tag})
+        assert err == page_messages.msg("err.endpoint", lang, endpoint="/nope") != msg_en("/nope"), tag
+    for tag, lang in (("vi-VN", "vi_VN"), ("th-TH", "th_TH"), ("es-ES", "es_ES")):
+        err = await refused(page, "/episode", scope_body(seeded.alice, id=seeded.bob_id, lang=tag))
+        assert err == t("error.not_found", lang, id=seeded.bob_id), tag
+        assert "No memory" not in err
+    err = await refused(page, "/nope", {"lang": "fr-FR"})  # control: an unknown language is English
+    assert err == msg_en("/nope")
+
+
+def msg_en(endpoint: str) -> str:
+    return page_messages.msg("err.endpoint", "en_US", endpoint=endpoint)
 
 
 # ------------------------------------------------------------------------------------ reads
@@ -168,6 +196,7 @@ async def test_meta_kbs_and_scopes(page: MemoryConsole, seeded: Seeded) -> None:
     assert meta["features"]["candidates"] is False
     assert meta["features"]["fences"] == callable(getattr(seeded.service, "fences", None))
     assert meta["statuses"] == list(STATUSES)
+    assert meta["languages"] == ["en_US", "zh_Hans", "zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES"]
     kbs = await ok(page, "/kbs", None, method="GET")
     settings = (await seeded.service.kb_settings(KB)).to_dict()  # type: ignore[union-attr]
     assert kbs["knowledge_bases"] == [{"kb_id": KB, "name": "", **settings}]  # no host here: no names
@@ -482,8 +511,9 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     assert d["health"]["verdict"] == "amber"  # the console cannot tell which pipeline is in use
     assert checks["kb_in_pipeline"]["verdict"] == "amber"
     assert checks["isolation_probe"]["verdict"] == "green" and checks["embedding_model"]["verdict"] == "green"
-    assert set(checks["kb_present"]["texts"]) == {"en_US", "zh_Hans"}
-    assert KB in checks["kb_present"]["texts"]["en_US"]
+    assert set(checks["kb_present"]["texts"]) == set(LANGUAGES)
+    assert all(KB in text for text in checks["kb_present"]["texts"].values())
+    assert checks["kb_present"]["texts"]["ja_JP"] != checks["kb_present"]["texts"]["en_US"]
     assert await stored_state(seeded.service) == before  # the probe cleans up after itself
     no_probe = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
     assert "isolation_probe" not in {c["name"] for c in no_probe["health"]["checks"]}
@@ -536,16 +566,26 @@ def _load(lang: str) -> dict[str, str]:
     return json.loads((ROOT / "pages" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
-def test_i18n_languages_have_the_same_keys_and_placeholders() -> None:
-    en, zh = _load("en_US"), _load("zh_Hans")
-    assert set(en) == set(zh), {"only en_US": sorted(set(en) - set(zh)), "only zh_Hans": sorted(set(zh) - set(en))}
+def test_every_language_has_a_console_catalog() -> None:
+    assert sorted(p.stem for p in (ROOT / "pages" / "i18n").glob("*.json")) == sorted(LANGUAGES)
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en_US"])
+def test_i18n_languages_have_the_same_keys_and_placeholders(lang: str) -> None:
+    en, other = _load("en_US"), _load(lang)
+    assert not set(en) - set(other), ("missing", sorted(set(en) - set(other)))
+    assert not set(other) - set(en), ("extra", sorted(set(other) - set(en)))
     for k in en:
-        assert en[k].strip() and zh[k].strip(), k
-        assert set(re.findall(r"\{(\w+)\}", en[k])) == set(re.findall(r"\{(\w+)\}", zh[k])), k
+        assert en[k].strip() and other[k].strip(), k
+        assert sorted(re.findall(r"\{(\w+)\}", en[k])) == sorted(re.findall(r"\{(\w+)\}", other[k])), (lang, k)
+        assert (en[k][:1] == " ") == (other[k][:1] == " "), (lang, k)  # a fragment appended to another keeps its space
+    # translated, not copied: only ids, key names and product words may equal the English
+    copied = [k for k in en if en[k] == other[k] and re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}", en[k])]
+    assert not copied, (lang, copied)
 
 
-def test_every_visible_string_has_a_key_in_both_languages() -> None:
-    en, zh = _load("en_US"), _load("zh_Hans")
+def test_every_visible_string_has_a_key_in_every_language() -> None:
+    en = _load("en_US")
     js = page_build.script()
     html = (ROOT / "pages" / "web" / "console.html.j2").read_text(encoding="utf-8")
     src = (ROOT / "pages").glob("*.py")
@@ -570,8 +610,9 @@ def test_every_visible_string_has_a_key_in_both_languages() -> None:
     }
     assert prefixes == set(enums)
     used |= {f"{p}.{v}" for p, values in enums.items() for v in values}
-    assert not used - set(en), sorted(used - set(en))
-    assert not used - set(zh), sorted(used - set(zh))
+    for lang in LANGUAGES:
+        missing = used - set(_load(lang))
+        assert not missing, (lang, sorted(missing))
     # every data-i18n element in the HTML has English text of its own (shown if the catalog fails)
     for key, text in re.findall(r'data-i18n="([^"]+)"[^>]*>([^<]*)<', html):
         assert text.strip() or key.endswith("_ph"), key
@@ -610,8 +651,8 @@ def test_page_is_one_self_contained_file_with_every_catalog() -> None:
     assert block is not None
     inlined = json.loads(block.group(1))
     on_disk = sorted(p.stem for p in (ROOT / "pages" / "i18n").glob("*.json"))
-    assert sorted(inlined) == on_disk and "en_US" in on_disk and "zh_Hans" in on_disk
-    assert inlined["zh_Hans"]["title"] == _load("zh_Hans")["title"]
+    assert sorted(inlined) == on_disk == sorted(LANGUAGES)
+    assert all(inlined[lang] == _load(lang) for lang in LANGUAGES)
     assert "<style>" in html and ".app" in html and "function T(key, args)" in html
     for stale in ("i18n", "console.js", "console.css"):
         assert not (PAGES / stale).exists(), stale
@@ -768,7 +809,7 @@ def test_fuzz_bodies_never_raise_and_refusals_write_nothing(
     async def one() -> None:
         before = await stored_state(seeded.service)
         req = PageRequest(endpoint=endpoint, method=method, body=resolve_ids(body, seeded))
-        resp = await page.handle_api(req)
+        resp = await page.answer(req)
         assert isinstance(resp, PageResponse)
         json.dumps(resp.model_dump())
         after = await stored_state(seeded.service)

@@ -313,7 +313,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     assert c.frame.evaluate("() => document.documentElement.classList.contains('dark')")
     bg = c.frame.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert bg == "rgb(10, 10, 10)"
-    assert "作用域隔离探测" in c.f.locator("#panel-diagnostics").inner_text()
+    assert "范围隔离探测" in c.f.locator("#panel-diagnostics").inner_text()
     c.shot("10-diagnostics-zh-dark")
     c.tab("episodes")
     c.f.locator("#ep-apply", has_text="应用筛选").wait_for()
@@ -404,3 +404,49 @@ def test_consolidation_preview_and_archive_only_run(console: Console, server: Co
     assert server.run(svc.get_episode(alice, seeded.superseded_id)).status == "archived"
     c.assert_no_script_ran()
     c.shot("15b-consolidation-run")
+
+
+def _catalog(lang: str) -> dict[str, str]:
+    return json.loads((ROOT / "pages" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def test_every_dashboard_language_reaches_its_catalog(browser: Any, server: ConsoleServer) -> None:
+    """LangBot's dashboard sends ``ja-JP``, ``zh-Hant``...; each picks its own inlined catalog (and a
+    regional or unknown tag its nearest one), static labels and messages alike, live."""
+    c = Console(browser, server, language="ja-JP")
+    try:
+        ja = _catalog("ja_JP")
+        c.f.locator("h1", has_text=ja["title"]).wait_for()
+        c.open("person_alice")
+        c.f.locator('#tabs [data-tab="episodes"]', has_text=ja["tab.episodes"]).wait_for()
+        c.tab("episodes")
+        c.shot("20-episodes-ja")
+        for tag, lang in (
+            ("zh-Hant", "zh_Hant"),
+            ("vi-VN", "vi_VN"),
+            ("th-TH", "th_TH"),
+            ("es-ES", "es_ES"),
+            ("zh-TW", "zh_Hant"),
+            ("es-MX", "es_ES"),
+            ("ja", "ja_JP"),
+            ("fr-FR", "en_US"),  # control: a language LangBot does not offer is English
+        ):
+            cat = _catalog(lang)
+            c.page.evaluate(f"lbSetContext(null, '{tag}')")
+            c.f.locator("h1", has_text=cat["title"]).wait_for()
+            c.f.locator('#tabs [data-tab="diagnostics"]', has_text=cat["tab.diagnostics"]).wait_for()
+            c.f.locator("#ep-apply", has_text=cat["ep.apply"]).wait_for()
+            if tag in ("zh-Hant", "th-TH"):
+                c.shot(f"21-episodes-{lang}")
+        c.page.evaluate("lbSetContext(null, 'zh-Hant')")
+        c.f.locator("h1", has_text=_catalog("zh_Hant")["title"]).wait_for()
+        before = len(c.page.evaluate("window.__apiCalls"))
+        c.f.locator("#ep-apply").click()  # a request after the switch names the page's language
+        c.wait_idle("episodes")
+        calls = c.page.evaluate("window.__apiCalls")
+        assert len(calls) > before
+        assert calls[-1]["body"]["lang"] == "zh-Hant"
+        assert {x["body"].get("lang") for x in calls if isinstance(x.get("body"), dict)} >= {"ja-JP", "zh-Hant"}
+        assert not c.problems, c.problems
+    finally:
+        c.close()

@@ -14,7 +14,7 @@ KB = "0b1c2d3e-kb-named"
 
 
 async def kbs(page: object) -> list[dict]:
-    resp = await page.handle_api(PageRequest(endpoint="/kbs", method="GET", body={}))  # type: ignore[attr-defined]
+    resp = await page.answer(PageRequest(endpoint="/kbs", method="GET", body={}))  # type: ignore[attr-defined]
     assert resp.error is None, resp.error
     return resp.data["knowledge_bases"]
 

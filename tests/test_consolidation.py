@@ -26,7 +26,7 @@ from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
 from ltm.domain.scope import Criteria, Scope
-from ltm.i18n import LOCALES_DIR, catalog
+from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import (
     PREFIX,
@@ -1125,7 +1125,6 @@ class TestCommandAndConsole:
 
 
 # ---------------------------------------------------------------------------------------- i18n
-PLACEHOLDER = re.compile(r"(?<!\{)\{(\w+)\}(?!\})")
 CODE = [
     ROOT / "ltm" / "service" / "consolidation.py",
     ROOT / "components" / "commands" / "consolidate.py",
@@ -1139,10 +1138,8 @@ def _po(lang: str) -> dict[str, str]:
 
 
 def test_catalogs_match() -> None:
-    en, zh = _po("en_US"), _po("zh_Hans")
-    assert set(en) == set(zh) and all(k.startswith("consol.") for k in en)
-    for k in en:
-        assert sorted(PLACEHOLDER.findall(en[k])) == sorted(PLACEHOLDER.findall(zh[k])), k
+    # parity of every language and domain is pinned in tests/test_command_i18n.py
+    assert all(k.startswith("consol.") for k in _po("en_US"))
 
 
 def test_every_key_exists_and_is_used() -> None:
@@ -1155,7 +1152,7 @@ def test_every_key_exists_and_is_used() -> None:
     used |= {f"consol.draft.{c}" for c in rules.DRAFT_CODES}
     used |= {f"consol.draft.{getattr(svc_mod, n)}" for n in dir(svc_mod) if n.startswith("DRAFT_")}
     used |= {f"consol.error.stale_{r}" for r in svc_mod.STALE_REASONS}
-    for lang in ("en_US", "zh_Hans"):
+    for lang in LANGUAGES:
         assert not sorted(k for k in used if k not in catalog(lang)), lang
     assert not sorted(set(_po("en_US")) - used)
 
@@ -1167,6 +1164,6 @@ def test_errors_render() -> None:
         ConflictError("x", key="consol.error.proposal_expired", days=7),
         MemoryError_("x", key="consol.error.budget"),
     ):
-        for lang in ("en_US", "zh_Hans"):
+        for lang in LANGUAGES:
             text = error_text(exc, lang)
             assert "{" not in text and not text.startswith("consol.")

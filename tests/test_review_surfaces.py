@@ -118,7 +118,7 @@ class World:
 
     async def api(self, endpoint: str, **body: Any) -> Any:
         scope = {"kb_id": KB, "session_name": "person_alice", "bot_uuid": BOT, "sender_id": ""}
-        resp = await self.page.handle_api(
+        resp = await self.page.answer(
             PageRequest(endpoint=endpoint, method="POST", body={"scope": scope, **body}, caller={"user": "ops@example"})
         )
         json.dumps(resp.model_dump())

@@ -19,8 +19,21 @@ async def kb_names(plugin: Any) -> dict[str, str]:
     return {str(kb.get("uuid")): str(kb.get("name") or "") for kb in listed or [] if isinstance(kb, dict)}
 
 
+def for_dashboard(resp: PageResponse) -> PageResponse:
+    """A refusal as the data ``{"data": null, "error": <message>}``, which the page turns back into a
+    rejection. LangBot 4.11.2 answers a failed PageResponse with HTTP 400 and its dashboard posts
+    that rejection to the page as ``"[object Object]"``: only data reaches the page intact."""
+    if resp.error:
+        return PageResponse.ok({"data": None, "error": resp.error})
+    return resp
+
+
 class MemoryConsole(Page):
     async def handle_api(self, request: PageRequest) -> PageResponse:
+        return for_dashboard(await self.answer(request))
+
+    async def answer(self, request: PageRequest) -> PageResponse:
+        """The router's answer: ``error`` set on a refusal (what every surface but the host sees)."""
         service = getattr(getattr(self, "plugin", None), "service", None)
         if service is None:  # the plugin failed to initialise: say so instead of raising into the host
             lang = request.body.get("lang") if isinstance(request.body, dict) else None

@@ -247,6 +247,17 @@ def source_payload(sources: list[Episode]) -> list[dict[str, Any]]:
     ]
 
 
+# The model is told the reply language by name; English keeps the language of the records.
+LANGUAGE_NAMES = {
+    "zh_Hans": "Simplified Chinese",
+    "zh_Hant": "Traditional Chinese",
+    "ja_JP": "Japanese",
+    "vi_VN": "Vietnamese",
+    "th_TH": "Thai",
+    "es_ES": "Spanish",
+}
+
+
 def build_prompt(sources: list[Episode], *, lang: str = "en_US") -> list[dict[str, str]]:
     """Chat messages for the model: the rules in the system message, the records only as escaped
     JSON data in the user message (never concatenated into an instruction)."""
@@ -254,7 +265,7 @@ def build_prompt(sources: list[Episode], *, lang: str = "en_US") -> list[dict[st
     ids = _escape_json(json.dumps([e.id for e in sources]))
     user = (
         f"Summarise these {len(sources)} records. Required cited_ids (all of them, no others): {ids}\n"
-        f"Preferred language: {'Chinese' if lang.startswith('zh') else 'the language of the records'}.\n"
+        f"Preferred language: {LANGUAGE_NAMES.get(lang, 'the language of the records')}.\n"
         "<SOURCES_JSON>\n"
         f"{data}\n"
         "</SOURCES_JSON>\n"

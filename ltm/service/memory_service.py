@@ -673,6 +673,11 @@ class MemoryService:
             self._recovery = asyncio.get_running_loop().create_task(self._recover_logged())
         return self._recovery
 
+    def stop_recovery(self) -> None:
+        """Cancel a background recovery still running (its installation was revoked)."""
+        if self._recovery is not None and not self._recovery.done():
+            self._recovery.cancel()
+
     async def _recover_logged(self) -> list[dict[str, Any]]:
         try:
             report = await self.recover()

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ltm.i18n import normalize_lang
+
 T = TypeVar("T")
 
 
@@ -65,9 +67,8 @@ class Settings:
         if isinstance(admins_raw, str):
             # only the list syntax's own spaces: an id is compared exactly, so "a\xa0" stays itself
             admins_raw = [a for a in (x.strip(" \t\r\n") for x in admins_raw.split(",")) if a]
-        lang = str(c.get("language") or "en_US")
         return cls(
-            language=lang if lang in ("en_US", "zh_Hans") else "en_US",
+            language=normalize_lang(str(c.get("language") or "")),
             max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
             max_profile_preferences=_int(c.get("max_profile_preferences"), 10, 1, 100),
             auto_recall=_bool(c.get("auto_recall"), True),

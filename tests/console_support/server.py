@@ -15,11 +15,12 @@ What the real host does (LangBot ``web/src/app/home/plugin-pages/page.tsx`` and
   no downloads, no dialogs, no storage), posts ``langbot:context`` {theme, language}
   on load and on change, and answers ``langbot:api`` messages by POSTing
   ``{page_id, endpoint, method, body}`` to ``/api/v1/plugins/<author>/<name>/page-api``;
-- ``page-api`` runs the real Page component's ``handle_api`` and replies
-  ``{"code": 0, "data": PageResponse, "msg": "ok"}``; LangBot's web client returns that ``data``
-  (the PageResponse's ``{data, error}`` as it is) and the host page posts it back as the ``data`` of
-  ``langbot:api:response`` (bridge ``host``). The documented protocol unwraps it instead: ``data``,
-  or ``error`` which makes the SDK reject (bridge ``unwrapped``). The console accepts both.
+- ``page-api`` runs the real Page component's ``handle_api``: a PageResponse with ``error`` is an
+  HTTP 400 ``{"code": -1, "msg": error}``, any other ``{"code": 0, "data": PageResponse.data}``; the
+  dashboard posts that ``data`` back as the ``data`` of ``langbot:api:response``, and a refusal as
+  its web client's rejection turned into a string, ``"[object Object]"`` (bridge ``host``, as
+  LangBot 4.11.2 does). Bridge ``unwrapped`` is a host that passes the refusal's message on as the
+  ``error`` (the SDK rejects with it).
 
 The service lives on its own asyncio loop thread; HTTP handler threads submit coroutines to it.
 """
@@ -30,6 +31,7 @@ import asyncio
 import json
 import logging
 import mimetypes
+import re
 import threading
 from collections.abc import Coroutine
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,19 +108,15 @@ HOST_HTML = """<!doctype html>
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ page_id: '__PAGE_ID__', endpoint: endpoint, method: method, body: data.body })
     }).then(function (r) {
-      if (!r.ok) throw new Error('HTTP ' + r.status);
-      return r.json();
-    }).then(function (reply) {
-      // 'host': like LangBot's page.tsx, the {data, error} of the PageResponse is posted as data.
-      // 'unwrapped': the protocol as documented: data, or error (the SDK rejects).
-      var result = reply.data;
+      return r.json().then(function (reply) { return { ok: r.ok, reply: reply }; });
+    }).then(function (res) {
+      // 'host' (LangBot 4.11.2): the envelope's data is posted as data; a refusal (HTTP 400) is
+      // posted as the web client's rejection stringified, '[object Object]': its message is lost.
+      // 'unwrapped': a host that passes the refusal's message on as the error.
       var msg = { type: 'langbot:api:response', requestId: requestId };
-      if (BRIDGE === 'unwrapped') {
-        if (result && result.error) msg.error = result.error;
-        else msg.data = result ? result.data : null;
-      } else {
-        msg.data = result;
-      }
+      if (res.ok) msg.data = res.reply.data;
+      else if (BRIDGE === 'unwrapped') msg.error = String(res.reply.msg);
+      else msg.error = String({ code: res.reply.code, msg: res.reply.msg });
       frame.contentWindow.postMessage(msg, '*');
     }).catch(function (err) {
       frame.contentWindow.postMessage({ type: 'langbot:api:response', requestId: requestId, error: String(err) }, '*');
@@ -240,7 +238,7 @@ class ConsoleServer:
                         HOST_HTML.replace("__SANDBOX__", q.get("sandbox", HOST_SANDBOX).replace('"', ""))
                         .replace("__SRC__", f"/api/v1/plugins/{AUTHOR}/{PLUGIN}/assets/{PAGE_PATH}")
                         .replace("__THEME__", "dark" if q.get("theme") == "dark" else "light")
-                        .replace("__LANGUAGE__", "zh-Hans" if q.get("language", "").startswith("zh") else "en-US")
+                        .replace("__LANGUAGE__", _language_tag(q.get("language", "")))
                         .replace("__API__", f"/api/v1/plugins/{AUTHOR}/{PLUGIN}/page-api")
                         .replace("__PAGE_ID__", PAGE_ID)
                         .replace("__BRIDGE__", "unwrapped" if q.get("bridge") == "unwrapped" else "host")
@@ -285,15 +283,25 @@ class ConsoleServer:
                     return
                 server.api_log.append(data)
                 if data.get("page_id") != PAGE_ID:
-                    reply = PageResponse.fail(f"Page '{data.get('page_id')}' not found").model_dump()
+                    resp = PageResponse.fail(f"Page '{data.get('page_id')}' not found")
                 else:
                     request = PageRequest(
                         endpoint=data.get("endpoint", ""), method=data.get("method", "POST"), body=data.get("body")
                     )
                     assert server.page is not None
                     resp = server.run(server.page.handle_api(request))
-                    reply = resp.model_dump() if isinstance(resp, PageResponse) else {"data": resp, "error": None}
-                body = json.dumps({"code": 0, "data": reply, "msg": "ok"}, ensure_ascii=False).encode("utf-8")
+                    if not isinstance(resp, PageResponse):
+                        resp = PageResponse.ok(resp)
+                if resp.error:  # LangBot 4.11.2: a failed PageResponse is an HTTP 400 with the message
+                    body = json.dumps({"code": -1, "msg": resp.error}, ensure_ascii=False).encode("utf-8")
+                    self._send(400, body, "application/json")
+                    return
+                body = json.dumps({"code": 0, "data": resp.data, "msg": "ok"}, ensure_ascii=False).encode("utf-8")
                 self._send(200, body, "application/json")
 
         return Handler
+
+
+def _language_tag(value: str) -> str:
+    """A BCP-47-looking tag as the dashboard sends it (``ja-JP``, ``zh-Hant``); anything else is en-US."""
+    return value if re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}", value) else "en-US"

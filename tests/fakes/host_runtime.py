@@ -36,6 +36,7 @@ from typing import Any
 import chromadb
 import chromadb.errors
 from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.api.proxies.invocation import current_binding
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError
 from langbot_plugin.runtime.io.handler import Handler
@@ -103,6 +104,7 @@ class FakeHostHandler(Handler):
         self.llm_responder = llm_responder
         self.bots = list(bots or ["fake-bot"])
         self.storage: dict[str, bytes] = {}
+        self.installation_storage: dict[str, dict[str, bytes]] = {}  # shared runtime: per installation
         self.workspace_storage: dict[str, bytes] = {}
         self.knowledge_bases: dict[str, dict[str, Any]] = {}
         self.queries: dict[int, FakeQuery] = {}
@@ -196,10 +198,10 @@ class FakeHostHandler(Handler):
         return {
             A.GET_LANGBOT_VERSION: lambda d: {"version": HOST_VERSION, "api_features": ["llm.reasoning_level"]},
             A.GET_BOTS: lambda d: {"bots": list(self.bots)},
-            A.SET_PLUGIN_STORAGE: lambda d: self._storage_set(self.storage, d),
-            A.GET_PLUGIN_STORAGE: lambda d: self._storage_get(self.storage, d),
-            A.GET_PLUGIN_STORAGE_KEYS: lambda d: {"keys": list(self.storage)},
-            A.DELETE_PLUGIN_STORAGE: lambda d: self._storage_delete(self.storage, d),
+            A.SET_PLUGIN_STORAGE: lambda d: self._storage_set(self.plugin_store(), d),
+            A.GET_PLUGIN_STORAGE: lambda d: self._storage_get(self.plugin_store(), d),
+            A.GET_PLUGIN_STORAGE_KEYS: lambda d: {"keys": list(self.plugin_store())},
+            A.DELETE_PLUGIN_STORAGE: lambda d: self._storage_delete(self.plugin_store(), d),
             A.SET_WORKSPACE_STORAGE: lambda d: self._storage_set(self.workspace_storage, d),
             A.GET_WORKSPACE_STORAGE: lambda d: self._storage_get(self.workspace_storage, d),
             A.GET_WORKSPACE_STORAGE_KEYS: lambda d: {"keys": list(self.workspace_storage)},
@@ -221,6 +223,15 @@ class FakeHostHandler(Handler):
         }
 
     # ------------------------------------------------------------------ storage (SDK ref §4.1)
+
+    def plugin_store(self) -> dict[str, bytes]:
+        """The plugin storage of the calling installation. A shared runtime sends each call with
+        its invocation's installation binding, and the host keeps plugin storage per installation;
+        without a binding (the dedicated runtime, and most tests) it is ``storage``."""
+        binding = current_binding(self)
+        if binding is None:
+            return self.storage
+        return self.installation_storage.setdefault(binding.installation_uuid, {})
 
     @staticmethod
     def _check_key(key: Any) -> str:
