@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-T = TypeVar("T")
-
 from ltm.i18n import normalize_lang
+
+T = TypeVar("T")
 
 
 def _int(raw: Any, default: int, lo: int, hi: int) -> int:
