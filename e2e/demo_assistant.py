@@ -66,11 +66,18 @@ def _terms(text: str) -> set[str]:
     return words | set(_CJK.findall(text)) - set("我你的是什么吗哪谁")
 
 
+def _episode_text(episode: Any) -> str:
+    """An episode of the block: a compact row ``[id, when, speaker, text, ...]`` or a named object."""
+    if isinstance(episode, list):
+        return str(episode[3]) if len(episode) > 3 and episode[3] else ""
+    return str(episode.get("content") or "") if isinstance(episode, dict) else ""
+
+
 def answer_from_memory(question: str, payload: dict[str, Any] | None) -> str | None:
     """A one-line answer citing the best-matching memory, or None when nothing matches."""
     if not payload:
         return None
-    facts: list[str] = [str(e.get("content")) for e in payload.get("episodes") or [] if e.get("content")]
+    facts: list[str] = [t for t in (_episode_text(e) for e in payload.get("episodes") or []) if t]
     for key in ("speaker_profile", "session_profile"):
         prof = payload.get(key) or {}
         if prof.get("name"):

@@ -1073,7 +1073,8 @@ class Stack:
         )
         # the console answers a refusal as data (the dashboard would lose an HTTP 400's message)
         if isinstance(data, dict) and set(data) == {"data", "error"} and data["error"]:
-            raise StackError(f"page-api {endpoint} refused: {data['error']}")
+            refusal = json.dumps({"code": -1, "msg": data["error"]}, ensure_ascii=False)
+            raise StackError(f"page-api {endpoint} refused: {refusal}")
         return data
 
     def kb_add_document(

@@ -69,3 +69,9 @@ def test_memory_block_parsing_never_raises(text: str) -> None:
     got = memory_block([{"role": "system", "content": f"{BEGIN}{text}{END}"}, {"role": "user", "content": text}])
     assert got is None or isinstance(got, dict)
     statement_to_remember(text)
+
+
+def test_answers_from_the_compact_rows_of_the_injected_block() -> None:
+    rows = {"episodes": [["ep_1", "2026-12-01 10:00", "u1", "I keep the violin in the attic"]]}
+    assert "attic" in (answer_from_memory("Where do I keep the violin?", rows) or "")
+    assert answer_from_memory("Where do I keep the violin?", {"episodes": [["ep_1"]]}) is None  # control

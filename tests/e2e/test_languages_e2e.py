@@ -61,7 +61,7 @@ def test_memory_commands_reply_in_the_configured_language(stack: Stack, lang: st
 
 def test_the_console_answers_in_the_page_language(stack: Stack) -> None:
     for tag, lang in (("ja-JP", "ja_JP"), ("zh-Hant", "zh_Hant"), ("en-US", "en_US")):
-        with pytest.raises(Exception) as refused:  # the host answers a page refusal with HTTP 400 {code, msg}
+        with pytest.raises(Exception) as refused:  # a refusal: Stack.page_api raises with {code, msg}
             stack.page_api("/nope", {"lang": tag})
         raw = str(refused.value)
         msg = json.loads(raw[raw.index("{") :])["msg"]
