@@ -190,12 +190,13 @@ CHECKED = {
     r"\badmins?\b|\badministrators?\b": "admin",
     r"\bscopes?\b": "scope",
     r"\bmemory spaces?\b": "memory space (console)",
+    r"\bspeakers?\b": "speaker",
 }
 # what users do not read as glossary words: commands, options, field and placeholder names, and
-# "fused candidates" (ranking candidates of a search, not the review queue's)
+# enum values, "fused candidates" (ranking candidates of a search, not the review queue's)
 NOT_PROSE = re.compile(
     r"!memory[ a-z0-9_|<>\[\]-]*|--[a-z-]+|\{\w+\}|\b[a-z]+_[a-z_]+\b|\b[a-z]+="
-    r"|\"[a-z ]+ <id>\"|\baudit export\b|^[a-z]+ must\b|\bfused candidates\b"
+    r"|\"[a-z ]+ <id>\"|\baudit export\b|^[a-z]+ must\b|\bfused candidates\b|\bsession or speaker\b"
 )
 
 
