@@ -12,7 +12,7 @@
     overview: null,
     tab: 'profiles',
     cache: {},
-    ep: { mode: 'list', page: 1, query: '', status: 'active', speaker: '', from: '', until: '' },
+    ep: { mode: 'list', page: 1, query: '', status: 'active', speaker: '', from: '', until: '', asOf: '' },
     audit: { page: 1 },
     cand: { page: 1, all: false, tombPage: 1 },
     exportDoc: null,

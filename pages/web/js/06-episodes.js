@@ -4,6 +4,7 @@
       speaker: S.ep.speaker,
       time_from: toIso(S.ep.from) || undefined,
       time_until: toIso(S.ep.until) || undefined,
+      as_of: toIso(S.ep.asOf) || undefined,
       page: S.ep.page,
       page_size: PAGE_SIZE,
     };
@@ -99,6 +100,7 @@
         [T('f.event_at'), timeEl(e.event_at)],
         [T('f.valid_from'), timeEl(e.valid_from)],
         [T('f.valid_until'), timeEl(e.valid_until)],
+        e.valid_window ? [T('f.valid_window'), e.valid_window, 'mono'] : null,
         [T('f.claim_type'), TV('claim', e.claim_type)],
         [T('f.confidence'), TV('conf', e.confidence)],
         [T('f.importance'), String(e.importance)],

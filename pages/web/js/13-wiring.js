@@ -26,6 +26,7 @@
       S.ep.speaker = $('ep-speaker').value.trim();
       S.ep.from = $('ep-from').value;
       S.ep.until = $('ep-until').value;
+      S.ep.asOf = $('ep-as-of').value;
     }
     $('ep-search').addEventListener('click', startSearch);
     $('ep-query').addEventListener('keydown', function (ev) { if (ev.key === 'Enter') startSearch(); });
