@@ -28,6 +28,7 @@ from ltm.domain.scope import (
     KEY_PART_MAX,
     MAX_ID_CHARS,
     audit_log_key,
+    bot_part,
     candidate_key,
     derive_scope,
     inject_key,
@@ -160,7 +161,7 @@ class TestOneEncoding:
         owner = parse_owner_key(s.session_key)
         assert owner is not None and owner.bot_uuid in (bot, None)
         assert owner.session_name in (f"group_{lid}", None)
-        if len(key_part(lid)) < KEY_PART_MAX and len(key_part(bot)) < KEY_PART_MAX:
+        if DIGEST_MARK not in key_part(lid) + bot_part(bot):  # neither id was shortened to a digest
             assert (owner.bot_uuid, owner.session_name) == (bot, f"group_{lid}")
         assert parse_lock_key(l2_lock_key(s)) is not None
 
