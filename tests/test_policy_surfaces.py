@@ -22,7 +22,6 @@ from components.tools.recall_memory import RecallMemory
 from components.tools.remember import Remember
 from components.tools.update_profile import UpdateProfile
 from ltm.domain.errors import NotFoundError, PermissionDenied
-from ltm.domain.scope import Criteria
 from ltm.service import Actor
 from tests.test_command_memory import ADMIN_ID, BOT, Harness, host_context, host_harness, joined_document
 
@@ -325,7 +324,7 @@ class TestBotIsolationReadRule:
         group_scope = await h.scope(G1, "bob")
         with pytest.raises(NotFoundError):
             await h.service.get_episode(group_scope, private.id)
-        assert await h.service._fetch(group_scope, Criteria(statuses=None)) == []
+        assert (await h.service.list_episodes(group_scope, statuses=None)).items == []
         assert (await h.service.get_episode(group_scope.as_operator(), private.id)).id == private.id
 
 
