@@ -1,0 +1,111 @@
+"""Test support: a MemoryService over real engines (numpy, Chroma, Qdrant local) with a
+deterministic embedder, and scope helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
+from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
+from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
+from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
+from ltm.service import Actor, MemoryService, Settings  # noqa: E402
+
+KB = "kb-test"
+ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
+
+
+class HostLimitedKeyValueStore(MemoryKeyValueStore):
+    """The in-memory store with the host's storage-key rule (``BinaryStorage.key`` is String(255),
+    see tests/fakes/host_runtime.py): a longer key is refused on every call, as the fake host does."""
+
+    async def get(self, key: str) -> bytes | None:
+        return await super().get(_host_key(key))
+
+    async def set(self, key: str, value: bytes) -> None:
+        await super().set(_host_key(key), value)
+
+    async def delete(self, key: str) -> None:
+        await super().delete(_host_key(key))
+
+
+def _host_key(key: str) -> str:
+    from tests.support.host_runtime import MAX_STORAGE_KEY_CHARS
+
+    if isinstance(key, str) and len(key) > MAX_STORAGE_KEY_CHARS:
+        raise RuntimeError(f"Storage key longer than {MAX_STORAGE_KEY_CHARS} characters")
+    return key
+
+
+class DelegatingIndex:
+    """A VectorIndex that passes every call to ``inner``: test wrappers override what they change."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "index")
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        await self.inner.upsert(collection, records)
+
+    async def delete(self, collection: str, where: dict[str, Any]) -> None:
+        await self.inner.delete(collection, where)
+
+    async def search(
+        self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
+    ) -> list[VectorHit]:
+        return await self.inner.search(collection, vector, top_k, where)
+
+    async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
+        return await self.inner.list(collection, where, limit, offset)
+
+    async def drop_collection(self, collection: str) -> None:
+        await self.inner.drop_collection(collection)
+
+
+def make_index(kind: str, tmp: Path) -> Any:
+    if kind == "numpy":
+        return NumpyIndex()
+    if kind == "chroma":
+        from ltm.adapters.chroma_index import ChromaIndex
+
+        return ChromaIndex(str(tmp / f"chroma-{uuid.uuid4().hex[:6]}"))
+    if kind == "qdrant":
+        from ltm.adapters.qdrant_index import QdrantIndex
+
+        return QdrantIndex(str(tmp / f"qdrant-{uuid.uuid4().hex[:6]}"))
+    raise ValueError(kind)
+
+
+async def build_service(
+    kind: str, tmp: Path, settings: Callable[[], Settings] = Settings, isolation: str = "session"
+) -> MemoryService:
+    emb = HashingEmbedder()
+    svc = MemoryService(
+        kv=HostLimitedKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
+    )
+    await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
+    return svc
+
+
+async def scope_of(
+    svc: MemoryService, session: str = "person_alice", sender: str = "alice", bot: str = "bot1"
+) -> Scope:
+    return await svc.scope_for(kb_id=KB, session_name=session, bot_uuid=bot, sender_id=sender)
+
+
+async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[str, Any]]:
+    """Every stored audit entry of a scope's log, read from the chunks themselves (orphans included)."""
+    out: list[dict[str, Any]] = []
+    for key in owned_keys(scope, await svc.kv.keys(f"audit/{audit_log_key(scope)}/c/")):
+        raw = await svc.kv.get(key)
+        out.extend(json.loads(raw) if raw else [])
+    return out

@@ -1,0 +1,57 @@
+"""The house's layering, pinned: components and pages never touch adapters; the domain is pure;
+the service knows nothing of LangBot; plugin code never prints (stdout is the RPC channel)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = ".".join(path.relative_to(ROOT).with_suffix("").parts[: -node.level])
+                base = f"{pkg}.{base}" if base else pkg
+            out.add(base)
+    return out
+
+
+def files(*dirs: str) -> list[Path]:
+    return sorted(p for d in dirs for p in (ROOT / d).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", files("components", "pages"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_surfaces_do_not_import_adapters(path: Path) -> None:
+    assert not [m for m in imports_of(path) if m.startswith("ltm.adapters")]
+
+
+@pytest.mark.parametrize("path", files("ltm/domain"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_domain_is_pure(path: Path) -> None:
+    ours = [m for m in imports_of(path) if m.startswith(("ltm", "components", "pages", "langbot_plugin"))]
+    assert all(m.startswith("ltm.domain") for m in ours), ours
+    assert not {"asyncio", "sqlite3", "chromadb", "qdrant_client"} & imports_of(path)
+
+
+@pytest.mark.parametrize("path", files("ltm/service"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_service_knows_no_langbot_or_adapters(path: Path) -> None:
+    bad = [m for m in imports_of(path) if m.startswith(("langbot_plugin", "ltm.adapters", "components", "pages"))]
+    assert not bad
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / "main.py", *files("components", "pages", "ltm")], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_no_print_in_plugin_code(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
+    assert not calls
