@@ -48,8 +48,9 @@ from ..domain.scope import (
     proposal_key,
 )
 from ..domain.timefields import parse_instant, to_iso
-from .memory_service import Actor, MemoryService, RetireEvent, WriteStep
-from .settings import _bool, _int
+from .memory_service import MemoryService, RetireEvent
+from .settings import bool_setting, int_setting
+from .writes import Actor, WriteStep, backend, episodes_are
 
 log = logging.getLogger(__name__)
 
@@ -101,11 +102,11 @@ class ConsolidationSettings:
     def from_config(cls, config: dict[str, Any] | None) -> ConsolidationSettings:
         c = dict(config or {})
         return cls(
-            enabled=_bool(c.get("consolidation_enabled"), False),
+            enabled=bool_setting(c.get("consolidation_enabled"), False),
             model_uuid=str(c.get("consolidation_model_uuid") or "").strip(),
-            min_age_days=_int(c.get("consolidation_min_age_days"), 7, 0, 3650),
-            max_candidates=_int(c.get("consolidation_max_candidates"), 20, 1, 100),
-            apply_profile_updates=_bool(c.get("consolidation_apply_profile_updates"), False),
+            min_age_days=int_setting(c.get("consolidation_min_age_days"), 7, 0, 3650),
+            max_candidates=int_setting(c.get("consolidation_max_candidates"), 20, 1, 100),
+            apply_profile_updates=bool_setting(c.get("consolidation_apply_profile_updates"), False),
         )
 
     @classmethod
@@ -387,11 +388,11 @@ class Consolidator:
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
         svc = self.service
-        superseded = await svc._fetch(scope, Criteria(statuses=("superseded",)))
+        superseded = await svc.fetch(scope, Criteria(statuses=("superseded",)))
         repl_ids = sorted({e.superseded_by for e in superseded if e.superseded_by})
         replacements: dict[str, Episode] = {}
         for i in range(0, len(repl_ids), 100):
-            for e in await svc._fetch(scope, Criteria(statuses=None, ids=tuple(repl_ids[i : i + 100]))):
+            for e in await svc.fetch(scope, Criteria(statuses=None, ids=tuple(repl_ids[i : i + 100]))):
                 replacements[e.id] = e
         return rules.archive_candidates(
             superseded,
@@ -402,7 +403,7 @@ class Consolidator:
         )
 
     async def _summaries(self, scope: Scope, statuses: tuple[str, ...] | None = None) -> list[Episode]:
-        found = await self.service._fetch(scope, Criteria(statuses=statuses, extra={"origin": rules.ORIGIN}))
+        found = await self.service.fetch(scope, Criteria(statuses=statuses, extra={"origin": rules.ORIGIN}))
         return [e for e in found if rules.is_summary(e)]
 
     async def _covered(self, scope: Scope) -> set[str]:
@@ -413,7 +414,7 @@ class Consolidator:
         out: dict[str, Episode] = {}
         ids = list(ids)
         for i in range(0, len(ids), 100):
-            for e in await self.service._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
+            for e in await self.service.fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
                 out[e.id] = e
         return out
 
@@ -500,7 +501,7 @@ class Consolidator:
             return out
         epoch = self._kb_epoch.get(scope.collection, 0)
         now = svc.clock()
-        active = await svc._fetch(scope, Criteria(statuses=ACTIVE))
+        active = await svc.fetch(scope, Criteria(statuses=ACTIVE))
         selection = rules.select_sources(
             active,
             now_ts=now.timestamp(),
@@ -571,7 +572,7 @@ class Consolidator:
             await self._delete(proposal)
             out.draft_error = DRAFT_SOURCES_CHANGED
             return out
-        await svc._audit(
+        await svc.writes.audit(
             scope,
             actor,
             "consolidation.preview",
@@ -599,7 +600,7 @@ class Consolidator:
             result.summary = await self._apply(scope, actor, proposal_id)
         result.archived = await self._archive(scope, actor, s)
         targets = [*([proposal_id] if proposal_id else []), *([result.summary.id] if result.summary else [])]
-        await self.service._audit(
+        await self.service.writes.audit(
             scope,
             actor,
             "consolidation.run",
@@ -626,17 +627,11 @@ class Consolidator:
                 return []
             updated = [c.episode.retagged(status="archived") for c in cands]
             ids = [e.id for e in updated]
-            await svc._mutate(
-                scope,
-                actor,
-                lock_key=lock,
-                operation="consolidation.archive",
-                targets=ids[:50],
-                summary=f"archived {len(ids)} superseded memories",
-                expect=dict.fromkeys(ids, "archived"),
-                reason="consolidation",
-                write=lambda: svc._upsert(scope, updated, "consolidation.archive"),
-            )
+            originals = [c.episode for c in cands]
+            audit = (ids[:50], f"archived {len(ids)} superseded memories")
+            op = "consolidation.archive"
+            step = svc.writes.rewrite_step(scope, updated, originals, op, episodes_are(ids, "archived"), audit)
+            await svc.writes.mutate(actor, op, [step], reason="consolidation")
         # No retire event: these records left the active set when they were superseded (and the
         # cascade ran then).
         return ids
@@ -740,12 +735,12 @@ class Consolidator:
         op = "consolidation.discard"
         async with svc.locks.hold(self._lock(scope)):
             key = _key(scope.user_key, proposal_id)
-            raw = await svc._backend(svc.kv.get(key), "storage read")
+            raw = await backend(svc.kv.get(key), "storage read")
             p = await self._load(scope.user_key, proposal_id) if raw else None
             if p is None or p.collection != scope.collection or p.user_key != scope.user_key or p.status != "pending":
                 return False
-            step = svc.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
-            await svc._mutate_steps(actor, op, [step])  # one journaled, fenced, audited delete
+            step = svc.writes.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
+            await svc.writes.mutate(actor, op, [step])  # one journaled, fenced, audited delete
         return True
 
     # ------------------------------------------------------------------ cascades
@@ -770,7 +765,7 @@ class Consolidator:
                 if e.status == "superseded" and e.superseded_by == summary.id and e.id not in leaving
             ]
             if back:
-                steps.append(svc.restore_step(event.scope, back, summary.id, "consolidation.restore"))
+                steps.append(svc.writes.restore_step(event.scope, back, summary.id, "consolidation.restore"))
         return steps
 
     async def on_retired(self, event: RetireEvent) -> None:

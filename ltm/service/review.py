@@ -59,6 +59,7 @@ from ..domain.scope import (
     audience_of,
     candidate_key,
     kb_part,
+    l2_lock_key,
     may_read,
     owned_keys,
     reader_audience,
@@ -69,8 +70,9 @@ from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..ports import ChatModel
 from .locks import ScopeLocks
-from .memory_service import Actor, MemoryService, RetireEvent, WriteStep
-from .settings import _bool, _int
+from .memory_service import MemoryService, RetireEvent
+from .settings import bool_setting, int_setting
+from .writes import Actor, KvCites, KvListHas, KvListLacks, WriteStep, backend, need_l2
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +110,9 @@ class ReviewSettings:
     def from_config(cls, config: dict[str, Any] | None) -> ReviewSettings:
         c = dict(config or {})
         return cls(
-            enabled=_bool(c.get("candidate_extraction_enabled"), False),
-            auto_apply=_bool(c.get("candidate_auto_apply"), False),
-            max_per_turn=_int(c.get("candidate_max_per_turn"), 3, 1, 10),
+            enabled=bool_setting(c.get("candidate_extraction_enabled"), False),
+            auto_apply=bool_setting(c.get("candidate_auto_apply"), False),
+            max_per_turn=int_setting(c.get("candidate_max_per_turn"), 3, 1, 10),
             model_uuid=str(c.get("candidate_model_uuid") or "").strip(),
         )
 
@@ -251,7 +253,7 @@ class ReviewQueue:
         return tombstone_key(scope, tid)
 
     async def _read(self, key: str) -> Any:
-        raw = await self.service._backend(self.service.kv.get(key), "review read")
+        raw = await backend(self.service.kv.get(key), "review read")
         return json.loads(raw) if raw else None
 
     @staticmethod
@@ -301,16 +303,16 @@ class ReviewQueue:
         if not tid:
             return None
         key = self._tkey(scope, tid)
-        lock = self.service._l2_lock(scope)
+        lock = l2_lock_key(scope)
         before: list[bytes | None] = []  # what the record was, once read
         written: list[bytes] = []  # what this step wrote
 
         async def put(value: bytes | None) -> None:
-            await self.service._kv_put(lock, scope, operation, key, value)
+            await self.service.writes.kv_put(lock, scope, operation, key, value)
 
         async def apply() -> None:
             async with self.locks.hold("tomb:" + key):
-                old = await self.service._backend(self.service.kv.get(key), "review read")
+                old = await backend(self.service.kv.get(key), "review read")
                 before[:] = [old]
                 tb = Tombstone(
                     id=tid,
@@ -335,7 +337,7 @@ class ReviewQueue:
             if not before:  # never read, so never written
                 return
             async with self.locks.hold("tomb:" + key):
-                now = await self.service._backend(self.service.kv.get(key), "review read")
+                now = await backend(self.service.kv.get(key), "review read")
                 if now is None:
                     return  # lifted meanwhile (or never written)
                 if written and now == written[0]:
@@ -347,16 +349,16 @@ class ReviewQueue:
                     tb.count = max(1, tb.count - 1)
                     await put(self._bytes(tb.to_dict()))
 
-        expect = {"kv:" + key: {"source": source}}  # the decision's source is in the record once applied
+        expect = [KvCites(key, source)]  # the decision's source is in the record once applied
         step = WriteStep(scope, lock, expect, apply, undo, audit=audit, audit_op=audit_op)
         return step, tid
 
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
         """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
-        self.service._need_l2(scope)
+        need_l2(scope)
         prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
         items = []
-        keys = await self.service._backend(self.service.kv.keys(prefix), "review keys")
+        keys = await backend(self.service.kv.keys(prefix), "review keys")
         for k in owned_keys(scope, keys):  # exact owner: a launcher id extending this one is not this scope
             raw = await self._read(k)
             if raw:
@@ -367,7 +369,7 @@ class ReviewQueue:
 
     async def lift_tombstone(self, scope: Scope, tombstone_id: str, actor: Actor, reason: str = "") -> Tombstone:
         """An admin lifts a tombstone: the value may be stored again. Audited."""
-        self.service._need_l2(scope)
+        need_l2(scope)
         reason = _reason(reason)
         if not isinstance(tombstone_id, str) or not TOMBSTONE_ID.match(tombstone_id):
             raise NotFoundError(
@@ -376,14 +378,16 @@ class ReviewQueue:
         key = self._tkey(scope, tombstone_id)
         operation = "tombstone.lift"
         async with self.locks.hold("tomb:" + key):
-            raw = await self.service._backend(self.service.kv.get(key), "review read")
+            raw = await backend(self.service.kv.get(key), "review read")
             if not raw:
                 raise NotFoundError(
                     f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=tombstone_id
                 )
             tb = Tombstone.from_dict(json.loads(raw))
-            step = self.service.kv_step(scope, operation, key, None, raw, audit=([tb.id], f"tombstone {tb.id} lifted"))
-            await self.service._mutate_steps(actor, operation, [step], reason=reason)
+            step = self.service.writes.kv_step(
+                scope, operation, key, None, raw, audit=([tb.id], f"tombstone {tb.id} lifted")
+            )
+            await self.service.writes.mutate(actor, operation, [step], reason=reason)
         log.info("tombstone %s lifted in %s", tb.id, scope.user_key)
         return tb
 
@@ -448,7 +452,7 @@ class ReviewQueue:
         if not scope.collection:
             return []
         crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, as_of_ts=self.service.clock().timestamp())
-        episodes = await self.service._fetch(scope, crit, limit=CONFLICT_SCAN_LIMIT)
+        episodes = await self.service.fetch(scope, crit, limit=CONFLICT_SCAN_LIMIT)
         aliases = [scope.sender_id]
         if scope.sender_id:
             aliases.append((await self.service.get_profile(scope, "speaker", scope.sender_id)).name)
@@ -528,14 +532,14 @@ class ReviewQueue:
         kv = self.service.kv
         async with self.locks.hold(self._store_lock(scope)):
             open_key, head_key = candidate_key(scope, "open"), candidate_key(scope, "head")
-            raw_open = await self.service._backend(kv.get(open_key), "review read")
+            raw_open = await backend(kv.get(open_key), "review read")
             open_ = list(json.loads(raw_open) if raw_open else [])
             if len(open_) >= MAX_OPEN:
                 raise ConflictError("the review queue is full", key="review.error.queue_full", limit=MAX_OPEN)
-            raw_head = await self.service._backend(kv.get(head_key), "review read")
+            raw_head = await backend(kv.get(head_key), "review read")
             cand.seq = int((json.loads(raw_head) if raw_head else {"seq": 0})["seq"]) + 1
             chunk_key = candidate_key(scope, f"i/{(cand.seq - 1) // INDEX_CHUNK}")
-            raw_chunk = await self.service._backend(kv.get(chunk_key), "review read")
+            raw_chunk = await backend(kv.get(chunk_key), "review read")
             chunk = list(json.loads(raw_chunk) if raw_chunk and (cand.seq - 1) % INDEX_CHUNK else [])
             chunk.append([cand.seq, cand.id])
             open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
@@ -544,12 +548,14 @@ class ReviewQueue:
                 f"candidate {cand.id} {kind} ({cand.classification}, {origin})",
             )
             steps = [
-                self.service.kv_step(scope, operation, self._rkey(scope, cand.id), self._bytes(cand.to_dict()), None),
-                self.service.kv_step(scope, operation, chunk_key, self._bytes(chunk), raw_chunk),
-                self.service.kv_step(scope, operation, head_key, self._bytes({"seq": cand.seq}), raw_head),
-                self.service.kv_step(scope, operation, open_key, self._bytes(open_), raw_open, audit=audit),
+                self.service.writes.kv_step(
+                    scope, operation, self._rkey(scope, cand.id), self._bytes(cand.to_dict()), None
+                ),
+                self.service.writes.kv_step(scope, operation, chunk_key, self._bytes(chunk), raw_chunk),
+                self.service.writes.kv_step(scope, operation, head_key, self._bytes({"seq": cand.seq}), raw_head),
+                self.service.writes.kv_step(scope, operation, open_key, self._bytes(open_), raw_open, audit=audit),
             ]
-            await self.service._mutate_steps(actor, operation, steps)
+            await self.service.writes.mutate(actor, operation, steps)
         log.info("candidate %s %s in %s (%s, %s)", cand.id, kind, scope.user_key, cand.classification, origin)
         return cand
 
@@ -567,13 +573,13 @@ class ReviewQueue:
         rewrites it under the store lock when it runs, and taking it back restores only this
         candidate's entry; recovery checks the record's hash and this candidate's (non-)membership."""
         rkey = self._rkey(scope, cand.id)
-        old = await self.service._backend(self.service.kv.get(rkey), "review read")
-        record = self.service.kv_step(
+        old = await backend(self.service.kv.get(rkey), "review read")
+        record = self.service.writes.kv_step(
             scope, operation, rkey, self._bytes(cand.to_dict()), old, audit=audit, audit_op=audit_op
         )
         record.audit_reason = audit_reason
         okey = candidate_key(scope, "open")
-        lock = self.service._l2_lock(scope)
+        lock = l2_lock_key(scope)
         prior: list[list[dict[str, Any]]] = []
 
         async def rewrite(entries: list[dict[str, Any]]) -> None:
@@ -582,7 +588,7 @@ class ReviewQueue:
                 if not prior:
                     prior.append([o for o in current if o["id"] == cand.id])
                 new = sorted([o for o in current if o["id"] != cand.id] + entries, key=lambda o: o["seq"])
-                await self.service._kv_put(lock, scope, operation, okey, self._bytes(new))
+                await self.service.writes.kv_put(lock, scope, operation, okey, self._bytes(new))
 
         mine = [{"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key}]
 
@@ -591,12 +597,12 @@ class ReviewQueue:
                 await rewrite(prior[0])
 
         is_open = cand.status in OPEN
-        expect = {"kv:" + okey: {"list_has": cand.id, "status": cand.status} if is_open else {"list_lacks": cand.id}}
+        expect = [KvListHas(okey, cand.id, cand.status) if is_open else KvListLacks(okey, cand.id)]
         open_step = WriteStep(scope, lock, expect, apply=lambda: rewrite(mine if is_open else []), undo=undo)
         return [record, open_step]
 
     async def get(self, scope: Scope, candidate_id: str) -> Candidate:
-        self.service._need_l2(scope)
+        need_l2(scope)
         if not isinstance(candidate_id, str) or not CANDIDATE_ID.match(candidate_id):
             raise NotFoundError(
                 f"no candidate {candidate_id}", key="review.error.candidate_missing", id=str(candidate_id)
@@ -627,7 +633,7 @@ class ReviewQueue:
     ) -> CandidatePage:
         """Newest first: the open candidates (pending and conflict), or every candidate, that this
         reader may read (in ``bot`` isolation another person's private chat stays private)."""
-        self.service._need_l2(scope)
+        need_l2(scope)
         page, page_size = max(1, int(page)), max(1, min(100, int(page_size)))
         start = (page - 1) * page_size
         if reader_audience(scope) is not None:
@@ -678,7 +684,7 @@ class ReviewQueue:
     ) -> Candidate:
         """Queue one statement of ``scope.sender_id``: refused when tombstoned; skipped (``_Skip``)
         when already queued or already remembered; ``conflict`` when it contradicts an active one."""
-        self.service._need_l2(scope)
+        need_l2(scope)
         tb = await self.tombstone_for(scope, proposal.content, scope.sender_id)
         if tb is not None:
             raise self._refusal(tb)
@@ -715,7 +721,7 @@ class ReviewQueue:
 
     async def _same_statement(self, scope: Scope, content: str) -> Episode | None:
         crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(content)})
-        found = await self.service._fetch(scope, crit, limit=1)
+        found = await self.service.fetch(scope, crit, limit=1)
         return found[0] if found else None
 
     async def extract(self, scope: Scope, user_text: str, actor: Actor, *, source_ref: str = "") -> ExtractReport:
@@ -725,7 +731,7 @@ class ReviewQueue:
         :data:`MODEL_TIMEOUT_S`; any fault in its answer writes nothing. Rule candidates are
         accepted at once when ``candidate_auto_apply`` is on; model candidates always wait."""
         s = self.settings
-        self.service._need_l2(scope)
+        need_l2(scope)
         turn = rules.prepare(user_text)
         mode = "model" if s.model_uuid and self.model is not None else "rules"
         report = ExtractReport(mode=mode, redactions=turn.redactions, truncated=turn.truncated)
@@ -807,13 +813,13 @@ class ReviewQueue:
             f"candidate {cand.id} contradicts {len(conflicts)} active memories: parked for review",
         )
         steps = await self._save_steps(scope, cand, "candidate.park", audit)
-        await self.service._mutate_steps(actor, "candidate.park", steps)
+        await self.service.writes.mutate(actor, "candidate.park", steps)
         return Decision(cand, parked=True)
 
     async def _applied(self, scope: Scope, cand: Candidate) -> Episode | None:
         """The episode an earlier, interrupted accept of this candidate already wrote."""
         crit = Criteria(statuses=None, sender_id=scope.sender_id, extra={"content_hash": content_hash(cand.content)})
-        for e in await self.service._fetch(scope, crit, limit=50):
+        for e in await self.service.fetch(scope, crit, limit=50):
             if e.extra.get("candidate_id") == cand.id:
                 return e
         return None
@@ -848,7 +854,7 @@ class ReviewQueue:
         accepting a ``conflict`` candidate supersedes the memories it contradicts. A tombstoned
         value is refused and the candidate is left as it was."""
         reason = _reason(reason)
-        self.service._need_l2(scope)
+        need_l2(scope)
         op = "candidate.accept"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
             cand = await self._open_candidate(scope, candidate_id)
@@ -896,7 +902,7 @@ class ReviewQueue:
                     )
                 else:  # an accept interrupted before this version wrote the memory: link it now
                     steps = await with_episode(episode, [])
-                    await self.service._mutate_steps(actor, op, steps, reason=reason)
+                    await self.service.writes.mutate(actor, op, steps, reason=reason)
                 decision.episode = episode
             decision.candidate = cand = decided
         log.info("candidate %s accepted in %s -> %s", cand.id, scope.user_key, cand.result_id)
@@ -906,7 +912,7 @@ class ReviewQueue:
         """Refuse an open candidate: it is never written or recalled, stays inspectable, and its
         value gets a tombstone (one all-or-nothing mutation). A conflict's other side stays as it is."""
         reason = _reason(reason)
-        self.service._need_l2(scope)
+        need_l2(scope)
         op = "candidate.reject"
         async with self.locks.hold(f"cand:{self._base(scope)}:{candidate_id}"):
             cand = await self._open_candidate(scope, candidate_id)
@@ -919,7 +925,7 @@ class ReviewQueue:
                 f"candidate {cand.id} rejected" + (f"; tombstone {decided.result_id}" if made else ""),
             )
             steps = ([made[0]] if made else []) + await self._save_steps(scope, decided, op, audit)
-            await self.service._mutate_steps(actor, op, steps, reason=reason)
+            await self.service.writes.mutate(actor, op, steps, reason=reason)
         log.info("candidate %s rejected in %s", decided.id, scope.user_key)
         return decided
 

@@ -25,7 +25,7 @@ from components.consolidation_model import host_chat_model, install_consolidatio
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import (
@@ -117,7 +117,7 @@ class Env:
         return [e["operation"] for e in await self.svc.audit_export(scope)]
 
     async def all_rows(self, scope: Scope) -> dict[str, Episode]:
-        return {e.id: e for e in await self.svc._fetch(scope, Criteria(statuses=None))}
+        return {e.id: e for e in await self.svc.fetch(scope, Criteria(statuses=None))}
 
 
 @pytest.fixture(params=["numpy", "chroma"])
@@ -534,7 +534,7 @@ class TestProposalChecks:
         pid, eps = await self._proposal(env, a)
         # the stored record changes behind the service's verbs (no retire event, no cascade)
         changed = eps[1].retagged(content="Alice now prefers coffee")
-        await env.svc._upsert(a, [changed])
+        await env.svc.writes.upsert(a, [changed])
         rows, ops = await env.all_rows(a), await env.ops(a)
         with pytest.raises(ConflictError) as err:
             await env.cons.run(a, ADMIN, pid)
@@ -726,7 +726,7 @@ class TestProposalChecks:
         outcome["error"] = TimeoutError("no answer")
         with pytest.raises(FencedError):
             await fast.cons.discard(a, ADMIN, pid)
-        assert list(await fast.svc.fences()) == [fast.svc._l2_lock(a)]
+        assert list(await fast.svc.fences()) == [l2_lock_key(a)]
         assert "consolidation.discard" not in await fast.ops(a)
 
 

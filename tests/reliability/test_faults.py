@@ -50,7 +50,7 @@ import pytest
 
 from ltm.adapters.host_index import strip_host_keys
 from ltm.domain.errors import FencedError, MemoryError_
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from tests.support.reliability import (
@@ -416,7 +416,7 @@ async def _fenced_scope(svc: MemoryService, fence_key: str) -> tuple[Scope, str]
     """The scope a fence key belongs to, and what it fences: "l2", "session" or "speaker"."""
     for ident in (A_ID, C_ID, B_ID):
         s = await scope(svc, ident)
-        if fence_key == svc._l2_lock(s):
+        if fence_key == l2_lock_key(s):
             return s, "l2"
         if fence_key == f"l1:{s.scope_key}#session":
             return s, "session"
