@@ -603,7 +603,7 @@ class KnownBug:
 
 ALL = tuple(PATHS)
 # None open: the chunked bulk delete, the multi-scope document ingest/delete and the review queue's
-# multi-key writes were fixed by making every multi-step write all or nothing (_mutate_steps).
+# multi-key writes are all or nothing (WriteEngine.mutate).
 KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 

@@ -1,4 +1,4 @@
-"""Multi-step writes are all or nothing (``MemoryService._mutate_steps``), on the real engines.
+"""Multi-step writes are all or nothing (``WriteEngine.mutate``), on the real engines.
 
 The fault matrix (tests/test_faults.py) injects one fault per cell through the host adapters; these
 tests cover what one injected fault cannot: the taking back failing too, a backend that acknowledges
