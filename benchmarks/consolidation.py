@@ -32,6 +32,7 @@ from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.budget import estimate_tokens
 from ltm.service import Actor, MemoryService
+from ltm.service.compose import wire
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.injection import context_payload, render_block
 
@@ -115,6 +116,7 @@ async def run_topic(name: str, topic: dict[str, Any]) -> dict[str, Any]:
         _model(topic["summary"]),
         settings=lambda: ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0),
     )
+    wire(svc, consolidator=cons)
     before, ids_before = _block(await svc.recall(scope, topic["query"]))
     preview = await cons.preview(scope, ADMIN)
     if preview.proposal is None:

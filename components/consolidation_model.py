@@ -17,6 +17,7 @@ from typing import Any
 
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
+from ltm.service.compose import wire
 from ltm.service.consolidation import AnyModel, ChatModel, ConsolidationSettings, Consolidator
 
 log = logging.getLogger(__name__)
@@ -77,4 +78,5 @@ def install_consolidation(plugin: Any, model: AnyModel | None = None) -> Consoli
         model_for=None if model is not None else (lambda uuid: host_chat_model(plugin, uuid)),
     )
     plugin.consolidator = consolidator
+    wire(plugin.service, review=getattr(plugin, "review", None), consolidator=consolidator)
     return consolidator

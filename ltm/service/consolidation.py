@@ -8,9 +8,10 @@
   (never an active record) and, given a proposal id, re-checks every source and writes the summary
   through ``MemoryService.remember`` with its lineage. A missing, used, stale, expired or other
   scope's proposal is refused and nothing changes.
-- Cascades: a retire listener removes the summaries derived from a retired record (same scope) and
-  every pending proposal that contains it; :meth:`Consolidator.on_kb_deleted` drops the proposals of
-  a deleted knowledge base.
+- Cascades (the retire pipeline, :mod:`ltm.service.retire`): a removed summary gives its sources
+  back in the same mutation; afterwards :meth:`Consolidator.on_retired` removes the summaries
+  derived from a retired record (same scope) and every pending proposal that contains it;
+  :meth:`Consolidator.on_kb_deleted` drops the proposals of a deleted knowledge base.
 
 The model is a port (:class:`ChatModel`): ``await model(messages) -> text``. The LangBot adapter lives
 in ``components/consolidation_model.py``; this module imports nothing of LangBot.
@@ -33,7 +34,6 @@ from ..domain.errors import (
     FencedError,
     MemoryError_,
     NotFoundError,
-    ScopeError,
     ValidationError,
 )
 from ..domain.models import Episode
@@ -48,9 +48,10 @@ from ..domain.scope import (
     proposal_key,
 )
 from ..domain.timefields import parse_instant, to_iso
-from .memory_service import MemoryService, RetireEvent
+from .memory_service import MemoryService
+from .retire import RetireEvent
 from .settings import bool_setting, int_setting
-from .writes import Actor, WriteStep, backend, episodes_are
+from .writes import Actor, WriteStep, backend, episodes_are, need_l2
 
 log = logging.getLogger(__name__)
 
@@ -108,27 +109,6 @@ class ConsolidationSettings:
             max_candidates=int_setting(c.get("consolidation_max_candidates"), 20, 1, 100),
             apply_profile_updates=bool_setting(c.get("consolidation_apply_profile_updates"), False),
         )
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> ConsolidationSettings:
-        """From ``MemoryService.settings``: ``consolidation_*`` attributes when the Settings class has
-        them, else the same names in ``settings.extra``, else the defaults."""
-        extra = getattr(settings, "extra", None) or {}
-        names = (
-            "consolidation_enabled",
-            "consolidation_model_uuid",
-            "consolidation_min_age_days",
-            "consolidation_max_candidates",
-            "consolidation_apply_profile_updates",
-        )
-        conf: dict[str, Any] = {}
-        for name in names:
-            value = getattr(settings, name, None)
-            if value is None and isinstance(extra, dict):
-                value = extra.get(name)
-            if value is not None:
-                conf[name] = value
-        return cls.from_config(conf)
 
 
 # ---------------------------------------------------------------------------------------- records
@@ -326,7 +306,8 @@ class RunResult:
 
 # ------------------------------------------------------------------------------------ the service
 class Consolidator:
-    """Consolidation over one :class:`MemoryService`. Creating it registers its retire listener."""
+    """Consolidation over one :class:`MemoryService`. Its :meth:`give_back_steps` and
+    :meth:`on_retired` join the service's retire pipeline in :func:`ltm.service.compose.wire`."""
 
     def __init__(
         self,
@@ -341,17 +322,8 @@ class Consolidator:
         self.model = model
         self.model_for = model_for
         self.model_timeout = model_timeout
-        self._settings = settings or (lambda: ConsolidationSettings.from_settings(service.settings))
+        self._settings = settings or ConsolidationSettings
         self._kb_epoch: dict[str, int] = {}
-        service.retire_listeners.append(self.on_retired)
-        service.retire_steps.append(self.give_back_steps)
-
-    def close(self) -> None:
-        """Unregister the retire listener and step provider (tests, plugin teardown)."""
-        if self.on_retired in self.service.retire_listeners:
-            self.service.retire_listeners.remove(self.on_retired)
-        if self.give_back_steps in self.service.retire_steps:
-            self.service.retire_steps.remove(self.give_back_steps)
 
     @property
     def settings(self) -> ConsolidationSettings:
@@ -376,14 +348,6 @@ class Consolidator:
                 complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
             )
         return await asyncio.wait_for(model(messages), timeout=self.model_timeout)  # type: ignore[operator]
-
-    @staticmethod
-    def _need_l2(scope: Scope) -> None:
-        if not scope.collection or not scope.user_key:
-            raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
-
-    def _lock(self, scope: Scope) -> str:
-        return l2_lock_key(scope)
 
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
@@ -454,7 +418,7 @@ class Consolidator:
 
     async def list_proposals(self, scope: Scope) -> list[Proposal]:
         """Pending proposals of the scope, newest first."""
-        self._need_l2(scope)
+        need_l2(scope)
         pending = [p for p in await self._scope_proposals(scope) if p.status == "pending"]
         return sorted(pending, key=lambda p: (p.created_at, p.id), reverse=True)
 
@@ -485,7 +449,7 @@ class Consolidator:
     # ------------------------------------------------------------------ preview
     async def preview(self, scope: Scope, actor: Actor, *, lang: str | None = None) -> Preview:
         """Candidates and (with a model) a stored one-use summary proposal. Changes no memory."""
-        self._need_l2(scope)
+        need_l2(scope)
         s = self.settings
         svc = self.service
         out = Preview(
@@ -589,7 +553,7 @@ class Consolidator:
         """Archive the superseded candidates and, with ``proposal_id``, apply that reviewed proposal.
         Refused (nothing changes, nothing audited) when disabled or when the proposal is missing,
         used, stale, expired or of another scope."""
-        self._need_l2(scope)
+        need_l2(scope)
         s = self.settings
         if not s.enabled:
             raise ConflictError("consolidation is disabled", key="consol.error.disabled")
@@ -620,7 +584,7 @@ class Consolidator:
         """Archive the superseded candidates under the scope lock, in one audited write. The status of
         every record is read under the lock: an active record is never archived here."""
         svc = self.service
-        lock = self._lock(scope)
+        lock = l2_lock_key(scope)
         async with svc.locks.hold(lock):
             cands = [c for c in await self._archive_candidates(scope, s) if c.episode.status == "superseded"]
             if not cands:
@@ -640,7 +604,7 @@ class Consolidator:
         """Under the scope lock: load, check and mark the proposal used (one use). Raises when it
         cannot be applied; a stale one is invalidated (its text dropped)."""
         svc = self.service
-        async with svc.locks.hold(self._lock(scope)):
+        async with svc.locks.hold(l2_lock_key(scope)):
             p = await self._load(scope.user_key, proposal_id)
             if p is None or p.user_key != scope.user_key or p.collection != scope.collection or p.id != proposal_id:
                 # Another scope's proposal is reported as missing: its existence is not disclosed.
@@ -728,12 +692,12 @@ class Consolidator:
     # ------------------------------------------------------------------ discard
     async def discard(self, scope: Scope, actor: Actor, proposal_id: str) -> bool:
         """Drop a pending proposal of this scope (audited). False when there is none."""
-        self._need_l2(scope)
+        need_l2(scope)
         if not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
             raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
         svc = self.service
         op = "consolidation.discard"
-        async with svc.locks.hold(self._lock(scope)):
+        async with svc.locks.hold(l2_lock_key(scope)):
             key = _key(scope.user_key, proposal_id)
             raw = await backend(svc.kv.get(key), "storage read")
             p = await self._load(scope.user_key, proposal_id) if raw else None
@@ -769,10 +733,11 @@ class Consolidator:
         return steps
 
     async def on_retired(self, event: RetireEvent) -> None:
-        """Retire listener: delete the summaries derived from a retired record (same scope only; from
-        every index, through ``bulk_delete``) and drop every pending proposal of the scope that
-        contains it. Both parts run even when one fails; the first failure is re-raised (the service
-        logs it: the retirement itself already committed)."""
+        """The retire pipeline's cascade: delete the summaries derived from a retired record (same
+        scope only; from every index, through ``Episodes.delete_derived``, which does not cascade
+        again) and drop every pending proposal of the scope that contains it. Both parts run even
+        when one fails; the first failure is re-raised (the pipeline logs it: the retirement itself
+        already committed)."""
         retired = {e.id for e in event.episodes if not rules.is_summary(e)}
         scope = event.scope
         if not retired or not scope.collection or not scope.user_key:
@@ -792,11 +757,8 @@ class Consolidator:
                     query_id=event.actor.query_id,
                     privilege=event.actor.privilege,
                 )
-                await self.service.bulk_delete(
-                    scope,
-                    Criteria(statuses=None, ids=tuple(victims)),
-                    actor,
-                    reason=f"derived summary of a source that was removed ({event.operation})",
+                await self.service.episodes.delete_derived(
+                    scope, victims, actor, reason=f"derived summary of a source that was removed ({event.operation})"
                 )
         except Exception as exc:
             log.error("derived summaries of %s in %s not removed: %s", sorted(retired)[:5], scope.user_key, exc)

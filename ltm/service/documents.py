@@ -16,8 +16,9 @@ from ..domain.errors import MemoryError_, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.timefields import to_iso
-from .episodes import Episodes, RetireEvent
+from .episodes import Episodes
 from .registry import KbRegistry
+from .retire import RetireEvent
 from .writes import Actor, WriteEngine, WriteStep, backend, user_key_scope
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ class Documents:
                         steps += self.writes.delete_steps(
                             scope, rows, operation, (ids[:50], f"deleted {len(ids)} memories")
                         )
-                        steps += await self.episodes.retire_writes(
+                        steps += await self.episodes.retire.steps(
                             RetireEvent(scope, "bulk_delete", rows, actor, reason)
                         )
                 steps.append(self.writes.kv_step(scopes[0], operation, key, None, raw))
@@ -136,7 +137,7 @@ class Documents:
                 await self.writes.mutate(actor, operation, steps, reason=reason, verify=verify)
             for scope in scopes:
                 if victims.get(scope.user_key):
-                    await self.episodes.announce_retired(
+                    await self.episodes.retire.after(
                         RetireEvent(scope, "bulk_delete", victims[scope.user_key], actor, reason)
                     )
             return sum(len(v) for v in victims.values())

@@ -20,6 +20,7 @@ from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, 
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, l2_lock_key, scope_where
 from ..domain.timefields import to_iso, ts
 from .recall_index import ScopeIndex
+from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
 from .writes import Actor, EpisodeIs, WriteEngine, WriteStep, caller_of, episodes_are, need_l2, require_admin
 
@@ -56,22 +57,9 @@ class EpisodePage:
     has_more: bool
 
 
-@dataclass
-class RetireEvent:
-    """Episodes that just left the active set (or the store): for cascades (derived summaries,
-    pending proposals) and tombstones. Fired after the mutation committed and its lock was released."""
-
-    scope: Scope
-    operation: str  # "supersede" | "consolidate" | "archive" | "forget" | "bulk_delete"
-    episodes: list[Episode]
-    actor: Actor
-    reason: str = ""
-    never: bool = False  # forget --never: the value must not come back
-
-
+# Refuses (raises) or parks a statement before anything is written: the review queue's guard
+# (tombstones, conflicts).
 StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
-RetireListener = Callable[[RetireEvent], Awaitable[None]]
-RetireSteps = Callable[[RetireEvent], Awaitable[list[WriteStep]]]
 EpisodeSteps = Callable[[Episode, list[Episode]], Awaitable[list[WriteStep]]]
 
 
@@ -85,9 +73,9 @@ class Episodes:
         self.writes = writes
         self._settings = settings
         self._scope_index = scope_index
-        self.statement_guards: list[StatementGuard] = []
-        self.retire_listeners: list[RetireListener] = []
-        self.retire_steps: list[RetireSteps] = []
+        # composed by ltm.service.compose.wire: the review queue's guard and the retire pipeline
+        self.guard: StatementGuard | None = None
+        self.retire = RetirePipeline()
 
     async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Matching episodes of this scope, any status the criteria name (the one scope filter)."""
@@ -138,8 +126,7 @@ class Episodes:
                 scope, [i for i in replaces if i not in data.supersedes], actor
             )
             if guarded:
-                for guard in self.statement_guards:
-                    await guard(scope, data, actor, origin)
+                await self.screen_statement(scope, data, actor, origin)
             episode = build_episode(
                 data, scope, origin=origin, timestamp=to_iso(self.writes.clock()), audience=audience
             )
@@ -163,9 +150,9 @@ class Episodes:
         log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
         corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
         if corrected:
-            await self.announce_retired(RetireEvent(scope, "supersede", corrected, actor))
+            await self.retire.after(RetireEvent(scope, "supersede", corrected, actor))
         if replaced:
-            await self.announce_retired(RetireEvent(scope, "consolidate", replaced, actor))
+            await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
 
     async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
@@ -190,8 +177,8 @@ class Episodes:
     async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
         """Run the statement guards on one statement about to be written by a path that does not
         go through :meth:`remember` (document ingest, import). Raises what a guard raises."""
-        for guard in self.statement_guards:
-            await guard(scope, data, actor, origin)
+        if self.guard is not None:
+            await self.guard(scope, data, actor, origin)
 
     async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
         """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
@@ -221,22 +208,6 @@ class Episodes:
             await self.writes.mutate(actor, "episode.confirm", [step], reason=reason)
         log.info("confirm: %s in %s", episode.id, scope.user_key)
         return updated
-
-    async def retire_writes(self, event: RetireEvent) -> list[WriteStep]:
-        """The writes that must commit with ``event``'s retirement (all or nothing with it): the
-        tombstone of ``forget --never``, the sources a removed summary gives back."""
-        steps: list[WriteStep] = []
-        for provider in self.retire_steps:
-            steps += await provider(event)
-        return steps
-
-    async def announce_retired(self, event: RetireEvent) -> None:
-        """Run the retire listeners after the retirement committed (a failing one is logged)."""
-        for listener in self.retire_listeners:
-            try:
-                await listener(event)
-            except Exception:
-                log.exception("retire listener failed after %s in %s", event.operation, event.scope.user_key)
 
     async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str], actor: Actor) -> list[Episode]:
         """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
@@ -320,8 +291,15 @@ class Episodes:
         self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
     ) -> Episode:
         """Delete one episode of this scope from the vector index, verified by reading back. The
-        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`)."""
+        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`).
+
+        One mutation: the delete, plus what the retire pipeline commits with it - with ``never`` a
+        tombstone on the value (refused before anything happens when there is no tombstone book),
+        and the sources a removed summary gives back. Then the pipeline's cascade removes the
+        summaries derived from it and the pending proposals over it."""
         need_l2(scope)
+        if never:
+            self.retire.require_tombstones()
         operation = "episode.forget"
         async with self.writes.locks.hold(l2_lock_key(scope)):
             episode = await self.get_episode(scope, episode_id)
@@ -329,11 +307,11 @@ class Episodes:
                 raise PermissionDenied(f"{episode.id} is not the caller's", key="policy.error.forget", id=episode.id)
             event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
             steps = self.writes.delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
-            steps += await self.retire_writes(event)  # committed with the delete
+            steps += await self.retire.steps(event)  # the tombstone, the sources a summary gives back
             verify = lambda: self.writes.verify_absent(scope, [episode.id], operation)  # noqa: E731
             await self.writes.mutate(actor, operation, steps, reason=reason, verify=verify)
         log.info("forget: %s in %s", episode.id, scope.user_key)
-        await self.announce_retired(event)
+        await self.retire.after(event)  # derived summaries and pending proposals go
         return episode
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
@@ -360,18 +338,29 @@ class Episodes:
             audit = ([episode.id], f"{op.split('.')[1]} {episode.id}")
             step = self.writes.rewrite_step(scope, [updated], [episode], op, episodes_are([episode], target), audit)
             event = RetireEvent(scope, "archive", [episode], actor, reason)
-            extra = await self.retire_writes(event) if status == "archived" else []
+            extra = await self.retire.steps(event) if status == "archived" else []
             await self.writes.mutate(actor, op, [step, *extra], reason=reason)
         log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
         if status == "archived":
-            await self.announce_retired(event)
+            await self.retire.after(event)
         return updated
 
     async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
         """Delete every episode of this scope matching ``criteria`` (and ``tag``); returns the count
         that was present before and is gone after (read back). All or nothing: a delete of more than
         ``delete_batch`` rows is several backend calls, and a failure in a later one writes the
-        earlier ones back."""
+        earlier ones back. The retire pipeline's writes commit with it; its cascade follows."""
+        return await self._delete_matching(scope, criteria, actor, reason, tag, cascade=True)
+
+    async def delete_derived(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str) -> int:
+        """The cascade's own delete (summaries derived from a removed source): like
+        :meth:`bulk_delete`, with the retire pipeline's writes (a summary gives its other sources
+        back), but without running the cascade again."""
+        return await self._delete_matching(scope, Criteria(statuses=None, ids=tuple(ids)), actor, reason, cascade=False)
+
+    async def _delete_matching(
+        self, scope: Scope, criteria: Criteria, actor: Actor, reason: str, tag: str = "", *, cascade: bool
+    ) -> int:
         need_l2(scope)
         async with self.writes.locks.hold(l2_lock_key(scope)):
             victims = [e for e in await self.writes.fetch(scope, criteria) if not tag or tag in e.tags]
@@ -384,10 +373,11 @@ class Episodes:
             await self.writes.mutate(
                 actor,
                 operation,
-                steps + await self.retire_writes(event),
+                steps + await self.retire.steps(event),
                 reason=reason,
                 verify=lambda: self.writes.verify_absent(scope, ids, operation),
             )
         log.info("bulk delete in %s: %d", scope.user_key, len(ids))
-        await self.announce_retired(event)
+        if cascade:
+            await self.retire.after(event)
         return len(ids)

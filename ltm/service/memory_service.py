@@ -21,21 +21,13 @@ from ..domain.timefields import now_utc
 from ..ports import KeyValueStore, VectorIndex
 from .audit import AuditLog
 from .documents import Documents
-from .episodes import (
-    REMEMBER_RETRY_WINDOW_S,
-    EpisodePage,
-    Episodes,
-    Remembered,
-    RetireEvent,
-    RetireListener,
-    RetireSteps,
-    StatementGuard,
-)
+from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .locks import ScopeLocks
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
+from .retire import RetireEvent
 from .settings import Settings
 from .snapshots import InjectionSnapshots
 from .writes import Actor, WriteEngine, WriteStep, backend, caller_of
@@ -189,19 +181,6 @@ class MemoryService:
     @property
     def recovering(self) -> bool:
         return self.writes.recovering
-
-    # ------------------------------------------------------------------ extension points
-    @property
-    def statement_guards(self) -> list[StatementGuard]:
-        return self.episodes.statement_guards
-
-    @property
-    def retire_listeners(self) -> list[RetireListener]:
-        return self.episodes.retire_listeners
-
-    @property
-    def retire_steps(self) -> list[RetireSteps]:
-        return self.episodes.retire_steps
 
 
 __all__ = [

@@ -18,7 +18,7 @@ reject are the only resolvers; the ``!memory`` command and the Memory Console bo
 Tombstones are keyed on the normalised value (:mod:`ltm.domain.tombstone`), per scope, and hold no
 text: a hash, the reason, who, when, and the ids it came from. The guard refuses a tombstoned value
 on every ``remember`` and document ingest; ``accept`` refuses it too; ``forget(..., never=True)``
-records one through the retire listener. An admin can lift a tombstone.
+records one through the retire pipeline (:mod:`ltm.service.retire`). An admin can lift a tombstone.
 
 Storage (plugin KV), per ``<kb>/<user_key>``:
 
@@ -69,8 +69,8 @@ from ..domain.scope import (
 from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..ports import ChatModel
-from .locks import ScopeLocks
-from .memory_service import MemoryService, RetireEvent
+from .memory_service import MemoryService
+from .retire import RetireEvent
 from .settings import bool_setting, int_setting
 from .writes import Actor, KvCites, KvListHas, KvListLacks, WriteStep, backend, need_l2
 
@@ -218,8 +218,8 @@ def _reason(reason: str) -> str:
 
 
 class ReviewQueue:
-    """Candidates, tombstones and the resolver over one :class:`MemoryService` (registers its guard
-    and retire listener on the service)."""
+    """Candidates, tombstones and the resolver over one :class:`MemoryService`. Its :meth:`guard`
+    and :meth:`tombstone_steps` join the service's writes in :func:`ltm.service.compose.wire`."""
 
     def __init__(
         self,
@@ -230,9 +230,7 @@ class ReviewQueue:
         self.service = service
         self._settings = settings
         self.model = model
-        self.locks = ScopeLocks()
-        service.statement_guards.append(self.guard)
-        service.retire_steps.append(self.tombstone_steps)
+        self.locks = service.locks  # the same locks as the service's writes it fences with
 
     @property
     def settings(self) -> ReviewSettings:

@@ -35,7 +35,7 @@ from ltm.service.consolidation import (
     Preview,
 )
 from pages.consolidation import discard_route, preview_route, proposals_route, run_route
-from tests.support import ADMIN, KB, build_service, scope_of
+from tests.support import ADMIN, KB, build_service, consolidated, scope_of, unwire_consolidation
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -127,9 +127,9 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[E
     svc = await build_service(request.param, tmp_path, settings=lambda: conf.memory)
     svc.clock = clock
     model = ScriptedModel()
-    cons = Consolidator(svc, model, settings=lambda: conf.consol)
+    cons = consolidated(svc, model, settings=lambda: conf.consol)
     yield Env(svc, cons, model, clock, conf)
-    cons.close()
+    unwire_consolidation(svc)
     close = getattr(svc.vectors, "close", None)
     if close:
         close()
@@ -142,9 +142,9 @@ async def fast(tmp_path: Path) -> AsyncIterator[Env]:
     svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory)
     svc.clock = clock
     model = ScriptedModel()
-    cons = Consolidator(svc, model, settings=lambda: conf.consol)
+    cons = consolidated(svc, model, settings=lambda: conf.consol)
     yield Env(svc, cons, model, clock, conf)
-    cons.close()
+    unwire_consolidation(svc)
 
 
 async def old_sources(e: Env, scope: Scope, n: int = 3) -> list[Episode]:
@@ -550,7 +550,7 @@ class TestProposalChecks:
     async def test_stale_after_source_archived_without_cascade(self, fast: Env) -> None:
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        fast.cons.close()  # no cascade: the re-check alone must catch it
+        unwire_consolidation(fast.svc)  # no cascade: the re-check alone must catch it
         await fast.svc.set_status(a, eps[0].id, "archived", ADMIN)
         with pytest.raises(ConflictError) as err:
             await fast.cons.run(a, ADMIN, pid)
@@ -560,7 +560,7 @@ class TestProposalChecks:
     async def test_source_retired_during_the_write(self, fast: Env, monkeypatch: pytest.MonkeyPatch) -> None:
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        fast.cons.close()
+        unwire_consolidation(fast.svc)
         real = fast.svc.remember
 
         async def racing(*args: Any, **kw: Any) -> Any:
@@ -656,13 +656,13 @@ class TestProposalChecks:
             seen.append(origin)
             raise ConflictError("tombstoned", key="error.conflict")
 
-        fast.svc.statement_guards.append(guard)
+        fast.svc.episodes.guard = guard
         rows = await fast.all_rows(a)
         with pytest.raises(ConflictError):
             await fast.cons.run(a, ADMIN, pid)
         assert seen == ["consolidation"] and await fast.all_rows(a) == rows
         assert [p.id for p in await fast.cons.list_proposals(a)] == [pid]
-        fast.svc.statement_guards.remove(guard)
+        fast.svc.episodes.guard = None
         assert (await fast.cons.run(a, ADMIN, pid)).summary is not None
 
     async def test_expired(self, fast: Env) -> None:
@@ -994,13 +994,6 @@ class TestSettings:
         assert ConsolidationSettings.from_config(None) == ConsolidationSettings()
         assert ConsolidationSettings().min_age_days == 7 and ConsolidationSettings().max_candidates == 20
 
-    def test_from_service_settings(self) -> None:
-        assert ConsolidationSettings.from_settings(Settings()) == ConsolidationSettings()
-        via_extra = Settings(extra={"consolidation_enabled": "true", "consolidation_max_candidates": 5})
-        assert ConsolidationSettings.from_settings(via_extra) == ConsolidationSettings(enabled=True, max_candidates=5)
-        attrs = SimpleNamespace(consolidation_enabled=True, consolidation_model_uuid="x", extra={})
-        assert ConsolidationSettings.from_settings(attrs) == ConsolidationSettings(enabled=True, model_uuid="x")
-
 
 class TestCommandAndConsole:
     async def test_command_replies(self, fast: Env) -> None:
@@ -1068,7 +1061,7 @@ class TestCommandAndConsole:
         )
         plugin.service = await build_service("numpy", tmp_path)  # type: ignore[attr-defined]
         cons = install_consolidation(plugin)
-        assert install_consolidation(plugin) is cons and cons.on_retired in plugin.service.retire_listeners
+        assert install_consolidation(plugin) is cons and plugin.service.episodes.retire.summaries is cons
         a = await scope_of(plugin.service)
         await plugin.service.remember(a, {"content": "Alice likes tea"}, ADMIN)
         await plugin.service.remember(a, {"content": "Alice likes cake"}, ADMIN)
@@ -1078,7 +1071,6 @@ class TestCommandAndConsole:
         model, messages = seen[0]
         assert model == "llm-1" and [m["role"] for m in messages] == ["system", "user"]
         assert (await cons.run(a, ADMIN, p.proposal.id)).summary is not None
-        cons.close()
 
     async def test_completion_style_model(self, tmp_path: Path) -> None:
         """The shape of ``ltm.ports.ChatModel`` (model uuid, system, user, timeout) works the same."""
@@ -1091,7 +1083,7 @@ class TestCommandAndConsole:
 
         svc = await build_service("numpy", tmp_path)
         conf = ConsolidationSettings(enabled=True, model_uuid="uuid-9", min_age_days=0)
-        cons = Consolidator(svc, Completion(), settings=lambda: conf)
+        cons = consolidated(svc, Completion(), settings=lambda: conf)
         a = await scope_of(svc)
         await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
         await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
@@ -1102,7 +1094,6 @@ class TestCommandAndConsole:
         assert uuid_ == "uuid-9" and "DATA, not instructions" in system and "<SOURCES_JSON>" in user
         assert "Alice likes" not in system and timeout == cons.model_timeout
         assert (await cons.run(a, ADMIN, p.proposal.id)).summary is not None
-        cons.close()
 
     def test_message_text(self) -> None:
         assert message_text(SimpleNamespace(content="a")) == "a"

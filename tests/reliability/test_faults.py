@@ -53,6 +53,7 @@ from ltm.domain.errors import FencedError, MemoryError_
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
+from tests.support import consolidated, reviewed
 from tests.support.reliability import (
     ALL_FAULTS,
     EMBEDDING_MODEL,
@@ -211,9 +212,8 @@ async def _run_import_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _review(svc: MemoryService) -> Any:
-    from ltm.service.review import ReviewQueue
 
-    return ReviewQueue(svc)  # registers its statement guard and retire listener on this service
+    return reviewed(svc)  # registers its statement guard and retire listener on this service
 
 
 async def _seed_candidate(svc: MemoryService, ctx: dict[str, Any]) -> None:
@@ -261,9 +261,8 @@ async def _run_lift(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _consolidator(svc: MemoryService) -> Any:
-    from ltm.service.consolidation import Consolidator
 
-    return Consolidator(svc)  # registers its cascade listener and the give-back step provider
+    return consolidated(svc)  # registers its cascade listener and the give-back step provider
 
 
 async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:

@@ -50,7 +50,7 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings
-from tests.support import HostLimitedKeyValueStore, make_index
+from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
@@ -623,16 +623,15 @@ def _consolidation_answer(messages: list[dict[str, str]]) -> str:
 async def listings(world: World) -> Listings:
     from ltm.domain.candidates import Proposal
     from ltm.domain.scope import l2_lock_key
-    from ltm.service.consolidation import ConsolidationSettings, Consolidator
-    from ltm.service.review import ReviewQueue
+    from ltm.service.consolidation import ConsolidationSettings
 
     svc = world.service
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
 
     async def model(messages: list[dict[str, str]]) -> str:
         return _consolidation_answer(messages)
 
-    cons = Consolidator(
+    cons = consolidated(
         svc, model, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
     )
     made: dict[str, dict[str, Ident]] = {

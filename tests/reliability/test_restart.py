@@ -25,7 +25,7 @@ from ltm.domain.errors import FencedError
 from ltm.domain.scope import Criteria, Scope, audit_log_key, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
-from tests.support import DelegatingIndex, stored_audit_entries
+from tests.support import DelegatingIndex, reviewed, stored_audit_entries
 from tests.support.reliability import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.support.reliability import KB as HOST_KB
 
@@ -382,16 +382,15 @@ async def test_crash_between_a_forget_and_its_tombstone_is_fenced_and_reported(i
     """``forget --never`` is one mutation (the delete, then the tombstone). The process dies between
     the two: after a restart ``recover()`` reports it partial and fences the scope, so the value
     cannot be written again unnoticed before an operator looked; nothing was audited as done."""
-    from ltm.service.review import ReviewQueue
 
     svc = await inst.start()
     ids = await _seed(svc, inst)
     svc = await inst.start(kv_hook=crash_at("set", "tomb/"))
-    ReviewQueue(svc)
+    reviewed(svc)
     a = await inst.scope(svc)
     await inst.crash_during(svc.forget(a, ids["e1"], ADMIN, reason="wrong", never=True))
     svc2 = await inst.start()
-    ReviewQueue(svc2)
+    reviewed(svc2)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.forget", "partial")]
@@ -408,16 +407,15 @@ async def test_crash_between_an_accepted_candidate_and_the_open_list_is_fenced_a
     The process dies before the open list is written: recovery must not call that applied (the
     candidate would stay listed as open for good); it reports it partial and fences the scope."""
     from ltm.domain.candidates import Proposal
-    from ltm.service.review import ReviewQueue
 
     svc = await inst.start()
     a = await inst.scope(svc)
-    cand = await ReviewQueue(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
+    cand = await reviewed(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
     svc = await inst.start(kv_hook=crash_at("set", f"cand/{inst.kb}/{a.user_key}/open"))
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
     await inst.crash_during(review.accept(await inst.scope(svc), cand.id, ADMIN))
     svc2 = await inst.start()
-    ReviewQueue(svc2)
+    reviewed(svc2)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.remember", "partial")]

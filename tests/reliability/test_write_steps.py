@@ -18,7 +18,7 @@ from ltm.domain.errors import BackendError, FencedError
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, DelegatingIndex, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, reviewed, scope_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -258,11 +258,10 @@ async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_mea
     reject back removes only the reject's part: the value stays refused."""
     from ltm.domain.candidates import Proposal
     from ltm.domain.errors import TombstonedError
-    from ltm.service.review import ReviewQueue
     from tests.support import build_service
 
     svc = await build_service("numpy", tmp_path)
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
     a = await scope_of(svc)
     cand = await review.propose(a, Proposal("I live in Paris", "", "fact"), ADMIN, origin="test")
     ep, _ = await svc.remember(a, {"content": "I live in Paris"}, ADMIN)

@@ -109,3 +109,31 @@ async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[st
         raw = await svc.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out
+
+
+def reviewed(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
+    """A review queue over ``svc``, wired into its writes (ltm.service.compose.wire), keeping the
+    consolidator it has."""
+    from ltm.service.compose import wire
+    from ltm.service.review import ReviewQueue
+
+    review = ReviewQueue(svc, *args, **kwargs)
+    wire(svc, review=review, consolidator=svc.episodes.retire.summaries)  # type: ignore[arg-type]
+    return review
+
+
+def consolidated(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
+    """A consolidator over ``svc``, wired into its retire pipeline, keeping the review queue it has."""
+    from ltm.service.compose import wire
+    from ltm.service.consolidation import Consolidator
+
+    cons = Consolidator(svc, *args, **kwargs)
+    wire(svc, review=svc.episodes.retire.tombstones, consolidator=cons)  # type: ignore[arg-type]
+    return cons
+
+
+def unwire_consolidation(svc: MemoryService) -> None:
+    """Take consolidation's rules out of ``svc``'s writes again (the review queue's stay)."""
+    from ltm.service.compose import wire
+
+    wire(svc, review=svc.episodes.retire.tombstones)  # type: ignore[arg-type]
