@@ -13,8 +13,8 @@
   derived from a retired record (same scope) and every pending proposal that contains it;
   :meth:`Consolidator.on_kb_deleted` drops the proposals of a deleted knowledge base.
 
-The model is a port (:class:`ChatModel`): ``await model(messages) -> text``. The LangBot adapter lives
-in ``components/consolidation_model.py``; this module imports nothing of LangBot.
+The model is the port :class:`ltm.ports.ChatModel` (``main.compose`` gives the host's,
+``ltm.adapters.host_chat.HostChatModel``); this module imports nothing of LangBot.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from ..domain import consolidation as rules
 from ..domain.errors import (
@@ -48,6 +48,7 @@ from ..domain.scope import (
     proposal_key,
 )
 from ..domain.timefields import parse_instant, to_iso
+from ..ports import MODEL_TIMEOUT_S, ChatModel
 from .memory_service import MemoryService
 from .retire import RetireEvent
 from .settings import bool_setting, int_setting
@@ -59,7 +60,8 @@ PREFIX = PROPOSAL_PREFIX
 RECORD_FORMAT = "ltm-consolidation/1"
 MAX_PENDING_PER_SCOPE = 5
 PROPOSAL_TTL_DAYS = 7
-MODEL_TIMEOUT_S = 90.0
+# a summary of up to 100 memories is a long answer: three times the bound of one model call
+SUMMARY_TIMEOUT_S = 3 * MODEL_TIMEOUT_S
 
 # Preview outcomes of the summary path besides the draft codes of ltm.domain.consolidation.
 DRAFT_NO_MODEL = "no_model"
@@ -68,22 +70,6 @@ DRAFT_MODEL_FAILED = "model_failed"
 DRAFT_MODEL_TIMEOUT = "model_timeout"
 DRAFT_KB_DELETED = "kb_deleted"
 DRAFT_SOURCES_CHANGED = "sources_changed"
-
-
-class ChatModel(Protocol):
-    """A chat model: role/content messages in, the answer text out. Raises on failure."""
-
-    async def __call__(self, messages: list[dict[str, str]]) -> str: ...
-
-
-class CompletionModel(Protocol):
-    """The shape of ``ltm.ports.ChatModel`` (e.g. ``ltm.adapters.host_chat.HostChatModel``): the model
-    uuid, a system prompt and one user message in, the reply text out. Also accepted."""
-
-    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str: ...
-
-
-AnyModel = ChatModel | CompletionModel
 
 
 # ---------------------------------------------------------------------------------------- settings
@@ -312,11 +298,11 @@ class Consolidator:
     def __init__(
         self,
         service: MemoryService,
-        model: AnyModel | None = None,
+        model: ChatModel | None = None,
         *,
         settings: Callable[[], ConsolidationSettings] | None = None,
-        model_for: Callable[[str], AnyModel | None] | None = None,
-        model_timeout: float = MODEL_TIMEOUT_S,
+        model_for: Callable[[str], ChatModel | None] | None = None,
+        model_timeout: float = SUMMARY_TIMEOUT_S,
     ) -> None:
         self.service = service
         self.model = model
@@ -329,7 +315,7 @@ class Consolidator:
     def settings(self) -> ConsolidationSettings:
         return self._settings()
 
-    def _model(self, s: ConsolidationSettings) -> AnyModel | None:
+    def _model(self, s: ConsolidationSettings) -> ChatModel | None:
         """A model is used only when ``consolidation_model_uuid`` is set."""
         if not s.model_uuid:
             return None
@@ -337,17 +323,15 @@ class Consolidator:
             return self.model
         return self.model_for(s.model_uuid) if self.model_for else None
 
-    async def _ask(self, model: AnyModel, model_uuid: str, messages: list[dict[str, str]]) -> str:
-        """One bounded model call, whichever of the two model shapes ``model`` has."""
-        complete = getattr(model, "complete", None)
-        if callable(complete):
-            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-            user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
-            # the host applies the timeout itself; the guard here only catches a host that does not
-            return await asyncio.wait_for(
-                complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
-            )
-        return await asyncio.wait_for(model(messages), timeout=self.model_timeout)  # type: ignore[operator]
+    async def _ask(self, model: ChatModel, model_uuid: str, messages: list[dict[str, str]]) -> str:
+        """One bounded model call: the system messages as its system prompt, the rest as its user
+        message."""
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
+        # the host applies the timeout itself; the guard here only catches a host that does not
+        return await asyncio.wait_for(
+            model.complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
+        )
 
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
@@ -375,12 +359,18 @@ class Consolidator:
         return {sid for e in await self._summaries(scope, ACTIVE) for sid in rules.sources_of(e)}
 
     async def _by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Episode]:
-        out: dict[str, Episode] = {}
-        ids = list(ids)
-        for i in range(0, len(ids), 100):
-            for e in await self.service.fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
-                out[e.id] = e
-        return out
+        return await self.service.writes.fetch_ids(scope, ids)
+
+    async def _recheck(self, scope: Scope, p: Proposal) -> rules.ProposalCheck:
+        """Whether every source of ``p`` is still as it was drafted (present, active, unchanged,
+        of its speaker, valid over its interval), read now."""
+        return rules.recheck_sources(
+            p.sources,
+            await self._by_ids(scope, p.source_ids),
+            sender_id=p.sender_id,
+            valid_from=p.valid_from,
+            valid_until=p.valid_until,
+        )
 
     # ------------------------------------------------------------------ proposals (KV)
     async def _load(self, user_key: str, proposal_id: str) -> Proposal | None:
@@ -525,13 +515,7 @@ class Consolidator:
             await self._delete(proposal)
             out.draft_error = DRAFT_KB_DELETED
             return out
-        check = rules.recheck_sources(
-            proposal.sources,
-            await self._by_ids(scope, ids),
-            sender_id=proposal.sender_id,
-            valid_from=proposal.valid_from,
-            valid_until=proposal.valid_until,
-        )
+        check = await self._recheck(scope, proposal)
         if not check.ok:
             await self._delete(proposal)
             out.draft_error = DRAFT_SOURCES_CHANGED
@@ -620,13 +604,7 @@ class Consolidator:
             if set(p.source_ids) & await self._covered(scope):  # replaced by another summary already
                 check = rules.ProposalCheck(False, "covered")
             else:
-                check = rules.recheck_sources(
-                    p.sources,
-                    await self._by_ids(scope, p.source_ids),
-                    sender_id=p.sender_id,
-                    valid_from=p.valid_from,
-                    valid_until=p.valid_until,
-                )
+                check = await self._recheck(scope, p)
             if not check.ok:
                 await self._store(p.spent("stale", now, reason=check.reason))
                 raise _stale(check.reason)
@@ -678,13 +656,7 @@ class Consolidator:
         """Put a claimed proposal back after a write that certainly failed, unless a source changed
         meanwhile (then it is stale: the cascade skipped it while it was claimed)."""
         try:
-            check = rules.recheck_sources(
-                p.sources,
-                await self._by_ids(scope, p.source_ids),
-                sender_id=p.sender_id,
-                valid_from=p.valid_from,
-                valid_until=p.valid_until,
-            )
+            check = await self._recheck(scope, p)
             await self._store(p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason))
         except Exception as exc:  # the claim stays: a used proposal cannot be applied twice
             log.warning("could not release consolidation proposal %s: %s", p.id, exc)

@@ -68,7 +68,7 @@ from ..domain.scope import (
 )
 from ..domain.timefields import to_iso
 from ..domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
-from ..ports import ChatModel
+from ..ports import MODEL_TIMEOUT_S, ChatModel
 from .memory_service import MemoryService
 from .retire import RetireEvent
 from .settings import bool_setting, int_setting
@@ -81,7 +81,6 @@ CANDIDATE_STATUSES: tuple[str, ...] = (PENDING, CONFLICT, ACCEPTED, REJECTED)
 OPEN: tuple[str, ...] = (PENDING, CONFLICT)
 INDEX_CHUNK = 50
 MAX_OPEN = 500
-MODEL_TIMEOUT_S = 30.0
 CONFLICT_SCAN_LIMIT = 2_000
 MAX_REASON = 500
 # Statements from these origins are checked for conflicts; every origin is checked for tombstones.

@@ -21,7 +21,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from components.commands.consolidate import consolidate_preview, consolidate_run
-from components.consolidation_model import host_chat_model, install_consolidation, message_text
+from ltm.adapters.host_chat import message_text
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
@@ -75,7 +75,8 @@ class ScriptedModel:
         self.gate: asyncio.Event | None = None
         self.entered = asyncio.Event()
 
-    async def __call__(self, messages: list[dict[str, str]]) -> str:
+    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self.calls.append(messages)
         self.entered.set()
         if self.gate is not None:
@@ -1044,6 +1045,7 @@ class TestCommandAndConsole:
             await discard_route(fast.svc, fast.cons, a, {}, console)
 
     async def test_host_chat_model_over_the_sdk(self, tmp_path: Path) -> None:
+        from ltm.adapters.host_chat import HostChatModel
         from tests.support.host_runtime import FakeHostHandler, make_plugin
 
         seen: list[tuple[str, list[dict[str, Any]]]] = []
@@ -1054,18 +1056,14 @@ class TestCommandAndConsole:
             answer = json.dumps({"summary": "from host", "cited_ids": [s["id"] for s in data]})
             return {"role": "assistant", "content": [{"type": "text", "text": answer}]}
 
-        handler = FakeHostHandler(llm_responder=responder)
-        plugin = make_plugin(
-            handler,
-            {"consolidation_enabled": True, "consolidation_model_uuid": "llm-1", "consolidation_min_age_days": 0},
-        )
-        plugin.service = await build_service("numpy", tmp_path)  # type: ignore[attr-defined]
-        cons = install_consolidation(plugin)
-        assert install_consolidation(plugin) is cons and plugin.service.episodes.retire.summaries is cons
-        a = await scope_of(plugin.service)
-        await plugin.service.remember(a, {"content": "Alice likes tea"}, ADMIN)
-        await plugin.service.remember(a, {"content": "Alice likes cake"}, ADMIN)
-        cons.service.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
+        plugin = make_plugin(FakeHostHandler(llm_responder=responder))
+        svc = await build_service("numpy", tmp_path)
+        conf = ConsolidationSettings(enabled=True, model_uuid="llm-1", min_age_days=0)
+        cons = consolidated(svc, HostChatModel(plugin), settings=lambda: conf)
+        a = await scope_of(svc)
+        await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
+        await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
+        svc.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
         p = await cons.preview(a, ADMIN)
         assert p.proposal is not None and p.proposal.summary == "from host"
         model, messages = seen[0]
@@ -1106,13 +1104,12 @@ class TestCommandAndConsole:
         assert message_text(SimpleNamespace(content=None)) == ""
 
     async def test_host_model_error_is_a_failed_draft(self, tmp_path: Path) -> None:
+        from ltm.adapters.host_chat import HostChatModel
         from tests.support.host_runtime import FakeHostHandler, make_plugin
 
-        plugin = make_plugin(FakeHostHandler(), {"consolidation_model_uuid": "missing"})  # no llm: host error
-        plugin.service = await build_service("numpy", tmp_path)  # type: ignore[attr-defined]
-        call = host_chat_model(plugin, "missing")
+        plugin = make_plugin(FakeHostHandler())  # no llm: the host answers an error
         with pytest.raises(Exception, match="not found"):
-            await call([{"role": "user", "content": "hi"}])
+            await HostChatModel(plugin).complete("missing", "system", "hi", 5.0)
 
 
 # ---------------------------------------------------------------------------------------- i18n

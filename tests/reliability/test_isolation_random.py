@@ -628,11 +628,12 @@ async def listings(world: World) -> Listings:
     svc = world.service
     review = reviewed(svc)
 
-    async def model(messages: list[dict[str, str]]) -> str:
-        return _consolidation_answer(messages)
+    class Model:
+        async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+            return _consolidation_answer([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
     cons = consolidated(
-        svc, model, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+        svc, Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
     )
     made: dict[str, dict[str, Ident]] = {
         k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
