@@ -26,5 +26,7 @@ def wire(
 ) -> MemoryService:
     """Give ``service`` the rules of ``review`` and ``consolidator`` (replacing any it had)."""
     service.episodes.guard = review.guard if review is not None else None
-    service.episodes.retire = RetirePipeline(tombstones=review, summaries=consolidator)
+    service.episodes.retire = RetirePipeline(
+        tombstones=review.tombstones if review is not None else None, summaries=consolidator
+    )
     return service
