@@ -1114,7 +1114,7 @@ class TestCommandAndConsole:
 
 # ---------------------------------------------------------------------------------------- i18n
 CODE = [
-    ROOT / "ltm" / "service" / "consolidation.py",
+    *sorted((ROOT / "ltm" / "service" / "consolidation").glob("*.py")),
     ROOT / "components" / "commands" / "consolidate.py",
     ROOT / "pages" / "consolidation.py",
 ]

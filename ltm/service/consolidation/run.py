@@ -20,46 +20,37 @@ The model is the port :class:`ltm.ports.ChatModel` (``main.compose`` gives the h
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
-from ..domain import consolidation as rules
-from ..domain.errors import (
+from ...domain import consolidation as rules
+from ...domain.errors import (
     ConflictError,
     FencedError,
-    MemoryError_,
     NotFoundError,
     ValidationError,
 )
-from ..domain.models import Episode
-from ..domain.scope import (
+from ...domain.models import Episode
+from ...domain.scope import (
     ACTIVE,
-    PROPOSAL_PREFIX,
     Criteria,
     Scope,
     l2_lock_key,
     narrowest_audience,
-    owned_keys,
     proposal_key,
 )
-from ..domain.timefields import parse_instant, to_iso
-from ..ports import MODEL_TIMEOUT_S, ChatModel
-from .memory_service import MemoryService
-from .retire import RetireEvent
-from .settings import bool_setting, int_setting
-from .writes import Actor, WriteStep, backend, episodes_are, need_l2
+from ...domain.timefields import to_iso
+from ...ports import MODEL_TIMEOUT_S, ChatModel
+from ..memory_service import MemoryService
+from ..retire import RetireEvent
+from ..writes import Actor, WriteStep, backend, episodes_are, need_l2
+from .proposals import PROPOSAL_TTL_DAYS, Proposal, ProposalStore, new_proposal_id
+from .settings import ConsolidationSettings
 
 log = logging.getLogger(__name__)
 
-PREFIX = PROPOSAL_PREFIX
-RECORD_FORMAT = "ltm-consolidation/1"
-MAX_PENDING_PER_SCOPE = 5
-PROPOSAL_TTL_DAYS = 7
 # a summary of up to 100 memories is a long answer: three times the bound of one model call
 SUMMARY_TIMEOUT_S = 3 * MODEL_TIMEOUT_S
 
@@ -70,139 +61,6 @@ DRAFT_MODEL_FAILED = "model_failed"
 DRAFT_MODEL_TIMEOUT = "model_timeout"
 DRAFT_KB_DELETED = "kb_deleted"
 DRAFT_SOURCES_CHANGED = "sources_changed"
-
-
-# ---------------------------------------------------------------------------------------- settings
-@dataclass(frozen=True)
-class ConsolidationSettings:
-    """``consolidation_*`` items of the plugin config."""
-
-    enabled: bool = False
-    model_uuid: str = ""
-    min_age_days: int = 7
-    max_candidates: int = 20
-    # Reserved: consolidation never changes profiles in this version (a profile item has no lineage,
-    # so it could not be removed when its source is forgotten). Read and shown, nothing more.
-    apply_profile_updates: bool = False
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any] | None) -> ConsolidationSettings:
-        c = dict(config or {})
-        return cls(
-            enabled=bool_setting(c.get("consolidation_enabled"), False),
-            model_uuid=str(c.get("consolidation_model_uuid") or "").strip(),
-            min_age_days=int_setting(c.get("consolidation_min_age_days"), 7, 0, 3650),
-            max_candidates=int_setting(c.get("consolidation_max_candidates"), 20, 1, 100),
-            apply_profile_updates=bool_setting(c.get("consolidation_apply_profile_updates"), False),
-        )
-
-
-# ---------------------------------------------------------------------------------------- records
-@dataclass
-class Proposal:
-    """A reviewed-before-use summary draft of one L2 scope (collection + user_key)."""
-
-    id: str
-    collection: str
-    user_key: str
-    scope_key: str
-    sender_id: str
-    created_at: str
-    created_by: dict[str, Any]
-    sources: list[rules.SourceRef]
-    summary: str
-    valid_from: str | None
-    valid_until: str | None
-    model_uuid: str = ""
-    status: str = "pending"  # pending | used | stale (used/stale keep no text)
-    used_at: str = ""
-    result_id: str = ""
-    reason: str = ""
-
-    @property
-    def source_ids(self) -> list[str]:
-        return [s.id for s in self.sources]
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "format": RECORD_FORMAT,
-            "id": self.id,
-            "status": self.status,
-            "collection": self.collection,
-            "user_key": self.user_key,
-            "scope_key": self.scope_key,
-            "sender_id": self.sender_id,
-            "created_at": self.created_at,
-            "created_by": self.created_by,
-            "sources": [{"id": s.id, "content_hash": s.content_hash} for s in self.sources],
-            "summary": self.summary,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "model_uuid": self.model_uuid,
-            "used_at": self.used_at,
-            "result_id": self.result_id,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_record(cls, d: dict[str, Any]) -> Proposal:
-        return cls(
-            id=str(d.get("id") or ""),
-            collection=str(d.get("collection") or ""),
-            user_key=str(d.get("user_key") or ""),
-            scope_key=str(d.get("scope_key") or ""),
-            sender_id=str(d.get("sender_id") or ""),
-            created_at=str(d.get("created_at") or ""),
-            created_by=dict(d.get("created_by") or {}),
-            sources=[
-                rules.SourceRef(str(s.get("id") or ""), str(s.get("content_hash") or ""))
-                for s in (d.get("sources") or [])
-                if isinstance(s, dict)
-            ],
-            summary=str(d.get("summary") or ""),
-            valid_from=d.get("valid_from") or None,
-            valid_until=d.get("valid_until") or None,
-            model_uuid=str(d.get("model_uuid") or ""),
-            status=str(d.get("status") or "pending"),
-            used_at=str(d.get("used_at") or ""),
-            result_id=str(d.get("result_id") or ""),
-            reason=str(d.get("reason") or ""),
-        )
-
-    def spent(self, status: str, at: str, *, result_id: str = "", reason: str = "") -> Proposal:
-        """The marker left after use or invalidation: ids and outcome, no summary, no hashes."""
-        return Proposal(
-            id=self.id,
-            collection=self.collection,
-            user_key=self.user_key,
-            scope_key=self.scope_key,
-            sender_id=self.sender_id,
-            created_at=self.created_at,
-            created_by=self.created_by,
-            sources=[],
-            summary="",
-            valid_from=None,
-            valid_until=None,
-            model_uuid=self.model_uuid,
-            status=status,
-            used_at=at,
-            result_id=result_id,
-            reason=reason,
-        )
-
-    def to_public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "created_at": self.created_at,
-            "sender_id": self.sender_id,
-            "source_ids": self.source_ids,
-            "summary": self.summary,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "used_at": self.used_at,
-            "result_id": self.result_id,
-        }
 
 
 STALE_REASONS = ("missing_source", "inactive", "changed", "validity", "sender", "covered")
@@ -220,13 +78,6 @@ def _stale(reason: str) -> ConflictError:
     """A stale proposal: one message key per reason (``consol.error.stale_<reason>``)."""
     code = reason if reason in STALE_REASONS else "changed"
     return ConflictError(f"proposal is stale: {reason}", key=f"consol.error.stale_{code}", reason=code)
-
-
-_key = proposal_key
-
-
-def new_proposal_id() -> str:
-    return "cp_" + uuid.uuid4().hex[:20]
 
 
 @dataclass
@@ -290,7 +141,6 @@ class RunResult:
         }
 
 
-# ------------------------------------------------------------------------------------ the service
 class Consolidator:
     """Consolidation over one :class:`MemoryService`. Its :meth:`give_back_steps` and
     :meth:`on_retired` join the service's retire pipeline in :func:`ltm.service.compose.wire`."""
@@ -310,6 +160,7 @@ class Consolidator:
         self.model_timeout = model_timeout
         self._settings = settings or ConsolidationSettings
         self._kb_epoch: dict[str, int] = {}
+        self.proposals = ProposalStore(service)
 
     @property
     def settings(self) -> ConsolidationSettings:
@@ -372,66 +223,9 @@ class Consolidator:
             valid_until=p.valid_until,
         )
 
-    # ------------------------------------------------------------------ proposals (KV)
-    async def _load(self, user_key: str, proposal_id: str) -> Proposal | None:
-        raw = await self.service.kv.get(_key(user_key, proposal_id))
-        if not raw:
-            return None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            log.warning("unreadable consolidation proposal %s", proposal_id)
-            return None
-        return Proposal.from_record(data) if isinstance(data, dict) else None
-
-    async def _store(self, p: Proposal) -> None:
-        await self.service.kv.set(_key(p.user_key, p.id), json.dumps(p.to_record(), ensure_ascii=False).encode())
-
-    async def _delete(self, p: Proposal) -> None:
-        await self.service.kv.delete(_key(p.user_key, p.id))
-
-    async def _scope_proposals(self, scope: Scope) -> list[Proposal]:
-        """Every proposal record of this L2 scope: the key's owner is checked exactly (a user key that
-        is a prefix of another must not see the other's proposals), then the record's."""
-        out = []
-        for key in owned_keys(scope, await self.service.kv.keys(f"{PREFIX}{scope.user_key}/")):
-            pid = key.rsplit("/", 1)[-1]
-            p = await self._load(scope.user_key, pid)
-            if (
-                p
-                and p.user_key == scope.user_key
-                and p.collection == scope.collection
-                and key == _key(p.user_key, p.id)
-            ):
-                out.append(p)
-        return out
-
     async def list_proposals(self, scope: Scope) -> list[Proposal]:
         """Pending proposals of the scope, newest first."""
-        need_l2(scope)
-        pending = [p for p in await self._scope_proposals(scope) if p.status == "pending"]
-        return sorted(pending, key=lambda p: (p.created_at, p.id), reverse=True)
-
-    def _expired(self, p: Proposal) -> bool:
-        try:
-            created = parse_instant(p.created_at, "created_at")
-        except MemoryError_:
-            return True
-        return self.service.clock() - created > timedelta(days=PROPOSAL_TTL_DAYS)
-
-    async def _prune(self, scope: Scope, keep: str) -> None:
-        """Bound the pending proposals of a scope: expired ones go, then the oldest beyond the cap."""
-        pending = await self.list_proposals(scope)  # newest first
-        alive = [p for p in pending if p.id == keep]
-        for p in pending:
-            if p.id == keep:
-                continue
-            if self._expired(p):
-                await self._delete(p)
-            else:
-                alive.append(p)
-        for p in alive[MAX_PENDING_PER_SCOPE:]:
-            await self._delete(p)
+        return await self.proposals.list_pending(scope)
 
     async def _kb_alive(self, kb_id: str, epoch: int) -> bool:
         return self._kb_epoch.get(kb_id, 0) == epoch and await self.service.kb_settings(kb_id) is not None
@@ -508,16 +302,16 @@ class Consolidator:
         if not await self._kb_alive(scope.collection, epoch):
             out.draft_error = DRAFT_KB_DELETED
             return out
-        await self._store(proposal)
+        await self.proposals.store(proposal)
         # Close the races with a concurrent delete (the KB, or a source): re-check after storing.
         # A deletion that commits after this check finds the stored proposal through its own cascade.
         if not await self._kb_alive(scope.collection, epoch):
-            await self._delete(proposal)
+            await self.proposals.delete(proposal)
             out.draft_error = DRAFT_KB_DELETED
             return out
         check = await self._recheck(scope, proposal)
         if not check.ok:
-            await self._delete(proposal)
+            await self.proposals.delete(proposal)
             out.draft_error = DRAFT_SOURCES_CHANGED
             return out
         await svc.writes.audit(
@@ -527,7 +321,7 @@ class Consolidator:
             [proposal.id, *ids][:50],
             f"proposal {proposal.id}: summary of {len(ids)} memories",
         )
-        await self._prune(scope, keep=proposal.id)
+        await self.proposals.prune(scope, keep=proposal.id)
         out.proposal = proposal
         log.info("consolidation proposal %s stored in %s (%d sources)", proposal.id, scope.user_key, len(ids))
         return out
@@ -589,7 +383,7 @@ class Consolidator:
         cannot be applied; a stale one is invalidated (its text dropped)."""
         svc = self.service
         async with svc.locks.hold(l2_lock_key(scope)):
-            p = await self._load(scope.user_key, proposal_id)
+            p = await self.proposals.load(scope.user_key, proposal_id)
             if p is None or p.user_key != scope.user_key or p.collection != scope.collection or p.id != proposal_id:
                 # Another scope's proposal is reported as missing: its existence is not disclosed.
                 raise NotFoundError("no such proposal in this scope", key="consol.error.proposal_missing")
@@ -598,19 +392,19 @@ class Consolidator:
             if p.status != "pending":
                 raise ConflictError("proposal is stale", key="consol.error.proposal_stale")
             now = to_iso(svc.clock())
-            if self._expired(p):
-                await self._store(p.spent("stale", now, reason="expired"))
+            if self.proposals.expired(p):
+                await self.proposals.store(p.spent("stale", now, reason="expired"))
                 raise ConflictError("proposal expired", key="consol.error.proposal_expired", days=PROPOSAL_TTL_DAYS)
             if set(p.source_ids) & await self._covered(scope):  # replaced by another summary already
                 check = rules.ProposalCheck(False, "covered")
             else:
                 check = await self._recheck(scope, p)
             if not check.ok:
-                await self._store(p.spent("stale", now, reason=check.reason))
+                await self.proposals.store(p.spent("stale", now, reason=check.reason))
                 raise _stale(check.reason)
             if not rules.summary_fits(p.summary, svc.settings.recall_token_budget):
                 raise ValidationError("summary does not fit the recall budget", key="consol.error.budget")
-            await self._store(p.spent("used", now))
+            await self.proposals.store(p.spent("used", now))
             return p, check.sources
 
     async def _apply(self, scope: Scope, actor: Actor, proposal_id: str) -> Episode:
@@ -620,7 +414,7 @@ class Consolidator:
         target = scope.with_sender(p.sender_id)
         audience = narrowest_audience([e.audience for e in sources])  # never wider than its sources
         if audience is None:  # sources from two private chats: no one may read all of them
-            await self._store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
+            await self.proposals.store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
             raise _stale("sender")
         try:
             # Guarded: the statement guards see origin "consolidation" and decide (the review queue
@@ -649,7 +443,7 @@ class Consolidator:
         except BaseException:
             await self._release(scope, p)  # nothing was written: the proposal may be run again
             raise
-        await self._store(p.spent("used", to_iso(svc.clock()), result_id=summary.id))
+        await self.proposals.store(p.spent("used", to_iso(svc.clock()), result_id=summary.id))
         return summary
 
     async def _release(self, scope: Scope, p: Proposal) -> None:
@@ -657,7 +451,9 @@ class Consolidator:
         meanwhile (then it is stale: the cascade skipped it while it was claimed)."""
         try:
             check = await self._recheck(scope, p)
-            await self._store(p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason))
+            await self.proposals.store(
+                p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason)
+            )
         except Exception as exc:  # the claim stays: a used proposal cannot be applied twice
             log.warning("could not release consolidation proposal %s: %s", p.id, exc)
 
@@ -670,9 +466,9 @@ class Consolidator:
         svc = self.service
         op = "consolidation.discard"
         async with svc.locks.hold(l2_lock_key(scope)):
-            key = _key(scope.user_key, proposal_id)
+            key = proposal_key(scope.user_key, proposal_id)
             raw = await backend(svc.kv.get(key), "storage read")
-            p = await self._load(scope.user_key, proposal_id) if raw else None
+            p = await self.proposals.load(scope.user_key, proposal_id) if raw else None
             if p is None or p.collection != scope.collection or p.user_key != scope.user_key or p.status != "pending":
                 return False
             step = svc.writes.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
@@ -737,9 +533,9 @@ class Consolidator:
             failure = exc
         dropped = 0
         try:
-            for p in await self._scope_proposals(scope):
+            for p in await self.proposals.scope_proposals(scope):
                 if p.status == "pending" and retired & set(p.source_ids):
-                    await self._delete(p)
+                    await self.proposals.delete(p)
                     dropped += 1
         except Exception as exc:
             log.error("pending proposals of %s in %s not dropped: %s", sorted(retired)[:5], scope.user_key, exc)
@@ -759,15 +555,6 @@ class Consolidator:
         """The knowledge base is gone: drop every proposal of that collection (any scope) and make a
         preview still waiting for its model discard its draft. Returns the number dropped."""
         self._kb_epoch[kb_id] = self._kb_epoch.get(kb_id, 0) + 1
-        n = 0
-        for key in await self.service.kv.keys(PREFIX):
-            raw = await self.service.kv.get(key)
-            try:
-                data = json.loads(raw) if raw else None
-            except ValueError:
-                data = None
-            if isinstance(data, dict) and data.get("collection") == kb_id:
-                await self.service.kv.delete(key)
-                n += 1
+        n = await self.proposals.drop_collection(kb_id)
         log.info("consolidation proposals of deleted knowledge base %s dropped: %d", kb_id, n)
         return n
