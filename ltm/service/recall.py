@@ -17,11 +17,11 @@ from typing import Any
 from ..domain import budget as budget_rules
 from ..domain import ranking, timewindow
 from ..domain import rerank as rerank_rules
-from ..domain.models import Episode, Profile, validity_window
+from ..domain.episode_views import recall_view
+from ..domain.models import Episode, Profile
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, scope_where
 from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
-from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
 from .recall_index import RecallIndex, ScopeIndex
 from .settings import KbSettings, Settings
@@ -35,26 +35,7 @@ class RecalledEpisode:
     score: float
 
     def to_public(self) -> dict[str, Any]:
-        e = self.episode
-        return {
-            "id": e.id,
-            "content": e.content,
-            "sender_id": e.sender_id,
-            "timestamp": e.timestamp,
-            "event_at": e.event_at,
-            "valid_from": e.valid_from,
-            "valid_until": e.valid_until,
-            "valid_window": validity_window(e),
-            "status": e.status,
-            **({"superseded_by": e.superseded_by} if e.superseded_by else {}),
-            "claim_type": e.claim_type,
-            "confidence": e.confidence,
-            "trust": trust_label(e.claim_type, e.confidence),
-            "importance": e.importance,
-            "tags": e.tags,
-            "source_ref": e.source_ref,
-            "score": round(self.score, 4),
-        }
+        return recall_view(self.episode, self.score)
 
 
 @dataclass

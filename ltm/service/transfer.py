@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..domain.episode_views import EXPORT_FIELDS, export_record
 from ..domain.errors import MemoryError_, ValidationError
 from ..domain.models import (
     CONFIDENCE_CLASSES,
@@ -77,29 +78,7 @@ WRITE_CHUNK = 64
 IMPORT_STATUSES = ("active", "superseded", "archived")
 _CONFIDENCE_RANK = {"unverified": 0, "inferred": 1, "stated": 2, "confirmed": 3}
 
-EPISODE_FIELDS: tuple[str, ...] = (
-    "id",
-    "content",
-    "status",
-    "sender_id",
-    "importance",
-    "tags",
-    "supersedes",
-    "superseded_by",
-    "timestamp",
-    "event_at",
-    "valid_from",
-    "valid_until",
-    "claim_type",
-    "confidence",
-    "source_ref",
-    "origin",
-    "content_hash",
-    "import_original_id",
-    "session_name",
-    "scope_key",
-    "user_key",
-)
+EPISODE_FIELDS = EXPORT_FIELDS
 IGNORED_ON_IMPORT = ("user_key", "scope_key", "session_name", "bot_uuid", "file_id", "document_id")
 
 
@@ -116,34 +95,7 @@ def checksum(value: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def episode_record(e: Episode) -> dict[str, Any]:
-    """The export shape of one episode (JSON-safe, stable key set)."""
-    rec: dict[str, Any] = {
-        "id": e.id,
-        "content": e.content,
-        "status": e.status,
-        "sender_id": e.sender_id,
-        "importance": e.importance,
-        "tags": list(e.tags),
-        "supersedes": list(e.supersedes),
-        "superseded_by": e.superseded_by,
-        "timestamp": e.timestamp,
-        "event_at": e.event_at,
-        "valid_from": e.valid_from,
-        "valid_until": e.valid_until,
-        "claim_type": e.claim_type,
-        "confidence": e.confidence,
-        "source_ref": e.source_ref,
-        "origin": e.origin,
-        "content_hash": e.content_hash or content_hash(e.content),
-        "import_original_id": e.import_original_id,
-        "session_name": e.session_name,
-        "scope_key": e.scope_key,
-        "user_key": e.user_key,
-    }
-    if e.extra:
-        rec["extra"] = e.extra
-    return rec
+episode_record = export_record
 
 
 def _source(scope: Scope) -> dict[str, str]:
