@@ -706,6 +706,19 @@ class TestProposalChecks:
         with pytest.raises(NotFoundError):
             await fast.cons.run(a, ADMIN, pid)
 
+    async def test_a_proposal_is_written_through_the_journal_and_its_scopes_fence(self, fast: Env) -> None:
+        """A proposal write is a journaled step fenced with the scope's L2 writes, like discard: a
+        preview in a fenced scope stores no proposal; the same preview once the fence is cleared does."""
+        a = await scope_of(fast.svc)
+        await old_sources(fast, a)
+        await fast.svc.writes.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
+        with pytest.raises(FencedError):
+            await fast.cons.preview(a, ADMIN)
+        assert await fast.proposals() == {} and not await fast.svc.kv.keys("journal/")
+        assert await fast.svc.clear_fence(l2_lock_key(a), ADMIN)
+        assert (await fast.cons.preview(a, ADMIN)).proposal is not None
+        assert len(await fast.proposals()) == 1 and not await fast.svc.kv.keys("journal/")
+
     async def test_a_discard_with_an_unknown_outcome_fences_and_a_refused_one_changes_nothing(
         self, fast: Env, monkeypatch: pytest.MonkeyPatch
     ) -> None:

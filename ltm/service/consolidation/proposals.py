@@ -17,10 +17,10 @@ from typing import Any
 
 from ...domain import consolidation as rules
 from ...domain.errors import MemoryError_
-from ...domain.scope import PROPOSAL_PREFIX, Scope, owned_keys, proposal_key
+from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key
 from ...domain.timefields import parse_instant
 from ..memory_service import MemoryService
-from ..writes import need_l2
+from ..writes import Actor, backend, need_l2, user_key_scope
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,8 @@ PREFIX = PROPOSAL_PREFIX
 RECORD_FORMAT = "ltm-consolidation/1"
 MAX_PENDING_PER_SCOPE = 5
 PROPOSAL_TTL_DAYS = 7
+OPERATION = "consolidation.proposal"  # the journal's name for a proposal write
+ACTOR = Actor(surface="consolidation")
 
 
 def new_proposal_id() -> str:
@@ -158,13 +160,30 @@ class ProposalStore:
             return None
         return Proposal.from_record(data) if isinstance(data, dict) else None
 
-    async def store(self, p: Proposal) -> None:
-        await self.service.kv.set(
-            proposal_key(p.user_key, p.id), json.dumps(p.to_record(), ensure_ascii=False).encode()
-        )
+    async def store(self, p: Proposal, *, held: bool = False) -> None:
+        """Write ``p``: one journaled step fenced with its scope's L2 writes (not audited: the verb
+        that writes it is). ``held``: the caller holds the scope's write lock."""
+        await self._write(p, json.dumps(p.to_record(), ensure_ascii=False).encode(), held)
 
-    async def delete(self, p: Proposal) -> None:
-        await self.service.kv.delete(proposal_key(p.user_key, p.id))
+    async def delete(self, p: Proposal, *, held: bool = False) -> None:
+        """Delete ``p``'s record, like :meth:`store`."""
+        await self._write(p, None, held)
+
+    async def _write(self, p: Proposal, value: bytes | None, held: bool) -> None:
+        writes = self.service.writes
+        scope = user_key_scope(p.collection, p.user_key)
+        key = proposal_key(p.user_key, p.id)
+
+        async def write() -> None:
+            old = await backend(writes.kv.get(key), "storage read")
+            if old != value:
+                await writes.mutate(ACTOR, OPERATION, [writes.kv_step(scope, OPERATION, key, value, old)])
+
+        if held:
+            await write()
+            return
+        async with writes.locks.hold(l2_lock_key(scope)):
+            await write()
 
     async def scope_proposals(self, scope: Scope) -> list[Proposal]:
         """Every proposal record of this L2 scope: the key's owner is checked exactly (a user key that

@@ -393,18 +393,18 @@ class Consolidator:
                 raise ConflictError("proposal is stale", key="consol.error.proposal_stale")
             now = to_iso(svc.clock())
             if self.proposals.expired(p):
-                await self.proposals.store(p.spent("stale", now, reason="expired"))
+                await self.proposals.store(p.spent("stale", now, reason="expired"), held=True)
                 raise ConflictError("proposal expired", key="consol.error.proposal_expired", days=PROPOSAL_TTL_DAYS)
             if set(p.source_ids) & await self._covered(scope):  # replaced by another summary already
                 check = rules.ProposalCheck(False, "covered")
             else:
                 check = await self._recheck(scope, p)
             if not check.ok:
-                await self.proposals.store(p.spent("stale", now, reason=check.reason))
+                await self.proposals.store(p.spent("stale", now, reason=check.reason), held=True)
                 raise _stale(check.reason)
             if not rules.summary_fits(p.summary, svc.settings.recall_token_budget):
                 raise ValidationError("summary does not fit the recall budget", key="consol.error.budget")
-            await self.proposals.store(p.spent("used", now))
+            await self.proposals.store(p.spent("used", now), held=True)
             return p, check.sources
 
     async def _apply(self, scope: Scope, actor: Actor, proposal_id: str) -> Episode:

@@ -443,7 +443,7 @@ class ReviewQueue(ReviewPart):
                         guarded=False,
                         also=with_episode,
                     )
-                else:  # an accept interrupted before this version wrote the memory: link it now
+                else:  # an earlier accept wrote the memory and stopped before its record: link it now
                     steps = await with_episode(episode, [])
                     await self.service.writes.mutate(actor, op, steps, reason=reason)
                 decision.episode = episode
