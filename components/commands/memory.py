@@ -289,7 +289,7 @@ class MemoryCommand(Command):
         if c.p.action == "preview":
             return await consolidate_preview(self.plugin, c.ctx, c.scope, c.lang, actor=c.actor)
         return await consolidate_run(
-            self.plugin, c.ctx, c.scope, c.lang, proposal_id=c.p.episode_id or None, actor=c.actor
+            self.plugin, c.ctx, c.scope, c.lang, proposal_id=c.p.proposal_id or None, actor=c.actor
         )
 
     # ------------------------------------------------------------------ review queue
@@ -305,15 +305,15 @@ class MemoryCommand(Command):
     async def _do_candidate(self, c: Call) -> list[str]:
         queue = self._queue()
         if c.p.action == "accept":
-            return [render.decision(c.lang, await queue.accept(c.scope, c.p.episode_id, c.actor, c.p.reason))]
-        return [render.rejected(c.lang, await queue.reject(c.scope, c.p.episode_id, c.actor, c.p.reason))]
+            return [render.decision(c.lang, await queue.accept(c.scope, c.p.candidate_id, c.actor, c.p.reason))]
+        return [render.rejected(c.lang, await queue.reject(c.scope, c.p.candidate_id, c.actor, c.p.reason))]
 
     async def _do_tombstones(self, c: Call) -> list[str]:
         items, total = await self._queue().list_tombstones(c.scope, c.p.page, PAGE_SIZE)
         return [render.tombstone_page(c.lang, items, total, c.p.page, PAGE_SIZE)]
 
     async def _do_tombstone(self, c: Call) -> list[str]:
-        tb = await self._queue().lift_tombstone(c.scope, c.p.episode_id, c.actor, c.p.reason)
+        tb = await self._queue().lift_tombstone(c.scope, c.p.tombstone_id, c.actor, c.p.reason)
         return [t("cmd.tombstone.lifted", c.lang, id=render.clean(tb.id, 40))]
 
     async def _do_archive(self, c: Call) -> list[str]:
