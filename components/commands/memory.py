@@ -9,7 +9,7 @@ with a double space) and ``"*"`` are registered to the same entry point, which r
 except exports, whose first reply is a header and the next ones are JSON parts that concatenate back
 into the document.
 
-Identity: the scope comes from ``scope_from_vars`` (query variables first); the admin check uses the
+Identity: the scope comes from ``scope_of_turn`` (query variables first); the admin check uses the
 query variable ``sender_id`` (the current speaker) and never ``Session.sender_id``, which is a
 group's first speaker.
 """
@@ -28,7 +28,7 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
-from components.hostglue import scope_from_vars
+from components.hostglue import scope_of_turn
 from ltm.domain.errors import MemoryError_, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
@@ -126,8 +126,7 @@ class MemoryCommand(Command):
             scope = await self._scope(ctx, variables)
             actor = Actor(
                 surface="command",
-                # the policy's speaker; in a group the Session's sender is the first speaker, not this one
-                sender_id=speaker or ("" if scope.is_group else scope.sender_id),
+                sender_id=scope.sender_id,  # the policy's speaker (scope_of_turn never takes a group's)
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
@@ -168,7 +167,7 @@ class MemoryCommand(Command):
         except Exception as exc:
             log.warning("bot uuid unavailable for query %s: %s", ctx.query_id, exc)
             bot = None
-        return await scope_from_vars(self.service, variables, session=ctx.session, bot_uuid=bot or None)
+        return await scope_of_turn(self.service, variables, session=ctx.session, bot_uuid=bot or None)
 
     # ------------------------------------------------------------------ read verbs
     async def _do_summary(self, c: Call) -> list[str]:
