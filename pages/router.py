@@ -51,7 +51,7 @@ from ltm.domain.errors import MemoryError_
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
-from ltm.i18n import LANGUAGES, error_text, normalize_lang
+from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
@@ -59,7 +59,6 @@ from ltm.service.review import ReviewQueue
 from pages import consolidation as consolidation_routes
 
 from . import views
-from .messages import msg
 from .requests import MAX_PAGE, MAX_QUERY, MAX_REASON, BadRequest, Body, scope_fields, scope_of
 from .scopes import known_scopes
 
@@ -470,10 +469,10 @@ async def handle(
     try:
         route = ROUTES.get(endpoint)
         if route is None:
-            return PageResponse.fail(msg("err.endpoint", lang, endpoint=endpoint[:80]))
+            return PageResponse.fail(CONSOLE.t("err.endpoint", lang, endpoint=endpoint[:80]))
         method = str(request.method or "POST").upper()
         if method not in route.methods:
-            return PageResponse.fail(msg("err.method", lang, method=method[:10], endpoint=endpoint))
+            return PageResponse.fail(CONSOLE.t("err.method", lang, method=method[:10], endpoint=endpoint))
         ctx = Ctx(
             service=service,
             body=Body(request.body),
@@ -485,9 +484,9 @@ async def handle(
         )
         return PageResponse.ok(await route.handler(ctx))
     except BadRequest as exc:
-        return PageResponse.fail(msg(exc.key, lang, **exc.args_))
+        return PageResponse.fail(CONSOLE.t(exc.key, lang, **exc.args_))
     except MemoryError_ as exc:
         return PageResponse.fail(error_text(exc, lang))
     except Exception:
         log.exception("console request %s failed", endpoint[:80])
-        return PageResponse.fail(msg("err.internal", lang))
+        return PageResponse.fail(CONSOLE.t("err.internal", lang))

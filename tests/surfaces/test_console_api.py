@@ -21,10 +21,9 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
-from ltm.i18n import LANGUAGES, t
+from ltm.i18n import CONSOLE, LANGUAGES, t
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
-from pages import messages as page_messages
 from pages import router as console_router
 from tests.support import ADMIN, KB, build_service
 from tests.support.console.seed import HOSTILE_IMG, HOSTILE_SCRIPT, N_PLAIN, Seeded, seeded_service
@@ -177,7 +176,7 @@ async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seed
     # the dashboard's tags for the other five languages reach their own catalogs (console and core)
     for tag, lang in (("zh-Hant", "zh_Hant"), ("zh-TW", "zh_Hant"), ("ja-JP", "ja_JP")):
         err = await refused(page, "/nope", {"lang": tag})
-        assert err == page_messages.msg("err.endpoint", lang, endpoint="/nope") != msg_en("/nope"), tag
+        assert err == CONSOLE.t("err.endpoint", lang, endpoint="/nope") != msg_en("/nope"), tag
     for tag, lang in (("vi-VN", "vi_VN"), ("th-TH", "th_TH"), ("es-ES", "es_ES")):
         err = await refused(page, "/episode", scope_body(seeded.alice, id=seeded.bob_id, lang=tag))
         assert err == t("error.not_found", lang, id=seeded.bob_id), tag
@@ -187,7 +186,7 @@ async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seed
 
 
 def msg_en(endpoint: str) -> str:
-    return page_messages.msg("err.endpoint", "en_US", endpoint=endpoint)
+    return CONSOLE.t("err.endpoint", "en_US", endpoint=endpoint)
 
 
 # ------------------------------------------------------------------------------------ reads
