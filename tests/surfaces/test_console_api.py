@@ -523,31 +523,11 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     assert "probe must be true or false" in await refused(page, "/diagnostics", scope_body(seeded.alice, probe="yes"))
 
 
-class WithoutFences:
-    """A service of a version without write fences (issue #6 not landed)."""
-
-    def __init__(self, inner: MemoryService) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("fences", "clear_scope_fences", "fence_of"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
-async def test_fences_absent_are_reported_honestly(seeded: Seeded) -> None:
-    page = make_page(WithoutFences(seeded.service))
-    assert (await ok(page, "/meta", None, method="GET"))["features"]["fences"] is False
-    d = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
-    assert d["fences"] == {"supported": False, "items": []}
-    err = await refused(page, "/fences/clear", scope_body(seeded.alice))
-    assert err == "Write fences are not available in this version."
-
-
-async def test_fences_listed_and_cleared_when_the_service_has_them(page: MemoryConsole, seeded: Seeded) -> None:
+async def test_fences_listed_and_cleared(page: MemoryConsole, seeded: Seeded) -> None:
     svc = seeded.service
-    if not (callable(getattr(svc, "fences", None)) and callable(getattr(svc, "_set_fence", None))):
-        pytest.skip("this service version has no write fences")
+    assert (await ok(page, "/meta", None, method="GET"))["features"]["fences"] is True
+    empty = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
+    assert empty["fences"] == {"supported": True, "items": []}
     lock = f"l2:{KB}:{seeded.alice.user_key}"
     await svc._set_fence(lock, seeded.alice, "episode.forget", "timeout after dispatch")
     await svc._set_fence(f"l2:{KB}:{seeded.bob.user_key}", seeded.bob, "episode.forget", "bob's")
