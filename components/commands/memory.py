@@ -35,13 +35,9 @@ from ltm.domain.scope import Criteria, Scope
 from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
+from ltm.service.health import run_health
 from ltm.service.review import ReviewQueue
 from ltm.service.transfer import export_scope, import_scope
-
-try:  # the health probe is the lead's module; degrade to a localized notice without it
-    from ltm.service.health import run_health
-except ImportError:  # pragma: no cover - exercised only before ltm/service/health.py exists
-    run_health = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -252,8 +248,6 @@ class MemoryCommand(Command):
         return [str(k) for k in kbs] if isinstance(kbs, list) else None
 
     async def _do_health(self, c: Call) -> list[str]:
-        if run_health is None:
-            return [t("cmd.health.unavailable", c.lang)]
         report = await run_health(self.service, c.scope, await self._pipeline_kbs(c.ctx, c.v), probe=c.admin)
         text = render.health(c.lang, report)
         if not c.admin:

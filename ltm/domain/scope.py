@@ -37,7 +37,6 @@ from .errors import ScopeError, ValidationError
 from .text import check_text
 
 Isolation = Literal["session", "bot"]
-ISOLATION_MODES: tuple[str, ...] = ("session", "bot")
 LAUNCHER_TYPES: tuple[str, ...] = ("person", "group")
 
 MAX_ID_CHARS = 1024  # a bot, launcher or sender id longer than this is refused on every surface
