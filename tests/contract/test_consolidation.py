@@ -1,4 +1,4 @@
-"""Consolidation (issue #9): pure rules, then the service on numpy and real Chroma with a scripted
+"""Consolidation: pure rules, then the service on numpy and real Chroma with a scripted
 model double: happy path, refused drafts (uncited, partial, extra fields, malformed), injected
 instructions inside sources, stale / replayed / cross-scope proposals, budget, archive-only without a
 model (never an active record), cascades (forget, archive, supersede, bulk delete, document delete,

@@ -1,4 +1,4 @@
-"""Randomized isolation probes on real local Chroma and Qdrant (issue #6).
+"""Randomized isolation probes on real local Chroma and Qdrant.
 
 One store per backend is populated once (module scope) with episodes of many scopes in two memory
 knowledge bases - one in ``session`` isolation, one in ``bot`` isolation - and then probed from every
