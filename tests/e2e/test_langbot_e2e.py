@@ -155,7 +155,7 @@ def test_runner_sends_prompt_history_and_memory_tools(stack: Stack) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# memory across turns: recall, isolation, profiles, forgetting
+# the chat surfaces end to end: recall, corrections, forgetting, documents, profiles, health, console
 # --------------------------------------------------------------------------------------------
 
 
