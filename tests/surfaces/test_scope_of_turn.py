@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from langbot_plugin.api.entities.builtin.provider.message import Message
@@ -16,11 +18,11 @@ from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
-from ltm.domain.scope import Scope
+from components.hostglue import turn_identity
+from ltm.domain.scope import Scope, derive_scope
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
-pytestmark = pytest.mark.asyncio
 KB = "kb-turn"
 BOT = "bot-turn"
 
@@ -143,3 +145,22 @@ async def test_a_group_session_never_lends_its_first_speaker(turns: Turns) -> No
     assert (await turns.command(turns.query("group", "g1", None), group)).sender_id == ""
     private = Session(launcher_type="person", launcher_id="bob", sender_id="bob", bot_uuid=BOT)
     assert (await turns.tool(turns.query("person", "bob", None), private)).sender_id == "bob"
+
+
+IDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(launcher=st.sampled_from(["person", "group"]), lid=IDS, sender=IDS, first=IDS, bot=IDS)
+def test_the_three_call_shapes_name_one_identity(launcher: str, lid: str, sender: str, first: str, bot: str) -> None:
+    """What each surface has at hand (the listener: the event's session name; a tool: the Session;
+    the command: the Session and the bot) names one identity, hence one scope."""
+    variables = turn_vars(launcher, lid, sender)
+    session = Session(launcher_type=launcher, launcher_id=lid, sender_id=first, bot_uuid=bot)
+    heard = turn_identity(variables, session_name=f"{launcher}_{lid}", bot_uuid=bot)
+    used = turn_identity(variables, session=session)
+    typed = turn_identity(variables, session=session, bot_uuid=bot)
+    assert heard == used == typed
+    assert derive_scope(**heard) == derive_scope(**used)
+    other = "group" if launcher == "person" else "person"  # the control: another chat, another scope
+    assert derive_scope(**turn_identity(turn_vars(other, lid, sender), session=session)) != derive_scope(**used)
