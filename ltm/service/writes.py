@@ -60,8 +60,8 @@ from ..domain.scope import (
     audit_log_key,
     kb_part,
     l2_lock_key,
-    owned_keys,
     parse_lock_key,
+    scope_fence_keys,
     scope_where,
 )
 from ..domain.text import check_text
@@ -501,7 +501,7 @@ class WriteEngine:
     async def scope_fences(self, scope: Scope) -> dict[str, dict[str, Any]]:
         """The fences that concern one scope: its L2 fence in its KB and its profiles' L1 fences."""
         fences = await self._load_fences()
-        return {k: fences[k] for k in owned_keys(scope, list(fences), lock=True)}
+        return {k: fences[k] for k in scope_fence_keys(scope, fences)}
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Clear the L2 fence of a scope in its KB and the L1 fences of its profiles."""

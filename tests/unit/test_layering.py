@@ -96,3 +96,15 @@ def test_the_private_name_check_flags_what_it_should() -> None:
 )
 def test_no_module_reaches_into_another_modules_private_names(path: Path) -> None:
     assert private_reaches(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in files("components", "pages", "ltm") if p != ROOT / "ltm" / "i18n.py"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_one_translation_runtime(path: Path) -> None:
+    """Catalogs are read and looked up only by ``ltm.i18n`` (core .po and console JSON alike)."""
+    text = path.read_text(encoding="utf-8")
+    assert not {"babel", "read_po"} & imports_of(path) and "read_po" not in text
+    assert '"i18n"' not in text and "LC_MESSAGES" not in text
