@@ -146,8 +146,9 @@ def pretty_lines(doc: dict[str, Any], list_key: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _date(value: Any) -> str:
-    """An ISO instant as ``YYYY-MM-DD HH:MM UTC``; anything unparsable is shown cleaned."""
+def date_text(value: Any) -> str:
+    """The one way a reply shows a time: an ISO instant as ``YYYY-MM-DD HH:MM UTC``; ``-`` for none;
+    anything else (a bare date, a word) cleaned as untrusted text."""
     if not value:
         return "-"
     try:
@@ -169,9 +170,9 @@ def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
     if trust in TRUST_KEYS:
         bits.append(f"[{t(TRUST_KEYS[trust], lang)}]")
     bits.append(quote(e.content, LIST_CONTENT_CHARS))
-    meta = t("cmd.line.meta", lang, speaker=who, when=_date(e.event_at or e.timestamp))
+    meta = t("cmd.line.meta", lang, speaker=who, when=date_text(e.event_at or e.timestamp))
     if e.valid_from or e.valid_until:
-        meta += t("cmd.line.valid", lang, start=_date(e.valid_from), end=_date(e.valid_until))
+        meta += t("cmd.line.valid", lang, start=date_text(e.valid_from), end=date_text(e.valid_until))
     if score is not None:
         meta += t("cmd.line.score", lang, score=f"{score:.2f}")
     return " ".join(bits) + "\n  " + meta
@@ -191,7 +192,7 @@ def _profile_lines(lang: str, p: Profile | None) -> list[str]:
     if p.notes:
         out.append("  " + t("cmd.profile.notes", lang, notes=", ".join(quote(x, 80) for x in p.notes[:10])))
     if p.updated_at:
-        out.append("  " + t("cmd.profile.updated", lang, at=_date(p.updated_at)))
+        out.append("  " + t("cmd.profile.updated", lang, at=date_text(p.updated_at)))
     return out
 
 
@@ -223,7 +224,7 @@ def summary(
             t(
                 "cmd.summary.injection",
                 lang,
-                at=_date(str(injection.get("at"))),
+                at=date_text(str(injection.get("at"))),
                 episodes=len(injection.get("episodes") or []),
                 tokens=int(injection.get("tokens") or 0),
             )
@@ -244,7 +245,7 @@ def profile(lang: str, session: Profile | None, speaker: Profile | None, sender_
 
 
 def _as_of_line(lang: str, as_of: str | None) -> list[str]:
-    return [t("cmd.as_of", lang, when=_date(as_of))] if as_of else []
+    return [t("cmd.as_of", lang, when=date_text(as_of))] if as_of else []
 
 
 def episode_page(
@@ -281,9 +282,9 @@ def show(lang: str, e: Episode) -> str:
     lines = [t("cmd.show.title", lang, id=clean(e.id, 40), status=status_label(lang, e.status))]
     lines.append(quote(e.content, SHOW_CONTENT_CHARS))
     lines.append(f(t("cmd.field.speaker", lang), clean(e.sender_id, 60) or "-"))
-    lines.append(f(t("cmd.field.recorded", lang), _date(e.timestamp)))
-    lines.append(f(t("cmd.field.event", lang), _date(e.event_at)))
-    lines.append(f(t("cmd.field.valid", lang), f"{_date(e.valid_from)} \u2192 {_date(e.valid_until)}"))
+    lines.append(f(t("cmd.field.recorded", lang), date_text(e.timestamp)))
+    lines.append(f(t("cmd.field.event", lang), date_text(e.event_at)))
+    lines.append(f(t("cmd.field.valid", lang), f"{date_text(e.valid_from)} \u2192 {date_text(e.valid_until)}"))
     lines.append(f(t("cmd.field.claim", lang), f"{clean(e.claim_type, 20)} / {clean(e.confidence, 20)}"))
     lines.append(f(t("cmd.field.importance", lang), f"{e.importance:.2f}"))
     lines.append(f(t("cmd.field.tags", lang), ", ".join(quote(x, 40) for x in e.tags) or "-"))
@@ -310,7 +311,7 @@ def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: i
             "cmd.audit.line",
             lang,
             seq=int(e.get("seq") or 0),
-            at=_date(e.get("at")),
+            at=date_text(e.get("at")),
             op=clean(e.get("operation"), 40),
             sender=clean(e.get("sender"), 40) or "-",
             summary=t("policy.audit.redacted", lang) if e.get("redacted") else quote(e.get("summary"), 100),
@@ -398,7 +399,7 @@ def candidate_line(lang: str, c: Any) -> str:
         else clean(c.classification, 20),
         origin=clean(c.origin, 20),
         speaker=clean(c.sender_id, 32) or "-",
-        when=_date(c.created_at),
+        when=date_text(c.created_at),
     )
     lines = [head, "  " + meta]
     if c.target == "profile":
@@ -418,7 +419,7 @@ def candidate_line(lang: str, c: Any) -> str:
                 "cmd.cand.decided",
                 lang,
                 who=_who(c.decided_by),
-                when=_date(c.decided_at),
+                when=date_text(c.decided_at),
                 result=clean(c.result_id, 60) or "-",
                 reason=quote(c.reason, 80) if c.reason else "-",
             )
@@ -491,7 +492,7 @@ def tombstone_page(lang: str, items: Sequence[Any], total: int, page: int, page_
                 id=clean(tb.id, 40),
                 kind=t(TOMBSTONE_KIND_KEYS.get(tb.kind, "cmd.tomb.kind_rejected"), lang),
                 who=_who(tb.by),
-                when=_date(tb.at),
+                when=date_text(tb.at),
                 count=int(tb.count),
                 speaker=clean(tb.subject, 32) or t("cmd.tombstones.anyone", lang),
                 reason=quote(tb.reason, 100) if tb.reason else "-",
