@@ -315,13 +315,18 @@ def show(lang: str, e: Episode) -> str:
     return fit(text)
 
 
-def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: int, page_size: int) -> str:
-    if not entries:
+def entries(lang: str, title: str, items: Sequence[dict[str, Any]], footer: Sequence[str] = ()) -> str:
+    """``title``, then each item's ``head`` with its ``subs`` indented, then ``footer`` lines."""
+    return layout("entries", lang, title=title, items=list(items), footer=[x for x in footer if x])
+
+
+def audit_page(lang: str, entries_: Sequence[dict[str, Any]], total: int, page: int, page_size: int) -> str:
+    if not entries_:
         return t("cmd.audit.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
     pages = max(1, -(-total // page_size))
-    lines = [t("cmd.audit.title", lang, page=page, pages=pages, total=total)]
-    for e in entries:
-        line = t(
+    items = []
+    for e in entries_:
+        head = t(
             "cmd.audit.line",
             lang,
             seq=int(e.get("seq") or 0),
@@ -330,12 +335,10 @@ def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: i
             sender=clean(e.get("sender"), 40) or "-",
             summary=t("policy.audit.redacted", lang) if e.get("redacted") else quote(e.get("summary"), 100),
         )
-        if e.get("reason"):
-            line += "\n  " + t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))
-        lines.append(line)
-    if page < pages:
-        lines.append(t("cmd.list.more", lang, verb="audit", next=page + 1))
-    return fit("\n".join(lines))
+        subs = [t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))] if e.get("reason") else []
+        items.append({"head": head, "subs": subs})
+    more = t("cmd.list.more", lang, verb="audit", next=page + 1) if page < pages else ""
+    return fit(entries(lang, t("cmd.audit.title", lang, page=page, pages=pages, total=total), items, [more]))
 
 
 def health(lang: str, report: Any) -> str:
@@ -376,71 +379,71 @@ def _who(d: dict[str, Any] | None) -> str:
     return clean(d.get("sender_id") or d.get("surface") or "-", 40)
 
 
-def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
-    """The other side of a conflict, one line each: what is stored now and what would change."""
+def _conflict_subs(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
     out = []
     for side in sides[:10]:
         if side.get("kind") == "profile":
-            out.append(
-                "  \u2194 "
-                + t(
-                    "cmd.cand.conflict_profile",
-                    lang,
-                    field=clean(side.get("field"), 20),
-                    value=quote(side.get("content"), 60),
-                )
-            )
+            field, value = clean(side.get("field"), 20), quote(side.get("content"), 60)
+            out.append("\u2194 " + t("cmd.cand.conflict_profile", lang, field=field, value=value))
             continue
-        out.append(
-            "  \u2194 "
-            + t(
-                "cmd.cand.conflict_line",
-                lang,
-                id=clean(side.get("id"), 40),
-                content=quote(side.get("content"), 100),
-                attribute=clean(side.get("attribute") or "-", 30),
-            )
+        line = t(
+            "cmd.cand.conflict_line",
+            lang,
+            id=clean(side.get("id"), 40),
+            content=quote(side.get("content"), 100),
+            attribute=clean(side.get("attribute") or "-", 30),
         )
+        out.append("\u2194 " + line)
     return out
 
 
-def candidate_line(lang: str, c: Any) -> str:
+def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
+    """The other side of a conflict, one line each: what is stored now and what would change."""
+    return ["  " + x for x in _conflict_subs(lang, sides)]
+
+
+def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
     status = t(CANDIDATE_STATUS_KEYS.get(c.status, "cmd.cand.status_pending"), lang)
-    head = f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}"
-    meta = t(
-        "cmd.cand.meta",
-        lang,
-        kind=t(CANDIDATE_CLASS_KEYS[c.classification], lang)
+    kind = (
+        t(CANDIDATE_CLASS_KEYS[c.classification], lang)
         if c.classification in CANDIDATE_CLASS_KEYS
-        else clean(c.classification, 20),
-        origin=clean(c.origin, 20),
-        speaker=clean(c.sender_id, 32) or "-",
-        when=date_text(c.created_at),
+        else clean(c.classification, 20)
     )
-    lines = [head, "  " + meta]
+    when = date_text(c.created_at)
+    subs = [
+        t(
+            "cmd.cand.meta",
+            lang,
+            kind=kind,
+            origin=clean(c.origin, 20),
+            speaker=clean(c.sender_id, 32) or "-",
+            when=when,
+        )
+    ]
     if c.target == "profile":
-        lines.append("  " + t("cmd.cand.profile", lang, name=quote((c.profile_patch or {}).get("name"), 60)))
+        subs.append(t("cmd.cand.profile", lang, name=quote((c.profile_patch or {}).get("name"), 60)))
     if c.model_recommendation:
-        lines.append(
-            "  " + t("cmd.cand.model", lang, advice=clean(c.model_recommendation, 10), note=quote(c.model_note, 100))
-        )
+        advice, note = clean(c.model_recommendation, 10), quote(c.model_note, 100)
+        subs.append(t("cmd.cand.model", lang, advice=advice, note=note))
     if c.redactions:
-        lines.append("  " + t("cmd.cand.redacted", lang, n=int(c.redactions)))
+        subs.append(t("cmd.cand.redacted", lang, n=int(c.redactions)))
     if c.status == "conflict":
-        lines += conflict_lines(lang, c.conflicts_with)
+        subs += _conflict_subs(lang, c.conflicts_with)
     if c.status in ("accepted", "rejected"):
-        lines.append(
-            "  "
-            + t(
-                "cmd.cand.decided",
-                lang,
-                who=_who(c.decided_by),
-                when=date_text(c.decided_at),
-                result=clean(c.result_id, 60) or "-",
-                reason=quote(c.reason, 80) if c.reason else "-",
-            )
+        decided = t(
+            "cmd.cand.decided",
+            lang,
+            who=_who(c.decided_by),
+            when=date_text(c.decided_at),
+            result=clean(c.result_id, 60) or "-",
+            reason=quote(c.reason, 80) if c.reason else "-",
         )
-    return "\n".join(lines)
+        subs.append(decided)
+    return {"head": f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}", "subs": subs}
+
+
+def candidate_line(lang: str, c: Any) -> str:
+    return entries(lang, "", [_candidate_item(lang, c)])
 
 
 def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
@@ -448,24 +451,23 @@ def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
         if page.page > 1:
             return t("cmd.list.empty_page", lang, page=page.page)
         return t("cmd.candidates.empty_all" if all_statuses else "cmd.candidates.empty", lang)
-    title = "cmd.candidates.title_all" if all_statuses else "cmd.candidates.title"
-    lines = [t(title, lang, page=page.page, total=page.total)]
-    lines += [candidate_line(lang, c) for c in page.items]
+    title = t(
+        "cmd.candidates.title_all" if all_statuses else "cmd.candidates.title", lang, page=page.page, total=page.total
+    )
     if page.has_more:
         flag = " --all-statuses" if all_statuses else ""
-        lines.append(t("cmd.candidates.more", lang, command=f"!memory candidates {page.page + 1}{flag}"))
+        footer = t("cmd.candidates.more", lang, command=f"!memory candidates {page.page + 1}{flag}")
     else:
-        lines.append(t("cmd.candidates.hint", lang))
-    return fit("\n".join(lines))
+        footer = t("cmd.candidates.hint", lang)
+    return fit(entries(lang, title, [_candidate_item(lang, c) for c in page.items], [footer]))
 
 
 def decision(lang: str, d: Any) -> str:
     c = d.candidate
     if d.parked:
-        lines = [t("cmd.candidate.parked", lang, id=clean(c.id, 40), content=quote(c.content, 160))]
-        lines += conflict_lines(lang, c.conflicts_with)
-        lines.append(t("cmd.candidate.parked_hint", lang, id=clean(c.id, 40)))
-        return fit("\n".join(lines))
+        head = t("cmd.candidate.parked", lang, id=clean(c.id, 40), content=quote(c.content, 160))
+        hint = t("cmd.candidate.parked_hint", lang, id=clean(c.id, 40))
+        return fit(entries(lang, "", [{"head": head, "subs": _conflict_subs(lang, c.conflicts_with)}], [hint]))
     if c.target == "profile":
         return t(
             "cmd.candidate.accepted_profile",
@@ -480,9 +482,8 @@ def decision(lang: str, d: Any) -> str:
         episode=clean(c.result_id, 40),
         content=quote(c.content, 160),
     )
-    if c.superseded:
-        text += "\n" + t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
-    return text
+    superseded = t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
+    return entries(lang, text, [], [superseded if c.superseded else ""])
 
 
 def rejected(lang: str, c: Any) -> str:
@@ -499,10 +500,9 @@ def tombstone_page(lang: str, items: Sequence[Any], total: int, page: int, page_
     if not items:
         return t("cmd.tombstones.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
     pages = max(1, -(-total // page_size))
-    lines = [t("cmd.tombstones.title", lang, page=page, pages=pages, total=total)]
-    for tb in items:
-        lines.append(
-            t(
+    rows = [
+        {
+            "head": t(
                 "cmd.tombstones.line",
                 lang,
                 id=clean(tb.id, 40),
@@ -512,9 +512,11 @@ def tombstone_page(lang: str, items: Sequence[Any], total: int, page: int, page_
                 count=int(tb.count),
                 speaker=clean(tb.subject, 32) or t("cmd.tombstones.anyone", lang),
                 reason=quote(tb.reason, 100) if tb.reason else "-",
-            )
-        )
-    if page < pages:
-        lines.append(t("cmd.list.more", lang, verb="tombstones", next=page + 1))
-    lines.append(t("cmd.tombstones.hint", lang))
-    return fit("\n".join(lines))
+            ),
+            "subs": [],
+        }
+        for tb in items
+    ]
+    more = t("cmd.list.more", lang, verb="tombstones", next=page + 1) if page < pages else ""
+    title = t("cmd.tombstones.title", lang, page=page, pages=pages, total=total)
+    return fit(entries(lang, title, rows, [more, t("cmd.tombstones.hint", lang)]))
