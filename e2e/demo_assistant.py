@@ -6,7 +6,8 @@ The stand-in does two deterministic things instead:
 - a plain statement about the user or the group ("My name is…", "I live in…", "we decided…",
   我叫…, 我住在…, 我们决定…) becomes one ``remember`` call with the statement as its content;
 - a question is answered from the memory block the plugin injected into the system prompt (the
-  JSON between ``<ltm-memory-data>`` markers): the memory sharing most words with the question.
+  rows between ``<ltm-memory-data>`` markers, read with the plugin's own ``read_block``; a JSON body
+  is read too): the memory sharing most words with the question.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+from ltm.service.injection import read_block
 
 BEGIN, END = "<ltm-memory-data>", "</ltm-memory-data>"
 
@@ -51,6 +54,9 @@ def memory_block(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
         content = m.get("content")
         if m.get("role") != "system" or not isinstance(content, str) or BEGIN not in content:
             continue
+        rows = read_block(content)
+        if rows and (rows["episodes"] or rows["speaker_profile"] or rows["session_profile"]):
+            return rows
         body = content.split(BEGIN, 1)[1].split(END, 1)[0].strip()
         try:
             data = json.loads(body)

@@ -71,10 +71,6 @@ def _replies(lines: list[str]) -> list[str]:
     return out or [""]
 
 
-def _date(value: str | None) -> str:
-    return render.clean(value, 32) if value else "-"
-
-
 def render_preview(lang: str, p: Preview) -> list[str]:
     lines = [t("consol.preview.title", lang), t("consol.preview.readonly", lang)]
     lines.append(t("consol.preview.enabled" if p.enabled else "consol.preview.disabled", lang))
@@ -105,7 +101,14 @@ def render_preview(lang: str, p: Preview) -> list[str]:
         prop = p.proposal
         lines.append(t("consol.summary.proposal", lang, id=prop.id))
         lines.append(t("consol.summary.text", lang, summary=render.quote(prop.summary, SUMMARY_CHARS)))
-        lines.append(t("consol.summary.validity", lang, start=_date(prop.valid_from), end=_date(prop.valid_until)))
+        lines.append(
+            t(
+                "consol.summary.validity",
+                lang,
+                start=render.date_text(prop.valid_from),
+                end=render.date_text(prop.valid_until),
+            )
+        )
         lines.append(t("consol.summary.sources", lang, n=len(p.sources)))
         for e in p.sources:
             lines.append(

@@ -20,6 +20,7 @@ from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
+from ltm.templates import render_shipped
 
 MAX_REPLY_CHARS = 3000
 LIST_CONTENT_CHARS = 120
@@ -141,13 +142,25 @@ def pretty_lines(doc: dict[str, Any], list_key: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def layout(name: str, lang: str, **values: Any) -> str:
+    """A reply laid out by ``ltm/templates/replies/<name>.j2`` (sandboxed; ``t`` is the catalog in
+    ``lang``). Every stored string in ``values`` must already be cleaned or quoted."""
+
+    def translate(msgid: str, /, **args: Any) -> str:
+        return t(msgid, lang, **args)
+
+    # a loop's last line ends with a line break: a reply never does
+    return render_shipped(f"replies/{name}.j2", {"t": translate, **values}).rstrip("\n")
+
+
 # --------------------------------------------------------------------------------------------
 # pieces
 # --------------------------------------------------------------------------------------------
 
 
-def _date(value: Any) -> str:
-    """An ISO instant as ``YYYY-MM-DD HH:MM UTC``; anything unparsable is shown cleaned."""
+def date_text(value: Any) -> str:
+    """The one way a reply shows a time: an ISO instant as ``YYYY-MM-DD HH:MM UTC``; ``-`` for none;
+    anything else (a bare date, a word) cleaned as untrusted text."""
     if not value:
         return "-"
     try:
@@ -161,38 +174,38 @@ def status_label(lang: str, status: str) -> str:
 
 
 def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
-    who = clean(e.sender_id, 32) or "-"
-    bits = [f"\u2022 {clean(e.id, 40)}"]
-    if e.status != "active":
-        bits.append(f"[{status_label(lang, e.status)}]")
+    marks = [] if e.status == "active" else [status_label(lang, e.status)]
     trust = trust_label(e.claim_type, e.confidence)
     if trust in TRUST_KEYS:
-        bits.append(f"[{t(TRUST_KEYS[trust], lang)}]")
-    bits.append(quote(e.content, LIST_CONTENT_CHARS))
-    meta = t("cmd.line.meta", lang, speaker=who, when=_date(e.event_at or e.timestamp))
-    if e.valid_from or e.valid_until:
-        meta += t("cmd.line.valid", lang, start=_date(e.valid_from), end=_date(e.valid_until))
-    if score is not None:
-        meta += t("cmd.line.score", lang, score=f"{score:.2f}")
-    return " ".join(bits) + "\n  " + meta
+        marks.append(t(TRUST_KEYS[trust], lang))
+    valid = (
+        {"start": date_text(e.valid_from), "end": date_text(e.valid_until)} if e.valid_from or e.valid_until else None
+    )
+    return layout(
+        "episode_line",
+        lang,
+        id=clean(e.id, 40),
+        marks=marks,
+        content=quote(e.content, LIST_CONTENT_CHARS),
+        speaker=clean(e.sender_id, 32) or "-",
+        when=date_text(e.event_at or e.timestamp),
+        valid=valid,
+        score=None if score is None else f"{score:.2f}",
+    )
 
 
-def _profile_lines(lang: str, p: Profile | None) -> list[str]:
-    if p is None or p.is_empty():
-        return ["  " + t("cmd.profile.empty", lang)]
-    out = []
-    if p.name:
-        out.append("  " + t("cmd.profile.name", lang, name=quote(p.name, 60)))
-    if p.traits:
-        out.append("  " + t("cmd.profile.traits", lang, traits=", ".join(quote(x, 60) for x in p.traits[:20])))
-    if p.preferences:
-        prefs = ", ".join(f"{clean(k, 40)}={quote(v, 60)}" for k, v in list(p.preferences.items())[:20])
-        out.append("  " + t("cmd.profile.preferences", lang, preferences=prefs))
-    if p.notes:
-        out.append("  " + t("cmd.profile.notes", lang, notes=", ".join(quote(x, 80) for x in p.notes[:10])))
-    if p.updated_at:
-        out.append("  " + t("cmd.profile.updated", lang, at=_date(p.updated_at)))
-    return out
+def _profile_section(title: str, p: Profile | None, missing: str = "") -> dict[str, Any]:
+    if missing or p is None or p.is_empty():
+        return {"title": title, "missing": missing or "cmd.profile.empty"}
+    return {
+        "title": title,
+        "missing": "",
+        "name": quote(p.name, 60) if p.name else "",
+        "traits": [quote(x, 60) for x in p.traits[:20]],
+        "preferences": [f"{clean(k, 40)}={quote(v, 60)}" for k, v in list(p.preferences.items())[:20]],
+        "notes": [quote(x, 80) for x in p.notes[:10]],
+        "updated": date_text(p.updated_at) if p.updated_at else "",
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,44 +220,39 @@ def summary(
     injection: dict[str, Any] | None,
     audit_total: int,
 ) -> str:
-    lines = [t("cmd.summary.title", lang)]
-    lines.append(t("cmd.summary.isolation", lang, isolation=clean(scope_info.get("isolation"), 20)))
-    lines.append(t("cmd.summary.scope_key", lang, key=clean(scope_info.get("scope_key"), 120)))
-    lines.append(t("cmd.summary.user_key", lang, key=clean(scope_info.get("user_key"), 120)))
-    lines.append(t("cmd.summary.kb", lang, kb=clean(scope_info.get("collection"), 80) or t("cmd.summary.no_kb", lang)))
-    lines.append(t("cmd.summary.speaker", lang, sender=clean(scope_info.get("sender_id"), 60) or "-"))
-    if counts is None:
-        lines.append(t("cmd.summary.no_l2", lang))
-    else:
-        per = ", ".join(f"{status_label(lang, s)} {n}" for s, n in counts.items())
-        lines.append(t("cmd.summary.counts", lang, counts=per))
+    per = None if counts is None else ", ".join(f"{status_label(lang, s)} {n}" for s, n in counts.items())
+    shown = None
     if injection and injection.get("at"):
-        lines.append(
-            t(
-                "cmd.summary.injection",
-                lang,
-                at=_date(str(injection.get("at"))),
-                episodes=len(injection.get("episodes") or []),
-                tokens=int(injection.get("tokens") or 0),
-            )
-        )
-    else:
-        lines.append(t("cmd.summary.no_injection", lang))
-    lines.append(t("cmd.summary.audit", lang, n=audit_total))
-    lines.append(t("cmd.summary.hint", lang))
-    return fit("\n".join(lines))
+        shown = {
+            "at": date_text(str(injection.get("at"))),
+            "episodes": len(injection.get("episodes") or []),
+            "tokens": int(injection.get("tokens") or 0),
+        }
+    text = layout(
+        "summary",
+        lang,
+        isolation=clean(scope_info.get("isolation"), 20),
+        scope_key=clean(scope_info.get("scope_key"), 120),
+        user_key=clean(scope_info.get("user_key"), 120),
+        kb=clean(scope_info.get("collection"), 80),
+        sender=clean(scope_info.get("sender_id"), 60),
+        counts=per,
+        injection=shown,
+        audit_total=audit_total,
+    )
+    return fit(text)
 
 
 def profile(lang: str, session: Profile | None, speaker: Profile | None, sender_id: str) -> str:
-    lines = [t("cmd.profile.session", lang)]
-    lines += _profile_lines(lang, session)
-    lines.append(t("cmd.profile.speaker", lang, sender=clean(sender_id, 60) or "-"))
-    lines += _profile_lines(lang, speaker) if sender_id else ["  " + t("cmd.profile.no_sender", lang)]
-    return fit("\n".join(lines))
-
-
-def _as_of_line(lang: str, as_of: str | None) -> list[str]:
-    return [t("cmd.as_of", lang, when=_date(as_of))] if as_of else []
+    sections = [
+        _profile_section(t("cmd.profile.session", lang), session),
+        _profile_section(
+            t("cmd.profile.speaker", lang, sender=clean(sender_id, 60) or "-"),
+            speaker,
+            "" if sender_id else "cmd.profile.no_sender",
+        ),
+    ]
+    return fit(layout("profile", lang, sections=sections))
 
 
 def episode_page(
@@ -257,96 +265,108 @@ def episode_page(
     *,
     as_of: str | None = None,
 ) -> str:
+    when = date_text(as_of) if as_of else ""
     if not items:
         empty = t("cmd.list.empty_page", lang, page=page) if page > 1 else t(f"{title_key}.empty", lang)
-        return "\n".join([*_as_of_line(lang, as_of), empty])
-    lines = [*_as_of_line(lang, as_of), t(title_key, lang, page=page)]
-    lines += [episode_line(lang, e) for e in items]
-    if has_more:
-        lines.append(t("cmd.list.more", lang, verb=verb, next=page + 1))
-    return fit("\n".join(lines))
+        return layout("episode_page", lang, as_of=when, title=empty, lines=[], more="")
+    more = t("cmd.list.more", lang, verb=verb, next=page + 1) if has_more else ""
+    lines = [episode_line(lang, e) for e in items]
+    return fit(layout("episode_page", lang, as_of=when, title=t(title_key, lang, page=page), lines=lines, more=more))
 
 
 def search(lang: str, query: str, hits: Iterable[tuple[Episode, float]], *, as_of: str | None = None) -> str:
     rows = list(hits)
+    when = date_text(as_of) if as_of else ""
     if not rows:
-        return "\n".join([*_as_of_line(lang, as_of), t("cmd.search.none", lang, query=quote(query, 60))])
-    lines = [*_as_of_line(lang, as_of), t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))]
-    lines += [episode_line(lang, e, score) for e, score in rows]
-    return fit("\n".join(lines))
+        none = t("cmd.search.none", lang, query=quote(query, 60))
+        return layout("episode_page", lang, as_of=when, title=none, lines=[], more="")
+    title = t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))
+    lines = [episode_line(lang, e, score) for e, score in rows]
+    return fit(layout("episode_page", lang, as_of=when, title=title, lines=lines, more=""))
 
 
 def show(lang: str, e: Episode) -> str:
-    f = "  {}: {}".format
-    lines = [t("cmd.show.title", lang, id=clean(e.id, 40), status=status_label(lang, e.status))]
-    lines.append(quote(e.content, SHOW_CONTENT_CHARS))
-    lines.append(f(t("cmd.field.speaker", lang), clean(e.sender_id, 60) or "-"))
-    lines.append(f(t("cmd.field.recorded", lang), _date(e.timestamp)))
-    lines.append(f(t("cmd.field.event", lang), _date(e.event_at)))
-    lines.append(f(t("cmd.field.valid", lang), f"{_date(e.valid_from)} \u2192 {_date(e.valid_until)}"))
-    lines.append(f(t("cmd.field.claim", lang), f"{clean(e.claim_type, 20)} / {clean(e.confidence, 20)}"))
-    lines.append(f(t("cmd.field.importance", lang), f"{e.importance:.2f}"))
-    lines.append(f(t("cmd.field.tags", lang), ", ".join(quote(x, 40) for x in e.tags) or "-"))
-    lines.append(f(t("cmd.field.origin", lang), clean(e.origin, 20)))
-    lines.append(f(t("cmd.field.source", lang), quote(e.source_ref, 120) if e.source_ref else "-"))
-    lines.append(f(t("cmd.field.supersedes", lang), ", ".join(clean(x, 40) for x in e.supersedes) or "-"))
-    lines.append(f(t("cmd.field.superseded_by", lang), clean(e.superseded_by, 40) or "-"))
+    fields = [
+        ("cmd.field.speaker", clean(e.sender_id, 60) or "-"),
+        ("cmd.field.recorded", date_text(e.timestamp)),
+        ("cmd.field.event", date_text(e.event_at)),
+        ("cmd.field.valid", f"{date_text(e.valid_from)} \u2192 {date_text(e.valid_until)}"),
+        ("cmd.field.claim", f"{clean(e.claim_type, 20)} / {clean(e.confidence, 20)}"),
+        ("cmd.field.importance", f"{e.importance:.2f}"),
+        ("cmd.field.tags", ", ".join(quote(x, 40) for x in e.tags) or "-"),
+        ("cmd.field.origin", clean(e.origin, 20)),
+        ("cmd.field.source", quote(e.source_ref, 120) if e.source_ref else "-"),
+        ("cmd.field.supersedes", ", ".join(clean(x, 40) for x in e.supersedes) or "-"),
+        ("cmd.field.superseded_by", clean(e.superseded_by, 40) or "-"),
+    ]
     if e.import_original_id:
-        lines.append(f(t("cmd.field.imported_from", lang), clean(e.import_original_id, 80)))
+        fields.append(("cmd.field.imported_from", clean(e.import_original_id, 80)))
     if e.document_id:
-        lines.append(f(t("cmd.field.document", lang), clean(e.document_id, 80)))
-    lines.append(f(t("cmd.field.hash", lang), clean(e.content_hash, 40) or "-"))
-    lines.append(f(t("cmd.field.scope", lang), clean(e.user_key, 120)))
-    return fit("\n".join(lines))
+        fields.append(("cmd.field.document", clean(e.document_id, 80)))
+    fields += [("cmd.field.hash", clean(e.content_hash, 40) or "-"), ("cmd.field.scope", clean(e.user_key, 120))]
+    text = layout(
+        "show",
+        lang,
+        id=clean(e.id, 40),
+        status=status_label(lang, e.status),
+        content=quote(e.content, SHOW_CONTENT_CHARS),
+        fields=[(t(key, lang), value) for key, value in fields],
+    )
+    return fit(text)
 
 
-def audit_page(lang: str, entries: Sequence[dict[str, Any]], total: int, page: int, page_size: int) -> str:
-    if not entries:
+def entries(lang: str, title: str, items: Sequence[dict[str, Any]], footer: Sequence[str] = ()) -> str:
+    """``title``, then each item's ``head`` with its ``subs`` indented, then ``footer`` lines."""
+    return layout("entries", lang, title=title, items=list(items), footer=[x for x in footer if x])
+
+
+def audit_page(lang: str, entries_: Sequence[dict[str, Any]], total: int, page: int, page_size: int) -> str:
+    if not entries_:
         return t("cmd.audit.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
     pages = max(1, -(-total // page_size))
-    lines = [t("cmd.audit.title", lang, page=page, pages=pages, total=total)]
-    for e in entries:
-        line = t(
+    items = []
+    for e in entries_:
+        head = t(
             "cmd.audit.line",
             lang,
             seq=int(e.get("seq") or 0),
-            at=_date(e.get("at")),
+            at=date_text(e.get("at")),
             op=clean(e.get("operation"), 40),
             sender=clean(e.get("sender"), 40) or "-",
             summary=t("policy.audit.redacted", lang) if e.get("redacted") else quote(e.get("summary"), 100),
         )
-        if e.get("reason"):
-            line += "\n  " + t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))
-        lines.append(line)
-    if page < pages:
-        lines.append(t("cmd.list.more", lang, verb="audit", next=page + 1))
-    return fit("\n".join(lines))
+        subs = [t("cmd.audit.reason", lang, reason=quote(e.get("reason"), 100))] if e.get("reason") else []
+        items.append({"head": head, "subs": subs})
+    more = t("cmd.list.more", lang, verb="audit", next=page + 1) if page < pages else ""
+    return fit(entries(lang, t("cmd.audit.title", lang, page=page, pages=pages, total=total), items, [more]))
 
 
 def health(lang: str, report: Any) -> str:
     marks = {"green": "\U0001f7e2", "amber": "\U0001f7e1", "red": "\U0001f534"}
     overall = getattr(report, "verdict", "red")
-    lines = [t("cmd.health.title", lang, mark=marks.get(overall, "?"), verdict=t(f"health.verdict.{overall}", lang))]
+    checks = []
     for c in getattr(report, "checks", []):
         args = {k: clean(v, 200) for k, v in dict(getattr(c, "args", {}) or {}).items()}
-        lines.append(
-            f"{marks.get(c.verdict, '?')} {clean(c.name, 40)} ({t(f'health.verdict.{c.verdict}', lang)}): "
-            + t(c.key, lang, **args)
+        checks.append(
+            {
+                "mark": marks.get(c.verdict, "?"),
+                "name": clean(c.name, 40),
+                "verdict": t(f"health.verdict.{c.verdict}", lang),
+                "text": t(c.key, lang, **args),
+            }
         )
-    return fit("\n".join(lines))
+    verdict = t(f"health.verdict.{overall}", lang)
+    return fit(layout("health", lang, mark=marks.get(overall, "?"), verdict=verdict, checks=checks))
 
 
 def help_text(lang: str, topic: str = "") -> str:
     admin_verbs = {verb for verb, _kind, needs in matrix() if needs}
-    if topic:
-        mark = " " + t("cmd.help.admin_mark", lang) if topic in admin_verbs else ""
-        return fit(t(f"cmd.usage.{topic}", lang) + mark + "\n" + t(f"cmd.help.{topic}", lang))
-    lines = [t("cmd.help.title", lang)]
-    for verb in HELP_ORDER:
-        mark = " " + t("cmd.help.admin_mark", lang) if verb in admin_verbs else ""
-        lines.append(f"{t(f'cmd.usage.{verb}', lang)}{mark}")
-    lines.append(t("cmd.help.footer", lang))
-    return fit("\n".join(lines))
+    admin_mark = " " + t("cmd.help.admin_mark", lang)
+
+    def mark(verb: str) -> str:
+        return admin_mark if verb in admin_verbs else ""
+
+    return fit(layout("help", lang, topic=topic, verbs=HELP_ORDER, mark=mark))
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,71 +379,71 @@ def _who(d: dict[str, Any] | None) -> str:
     return clean(d.get("sender_id") or d.get("surface") or "-", 40)
 
 
-def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
-    """The other side of a conflict, one line each: what is stored now and what would change."""
+def _conflict_subs(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
     out = []
     for side in sides[:10]:
         if side.get("kind") == "profile":
-            out.append(
-                "  \u2194 "
-                + t(
-                    "cmd.cand.conflict_profile",
-                    lang,
-                    field=clean(side.get("field"), 20),
-                    value=quote(side.get("content"), 60),
-                )
-            )
+            field, value = clean(side.get("field"), 20), quote(side.get("content"), 60)
+            out.append("\u2194 " + t("cmd.cand.conflict_profile", lang, field=field, value=value))
             continue
-        out.append(
-            "  \u2194 "
-            + t(
-                "cmd.cand.conflict_line",
-                lang,
-                id=clean(side.get("id"), 40),
-                content=quote(side.get("content"), 100),
-                attribute=clean(side.get("attribute") or "-", 30),
-            )
+        line = t(
+            "cmd.cand.conflict_line",
+            lang,
+            id=clean(side.get("id"), 40),
+            content=quote(side.get("content"), 100),
+            attribute=clean(side.get("attribute") or "-", 30),
         )
+        out.append("\u2194 " + line)
     return out
 
 
-def candidate_line(lang: str, c: Any) -> str:
+def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
+    """The other side of a conflict, one line each: what is stored now and what would change."""
+    return ["  " + x for x in _conflict_subs(lang, sides)]
+
+
+def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
     status = t(CANDIDATE_STATUS_KEYS.get(c.status, "cmd.cand.status_pending"), lang)
-    head = f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}"
-    meta = t(
-        "cmd.cand.meta",
-        lang,
-        kind=t(CANDIDATE_CLASS_KEYS[c.classification], lang)
+    kind = (
+        t(CANDIDATE_CLASS_KEYS[c.classification], lang)
         if c.classification in CANDIDATE_CLASS_KEYS
-        else clean(c.classification, 20),
-        origin=clean(c.origin, 20),
-        speaker=clean(c.sender_id, 32) or "-",
-        when=_date(c.created_at),
+        else clean(c.classification, 20)
     )
-    lines = [head, "  " + meta]
+    when = date_text(c.created_at)
+    subs = [
+        t(
+            "cmd.cand.meta",
+            lang,
+            kind=kind,
+            origin=clean(c.origin, 20),
+            speaker=clean(c.sender_id, 32) or "-",
+            when=when,
+        )
+    ]
     if c.target == "profile":
-        lines.append("  " + t("cmd.cand.profile", lang, name=quote((c.profile_patch or {}).get("name"), 60)))
+        subs.append(t("cmd.cand.profile", lang, name=quote((c.profile_patch or {}).get("name"), 60)))
     if c.model_recommendation:
-        lines.append(
-            "  " + t("cmd.cand.model", lang, advice=clean(c.model_recommendation, 10), note=quote(c.model_note, 100))
-        )
+        advice, note = clean(c.model_recommendation, 10), quote(c.model_note, 100)
+        subs.append(t("cmd.cand.model", lang, advice=advice, note=note))
     if c.redactions:
-        lines.append("  " + t("cmd.cand.redacted", lang, n=int(c.redactions)))
+        subs.append(t("cmd.cand.redacted", lang, n=int(c.redactions)))
     if c.status == "conflict":
-        lines += conflict_lines(lang, c.conflicts_with)
+        subs += _conflict_subs(lang, c.conflicts_with)
     if c.status in ("accepted", "rejected"):
-        lines.append(
-            "  "
-            + t(
-                "cmd.cand.decided",
-                lang,
-                who=_who(c.decided_by),
-                when=_date(c.decided_at),
-                result=clean(c.result_id, 60) or "-",
-                reason=quote(c.reason, 80) if c.reason else "-",
-            )
+        decided = t(
+            "cmd.cand.decided",
+            lang,
+            who=_who(c.decided_by),
+            when=date_text(c.decided_at),
+            result=clean(c.result_id, 60) or "-",
+            reason=quote(c.reason, 80) if c.reason else "-",
         )
-    return "\n".join(lines)
+        subs.append(decided)
+    return {"head": f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}", "subs": subs}
+
+
+def candidate_line(lang: str, c: Any) -> str:
+    return entries(lang, "", [_candidate_item(lang, c)])
 
 
 def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
@@ -431,24 +451,23 @@ def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
         if page.page > 1:
             return t("cmd.list.empty_page", lang, page=page.page)
         return t("cmd.candidates.empty_all" if all_statuses else "cmd.candidates.empty", lang)
-    title = "cmd.candidates.title_all" if all_statuses else "cmd.candidates.title"
-    lines = [t(title, lang, page=page.page, total=page.total)]
-    lines += [candidate_line(lang, c) for c in page.items]
+    title = t(
+        "cmd.candidates.title_all" if all_statuses else "cmd.candidates.title", lang, page=page.page, total=page.total
+    )
     if page.has_more:
         flag = " --all-statuses" if all_statuses else ""
-        lines.append(t("cmd.candidates.more", lang, command=f"!memory candidates {page.page + 1}{flag}"))
+        footer = t("cmd.candidates.more", lang, command=f"!memory candidates {page.page + 1}{flag}")
     else:
-        lines.append(t("cmd.candidates.hint", lang))
-    return fit("\n".join(lines))
+        footer = t("cmd.candidates.hint", lang)
+    return fit(entries(lang, title, [_candidate_item(lang, c) for c in page.items], [footer]))
 
 
 def decision(lang: str, d: Any) -> str:
     c = d.candidate
     if d.parked:
-        lines = [t("cmd.candidate.parked", lang, id=clean(c.id, 40), content=quote(c.content, 160))]
-        lines += conflict_lines(lang, c.conflicts_with)
-        lines.append(t("cmd.candidate.parked_hint", lang, id=clean(c.id, 40)))
-        return fit("\n".join(lines))
+        head = t("cmd.candidate.parked", lang, id=clean(c.id, 40), content=quote(c.content, 160))
+        hint = t("cmd.candidate.parked_hint", lang, id=clean(c.id, 40))
+        return fit(entries(lang, "", [{"head": head, "subs": _conflict_subs(lang, c.conflicts_with)}], [hint]))
     if c.target == "profile":
         return t(
             "cmd.candidate.accepted_profile",
@@ -463,9 +482,8 @@ def decision(lang: str, d: Any) -> str:
         episode=clean(c.result_id, 40),
         content=quote(c.content, 160),
     )
-    if c.superseded:
-        text += "\n" + t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
-    return text
+    superseded = t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
+    return entries(lang, text, [], [superseded if c.superseded else ""])
 
 
 def rejected(lang: str, c: Any) -> str:
@@ -482,22 +500,23 @@ def tombstone_page(lang: str, items: Sequence[Any], total: int, page: int, page_
     if not items:
         return t("cmd.tombstones.empty", lang) if total == 0 else t("cmd.list.empty_page", lang, page=page)
     pages = max(1, -(-total // page_size))
-    lines = [t("cmd.tombstones.title", lang, page=page, pages=pages, total=total)]
-    for tb in items:
-        lines.append(
-            t(
+    rows = [
+        {
+            "head": t(
                 "cmd.tombstones.line",
                 lang,
                 id=clean(tb.id, 40),
                 kind=t(TOMBSTONE_KIND_KEYS.get(tb.kind, "cmd.tomb.kind_rejected"), lang),
                 who=_who(tb.by),
-                when=_date(tb.at),
+                when=date_text(tb.at),
                 count=int(tb.count),
                 speaker=clean(tb.subject, 32) or t("cmd.tombstones.anyone", lang),
                 reason=quote(tb.reason, 100) if tb.reason else "-",
-            )
-        )
-    if page < pages:
-        lines.append(t("cmd.list.more", lang, verb="tombstones", next=page + 1))
-    lines.append(t("cmd.tombstones.hint", lang))
-    return fit("\n".join(lines))
+            ),
+            "subs": [],
+        }
+        for tb in items
+    ]
+    more = t("cmd.list.more", lang, verb="tombstones", next=page + 1) if page < pages else ""
+    title = t("cmd.tombstones.title", lang, page=page, pages=pages, total=total)
+    return fit(entries(lang, title, rows, [more, t("cmd.tombstones.hint", lang)]))

@@ -62,7 +62,7 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
         served.mark(who)
     speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
     payload = context_payload(result, speaker)
-    block = render_block(payload, settings.language) if has_content(payload) else ""
+    block = render_block(payload, settings.language, settings.memory_block_template) if has_content(payload) else ""
     if block:
         ctx.event.default_prompt.append(Message(role="system", content=block))
     writes.append(ctx.set_query_var(CONTEXT_VAR, payload))

@@ -17,6 +17,7 @@ from typing import Any
 from ..domain.models import build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
 from ..ports import VectorRecord
+from .injection import template_check
 from .memory_service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class HealthReport:
 async def run_health(
     service: MemoryService, scope: Scope, pipeline_kbs: Sequence[str] | None = None, *, probe: bool = True
 ) -> HealthReport:
-    checks: list[Check] = []
+    checks: list[Check] = [Check("memory_block_template", *template_check(service.settings.memory_block_template))]
     kb = await service.kb_settings(scope.collection) if scope.collection else None
     if kb is None:
         checks.append(Check("kb_present", RED, "health.kb_missing"))

@@ -52,6 +52,7 @@ class Settings:
     recall_token_budget: int = 1500
     recency_half_life_days: float = 30.0
     inject_profiles: bool = True
+    memory_block_template: str = ""  # an operator's Jinja2 block template; "" = the shipped one
     admin_sender_ids: tuple[str, ...] = ()
     members_edit_group_profile: bool = False
     memory_kb: str = ""
@@ -76,6 +77,7 @@ class Settings:
             recall_token_budget=int_setting(c.get("recall_token_budget"), 1500, 100, 20000),
             recency_half_life_days=float_setting(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
             inject_profiles=bool_setting(c.get("inject_profiles"), True),
+            memory_block_template=str(c.get("memory_block_template") or ""),
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
             members_edit_group_profile=bool_setting(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),

@@ -63,7 +63,13 @@ async def test_green_on_real_engines(service: MemoryService) -> None:
     scope = await scope_of(service)
     report = await run_health(service, scope, [KB])
     assert report.verdict == GREEN, report.to_dict()
-    assert [c.name for c in report.checks] == ["kb_present", "kb_in_pipeline", "embedding_model", "isolation_probe"]
+    assert [c.name for c in report.checks] == [
+        "memory_block_template",
+        "kb_present",
+        "kb_in_pipeline",
+        "embedding_model",
+        "isolation_probe",
+    ]
     # the probe leaves nothing behind in the real scope or elsewhere
     assert (await service.list_episodes(scope, statuses=None)).items == []
 
@@ -80,4 +86,5 @@ async def test_red_on_metadata_dropping_backend(fast_service: MemoryService) -> 
 async def test_red_without_kb(fast_service: MemoryService) -> None:
     scope = await fast_service.scope_for(kb_id="", session_name="person_x")
     report = await run_health(fast_service, scope, [])
-    assert report.verdict == RED and report.checks[0].key == "health.kb_missing"
+    assert report.verdict == RED and report.checks[1].key == "health.kb_missing"
+    assert report.checks[0].name == "memory_block_template"  # reported with or without a knowledge base

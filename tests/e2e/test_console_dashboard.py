@@ -58,6 +58,8 @@ HOSTILE_IMG = "<img src=x onerror=\"window.__pwned='img'\">"
 LABELS = {
     "en-US": {"group": "Plugin Pages", "page": "Memory Console", "skip": "Skip"},
     "zh-Hans": {"group": "插件页面", "page": "记忆控制台", "skip": "跳过"},
+    "zh-Hant": {"group": "插件頁面", "page": "記憶控制台", "skip": "跳過"},
+    "ja-JP": {"group": "プラグインページ", "page": "記憶コンソール", "skip": "スキップ"},
 }
 
 

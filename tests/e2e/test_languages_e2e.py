@@ -1,7 +1,8 @@
 """The seven languages through the real LangBot 4.11.2 stack: the host keeps every I18nString of the
 manifest, and ``!memory`` replies in the configured language (ja_JP, zh_Hant; en_US as the control).
 
-Replies are written to ``test-output/e2e/replies-<lang>.txt`` for reading."""
+Replies are written to ``test-output/e2e/replies-<lang>.txt`` for reading; the console and a command
+reply in LangBot's web UI are screenshotted to ``test-output/dashboard/lang-<lang>-*.png``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from e2e.stack import Stack
 from ltm.i18n import LANGUAGES, catalog, t
+from tests.e2e.test_console_dashboard import CHROMIUM, CHROMIUM_ARGS, LABELS, SHOTS, Dashboard
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -67,3 +69,53 @@ def test_the_console_answers_in_the_page_language(stack: Stack) -> None:
         msg = json.loads(raw[raw.index("{") :])["msg"]
         expected = json.loads((ROOT / "pages" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))["err.endpoint"]
         assert msg == expected.format(endpoint="/nope"), (tag, msg)
+
+
+# ---------------------------------------------------------------------------- seen in the dashboard
+DASHBOARD_TAGS = {"ja_JP": "ja-JP", "zh_Hant": "zh-Hant"}
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (run scripts/install-browser)")
+@pytest.mark.parametrize("lang", ["ja_JP", "zh_Hant"])
+def test_the_console_and_a_command_reply_show_in_the_dashboard_language(stack: Stack, lang: str) -> None:
+    """The Memory Console and a ``!memory`` reply in LangBot's own web UI (Chromium, the dashboard's
+    language and the plugin's language both set): screenshots in ``test-output/dashboard/``."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    previous = stack.plugin_config().get("language", "en_US")
+    stack.set_plugin_config({"language": lang})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page_catalog = json.loads((ROOT / "pages" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+            d = Dashboard(browser, stack, language=DASHBOARD_TAGS[lang])
+            try:
+                d.login()
+                d.open_console()
+                d.f.locator("h1", has_text=page_catalog["title"]).wait_for()
+                d.f.locator("#kb-select option", has_text="Long-term memory (e2e)").first.wait_for(state="attached")
+                assert page_catalog["space.title"] in d.frame.evaluate("() => document.body.innerText")
+                d.shot(f"lang-{lang}-console")
+
+                # The pipeline's debug chat (Processors -> LTM e2e): one !memory turn, its reply on screen.
+                page = d.page
+                page.goto(stack.base_url + "/home/pipelines")
+                page.get_by_text("LTM e2e", exact=True).first.click()
+                # the first-visit pipeline tour: its popover covers the settings, not the chat
+                skip = page.locator('[data-testid="pipeline-setup-guide"]').get_by_role(
+                    "button", name=LABELS[d.language]["skip"]
+                )
+                skip.click()
+                skip.wait_for(state="detached")
+                box = page.locator("textarea[placeholder]").first
+                box.fill("!memory")
+                box.press("Enter")
+                title = catalog(lang)["cmd.summary.title"]
+                page.get_by_text(title).first.wait_for(timeout=60_000)
+                d.shot(f"lang-{lang}-command-reply")
+            finally:
+                d.close()
+                browser.close()
+            assert not d.problems, d.problems
+    finally:
+        stack.set_plugin_config({"language": previous})

@@ -20,6 +20,7 @@ SOURCES = [
     ROOT / "components" / "commands" / "parser.py",
     ROOT / "components" / "commands" / "render.py",
     ROOT / "ltm" / "service" / "transfer.py",
+    *sorted((ROOT / "ltm" / "templates" / "replies").glob("*.j2")),  # the reply layouts
 ]
 PLACEHOLDER = re.compile(r"(?<!\{)\{(\w+)\}(?!\})")
 DOMAINS = sorted(p.stem for p in (LOCALES_DIR / DEFAULT / "LC_MESSAGES").glob("*.po"))

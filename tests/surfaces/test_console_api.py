@@ -519,7 +519,8 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     no_kb = scope_body(seeded.alice)
     no_kb["scope"]["kb_id"] = ""
     d = await ok(page, "/diagnostics", no_kb)
-    assert d["health"]["verdict"] == "red" and d["health"]["checks"][0]["name"] == "kb_present"
+    assert d["health"]["verdict"] == "red"
+    assert [c["name"] for c in d["health"]["checks"]] == ["memory_block_template", "kb_present"]
     assert "probe must be true or false" in await refused(page, "/diagnostics", scope_body(seeded.alice, probe="yes"))
 
 

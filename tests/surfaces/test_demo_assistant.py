@@ -10,15 +10,23 @@ from hypothesis import strategies as st
 
 from e2e.demo_assistant import answer_from_memory, memory_block, statement_to_remember
 from e2e.fake_openai import plan_reply
-from ltm.service.injection import BEGIN, END, escape_json
+from ltm.service.injection import BEGIN, END, escape_json, render_block
 
 REMEMBER_TOOL = {"type": "function", "function": {"name": "remember", "parameters": {}}}
 
 
 def block(episodes: list[str], name: str = "") -> str:
+    """The block as the plugin renders it (the shipped template)."""
+    payload = {
+        "speaker": {"id": "u1", "name": ""},
+        "speaker_profile": {"name": name} if name else None,
+        "episodes": [{"id": f"e{i}", "content": c, "speaker": "u1"} for i, c in enumerate(episodes)],
+    }
+    return render_block(payload, "en_US")
+
+
+def json_block(episodes: list[str]) -> str:
     body = {"episodes": [{"id": f"e{i}", "content": c} for i, c in enumerate(episodes)]}
-    if name:
-        body["speaker_profile"] = {"name": name}
     return "\n".join(["Memory header", BEGIN, escape_json(body), END])
 
 
@@ -57,7 +65,7 @@ def test_a_question_is_answered_from_the_injected_block_only() -> None:
     # control: the same question with no memory block gets no invented answer
     bare = plan_reply({"messages": [{"role": "user", "content": "What is my name?"}]})
     assert "Ada" not in bare["content"] and not bare["content"].startswith("From what I remember")
-    zh = [{"role": "system", "content": block(["我叫小明"])}, {"role": "user", "content": "我叫什么名字？"}]
+    zh = [{"role": "system", "content": json_block(["我叫小明"])}, {"role": "user", "content": "我叫什么名字？"}]
     assert plan_reply({"messages": zh})["content"].startswith("根据我的记忆：我叫小明")
     assert answer_from_memory("What is my name?", {"speaker_profile": {"name": "Ada"}}) == (
         "From what I remember: name: Ada"

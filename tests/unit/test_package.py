@@ -28,6 +28,7 @@ def test_package_contents(tmp_path: Path) -> None:
         manifest = yaml.safe_load(zf.read("manifest.yaml"))
     assert "main.py" in names and "components/pages/console.html" in names and "ltm/service/memory_service.py" in names
     assert "locales/zh_Hans/LC_MESSAGES/core.po" in names
+    assert "ltm/templates/memory_block.j2" in names and "ltm/templates/__init__.py" in names
     bad = [
         n
         for n in names
