@@ -20,6 +20,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["BM25Index", "STOPWORDS", "count_cjk", "is_cjk", "stem", "tokenize"]
 
@@ -304,6 +305,40 @@ class BM25Index:
                 if not post:
                     del self._postings[t]
         return True
+
+    def state(self) -> tuple[dict[str, tuple[tuple[str, ...], int]], dict[str, dict[str, int]], int]:
+        """The index's whole state as plain containers (for a serialized copy, e.g. ``marshal``):
+        the documents oldest first with their distinct terms and length, the postings, the total
+        length. Shared, not copied: serialize it before the index changes."""
+        return self._docs, self._postings, self._total_len
+
+    @classmethod
+    def from_state(
+        cls,
+        state: tuple[dict[str, Any], dict[str, dict[str, int]], int],
+        *,
+        max_docs: int,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> BM25Index:
+        """An index holding ``state`` (what :meth:`state` returned), checked for consistency:
+        every posting names a held document and every held term has a posting."""
+        docs, postings, total = state
+        if len(docs) > max_docs:
+            raise ValueError("more documents than max_docs")
+        idx = cls(max_docs=max_docs, k1=k1, b=b)
+        length = 0
+        for doc_id, (terms, n) in docs.items():
+            length += n
+            for t in terms:
+                if doc_id not in postings.get(t, ()):
+                    raise ValueError("a document's term has no posting")
+        if length != total or any(d not in docs for post in postings.values() for d in post):
+            raise ValueError("inconsistent BM25 state")
+        idx._docs = {str(d): (tuple(sys.intern(t) for t in terms), int(n)) for d, (terms, n) in docs.items()}
+        idx._postings = {sys.intern(t): post for t, post in postings.items()}
+        idx._total_len = int(total)
+        return idx
 
     def clear(self) -> None:
         self._docs.clear()

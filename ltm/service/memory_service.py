@@ -237,7 +237,7 @@ class MemoryService:
         self.clock = clock
         self.locks = ScopeLocks()
         self.audit = AuditLog(kv)
-        self.index = RecallIndex(vectors)  # both recall legs of every active scope, kept by the writes
+        self.index = RecallIndex(vectors, kv=kv)  # both recall legs of every active scope, kept by the writes
         self._kb_cache: dict[str, KbSettings | None] = {}
         self._kb_ids: tuple[float, list[str]] | None = None  # (read at, registered KB ids)
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
@@ -918,17 +918,19 @@ class MemoryService:
             )
             for e, v in zip(episodes, vectors, strict=True)
         ]
-        await self._dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
-        for r in records:
-            self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
+        async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
+            await self._dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
+            for r in records:
+                self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
     async def _delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
         (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`_delete_steps`."""
         where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
-        await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
-        for rid in ids:
-            self.index.on_delete(scope.collection, scope.user_key, rid)
+        async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
+            await self._dispatch(self._l2_lock(scope), scope, operation, self.vectors.delete(scope.collection, where))
+            for rid in ids:
+                self.index.on_delete(scope.collection, scope.user_key, rid)
 
     def _new_row_steps(
         self,

@@ -39,7 +39,7 @@ from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 KB = "kb-rel"
 EMBEDDING_MODEL = "emb-rel"
-BOOKKEEPING_PREFIXES = ("audit/", "journal/", "fence/")
+BOOKKEEPING_PREFIXES = ("audit/", "journal/", "fence/", "recall/")  # recall/: index snapshots and stamps
 DATA_WRITE_ACTIONS = (A.VECTOR_UPSERT, A.VECTOR_DELETE, A.SET_PLUGIN_STORAGE, A.DELETE_PLUGIN_STORAGE)
 
 # --------------------------------------------------------------------------------------------
