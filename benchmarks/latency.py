@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -57,12 +58,13 @@ import numpy as np
 
 from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.host_index import HostVectorIndex
+from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.numpy_index import NumpyIndex
-from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.models import Episode
 from ltm.domain.scope import Criteria, derive_scope, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
+from ltm.service import index_snapshot
 from ltm.service.memory_service import Actor, MemoryService
 from ltm.service.recall_index import VECTOR_KEY, encode_vector
 from ltm.service.settings import ConfigCache, Settings
@@ -317,6 +319,31 @@ def stats_ms(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+class FakeHostStorage:
+    """The plugin storage API of the LangBot host (SDK ``*_plugin_storage``), in memory: values
+    cross the faked wire as base64 text both ways (the SDK's ``value_base64``), so a large value
+    costs its encoding as in production; a missing key is the host's ``ActionCallError``."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+
+    async def get_plugin_storage(self, key: str) -> bytes:
+        from langbot_plugin.entities.io.errors import ActionCallError
+
+        if key not in self.data:
+            raise ActionCallError(f"ActionCallError: Storage with key {key} not found")
+        return base64.b64decode(self.data[key])
+
+    async def set_plugin_storage(self, key: str, value: bytes) -> None:
+        self.data[key] = base64.b64encode(value).decode("ascii")
+
+    async def delete_plugin_storage(self, key: str) -> None:
+        self.data.pop(key, None)
+
+    async def get_plugin_storage_keys(self) -> list[str]:
+        return list(self.data)
+
+
 class FakeHostPlugin:
     """The plugin-wide vector API of the LangBot host (SDK ``vector_*``), answered at zero latency
     by an embedded Chroma collection: what ``HostVectorIndex`` talks to in production."""
@@ -351,7 +378,7 @@ class Engine:
     meter: HostMeter
     embedder: InstantEmbedder
     index: Any  # the store behind the host adapter (Chroma) or the numpy index
-    kv: Any
+    storage: FakeHostStorage  # the host's plugin storage (the service reads it through HostKeyValueStore)
     vectors: Any  # what the service talks to (the host adapter, or the numpy index)
     config: dict[str, Any] = field(default_factory=lambda: {"memory_kb": KB})
     settings_reads: int = 0
@@ -367,7 +394,7 @@ class Engine:
     async def restart(self, clock: Callable[[], datetime]) -> MemoryService:
         """A new service over the same stores: nothing cached, as after a restart of the plugin."""
         svc = MemoryService(
-            kv=MeteredKV(self.kv, self.meter),
+            kv=MeteredKV(HostKeyValueStore(self.storage), self.meter),  # a new process: nothing cached
             vectors=MeteredVectors(self.vectors, self.meter),
             embedder_for=lambda c, kb: self.embedder,
             settings=self.settings,
@@ -390,7 +417,7 @@ async def build_engine(
     meter = HostMeter()
     emb = InstantEmbedder(meter, np.random.default_rng(seed))
     vectors = HostVectorIndex(FakeHostPlugin(store)) if name == "host" else store
-    engine = Engine(name, None, meter, emb, store, MemoryKeyValueStore(), vectors)  # type: ignore[arg-type]
+    engine = Engine(name, None, meter, emb, store, FakeHostStorage(), vectors)  # type: ignore[arg-type]
     svc = await engine.restart(clock)
     await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
     t0 = time.perf_counter()
@@ -464,22 +491,47 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
             engine.embedder.next = [qv.tolist()]
             return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
 
-        # Cold: the first turn of a scope after a restart (every cached index gone).
-        cold = []
-        for s in range(min(args.cold, SCOPES)):
+        # Cold: the first turn of a scope after a restart (every cached index gone). First for
+        # scopes no process served before (no snapshot in storage: the host's list builds it); the
+        # snapshot that turn leaves is written (not timed) as the process would a moment later.
+        # Then the same scopes after another restart: the index comes from the snapshot.
+        unseen, cold, snap_writes, snap_bytes = [], [], [], []
+        cold_scopes = range(min(args.cold, SCOPES))
+        for s in cold_scopes:
+            svc = await engine.restart(clock)
+            _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
+            unseen.append(
+                await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
+            )
+            t1 = time.perf_counter()
+            await svc.index.flush_snapshots()
+            snap_writes.append(time.perf_counter() - t1)
+            sk = index_snapshot.base_key(KB, derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key)
+            snap_bytes.append(len(engine.storage.data.get(sk + "snap", "")) * 3 // 4)
+        for s in cold_scopes:
             await engine.restart(clock)
             _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
             cold.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
+        if args.cold_only:
+            out[engine.name] = {
+                "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
+                "cold_first_turn_unseen": _turn_stats(unseen) | {"calls_by_kind": unseen[0][4] if unseen else {}},
+                "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
+            }
+            continue
         # Index memory: a restarted service builds every scope's index (RSS before and after).
         svc = await engine.restart(clock)
+        svc.index.snapshot_delay = 3600.0  # the snapshots are written after the RSS reading
         gc.collect()
         rss0 = rss_mb()
         for s in range(SCOPES):  # warm every scope (not measured)
             await recall_turn(s, "user0", "warm up", turns[0][3])
         gc.collect()
         rss1 = rss_mb()
+        await svc.index.flush_snapshots()  # what the process does in the background after its builds
+        svc.index.snapshot_delay = 2.0
         reads0, parses0 = engine.settings_reads, engine.parsed.parses
         warm = []
         for s, sender, text, qv in turns:
@@ -515,6 +567,8 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         out[engine.name] = {
             "hook_warm": _turn_stats(warm) | {"calls_by_kind": warm[0][4]},
             "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
+            "cold_first_turn_unseen": _turn_stats(unseen) | {"calls_by_kind": unseen[0][4] if unseen else {}},
+            "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
             "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
             "settings": settings_use,
             "console": {
@@ -528,13 +582,14 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
                 "rows_held": sum(len(svc.index._scopes[k]) for k in svc.index.held()),  # diagnostic only
                 "estimate_mb": round(svc.index.nbytes / 2**20, 1),
                 "rss_growth_mb": round(rss1 - rss0, 1),
-                "builds_during_warm_turns": svc.index.builds - SCOPES,
+                "builds_during_warm_turns": svc.index.builds - (SCOPES - svc.index.snapshot_counts["used"]),
+                "loaded_from_snapshots": svc.index.snapshot_counts["used"],
             },
         }
 
     # Raw filtered vector search: Chroma vs a numpy brute-force scan over the same rows.
     chroma_raw, scan_raw = [], []
-    for s, _, _, qv in turns:
+    for s, _, _, qv in [] if args.cold_only else turns:
         user_key = derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key
         where = scope_filter(user_key, Criteria(as_of_ts=now.timestamp()))
         t1 = time.perf_counter()
@@ -543,9 +598,10 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         t1 = time.perf_counter()
         scan.search(qv, user_key, now.timestamp(), POOL)
         scan_raw.append(time.perf_counter() - t1)
-    out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
-    hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
-    out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
+    if not args.cold_only:
+        out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
+        hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
+        out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
     # the remembered rows (origin "tool"; the generated ones are "import") leave a kept data folder
     await host.index.delete(KB, {"origin": {"$eq": "tool"}})
     close = getattr(host.index, "close", None)
@@ -570,13 +626,20 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
     """The issue's figures for one size, keyed with the size's suffix."""
     sfx = size_label(r["episodes"])
     h, nmp = r["host"], r["numpy"]
-    return {
+    cold = {
+        f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
+        f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
+        f"cold_first_turn_unseen_p50_ms_{sfx}": h["cold_first_turn_unseen"]["wall"]["p50_ms"],
+        f"cold_first_turn_unseen_p95_ms_{sfx}": h["cold_first_turn_unseen"]["wall"]["p95_ms"],
+        f"snapshot_bytes_median_{sfx}": h["snapshot"]["bytes_median"],
+    }
+    if "hook_warm" not in h:  # --cold-only
+        return cold
+    return cold | {
         f"hook_p50_ms_{sfx}": h["hook_warm"]["wall"]["p50_ms"],
         f"hook_p95_ms_{sfx}": h["hook_warm"]["wall"]["p95_ms"],
         f"numpy_hook_p50_ms_{sfx}": nmp["hook_warm"]["wall"]["p50_ms"],
         f"numpy_hook_p95_ms_{sfx}": nmp["hook_warm"]["wall"]["p95_ms"],
-        f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
-        f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
         f"index_rss_mb_{sfx}": nmp["index"]["rss_growth_mb"],
         f"index_estimate_mb_{sfx}": nmp["index"]["estimate_mb"],
         f"round_trips_per_turn_{sfx}": max(h["hook_warm"]["max_round_trips"], h["cold_first_turn"]["max_round_trips"]),
@@ -590,8 +653,13 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
 def print_size(r: dict[str, Any]) -> None:
     for eng in ("host", "numpy"):
         e = r[eng]
-        for label, key in (("hook warm", "hook_warm"), ("cold 1st turn", "cold_first_turn"), ("remember", "remember")):
-            t = e[key]
+        for label, key in (
+            ("hook warm", "hook_warm"),
+            ("cold 1st turn", "cold_first_turn"),
+            ("cold unseen", "cold_first_turn_unseen"),
+            ("remember", "remember"),
+        ):
+            t = e.get(key, {"n": 0})
             if not t.get("n", 1):
                 continue
             print(
@@ -600,11 +668,15 @@ def print_size(r: dict[str, Any]) -> None:
                 f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
                 f" calls {t['host_calls']:.0f}"
             )
+        if "index" not in e:
+            continue
         i = e["index"]
         print(
             f"{eng:<6} index: {i['scopes_held']} scopes, {i['rows_held']} rows, estimate {i['estimate_mb']} MB,"
             f" RSS growth {i['rss_growth_mb']} MB, rebuilds during warm turns {i['builds_during_warm_turns']}"
         )
+    if "filtered_search_top40" not in r:
+        return
     f = r["filtered_search_top40"]
     print(
         f"filtered top-40 search p50/p95: chroma {f['chroma']['p50_ms']:.2f}/{f['chroma']['p95_ms']:.2f} ms,"
@@ -629,7 +701,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     top: dict[str, Any] = {}
     for r in results:
         top.update(headline(r))
-    if results:  # the unsuffixed figure: the largest size's
+    if results and not args.cold_only:  # the unsuffixed figure: the largest size's
         top["round_trips_per_turn"] = top[f"round_trips_per_turn_{size_label(results[-1]['episodes'])}"]
     return {
         **top,
@@ -669,6 +741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
     ap.add_argument("--prepare-only", action="store_true", help="with --keep-data: write the data, measure nothing")
+    ap.add_argument("--cold-only", action="store_true", help="measure the cold first turns only (a quick check)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     result = asyncio.run(amain(args))

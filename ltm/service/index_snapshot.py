@@ -44,7 +44,8 @@ from ..ports import KeyValueStore
 log = logging.getLogger(__name__)
 
 PREFIX = "recall/"
-MAGIC = b"LTMSNAP1"
+MAGIC = b"LTMSNAP1"  # then the sha256 of the marshalled record, then the record
+MARSHAL_VERSION = 4  # fixed, so a snapshot reads the same under later Pythons
 MAX_BYTES = 8 << 20
 
 
@@ -113,14 +114,21 @@ def encode(
         np.ascontiguousarray(nterms[:n], dtype="<i4").tobytes(),
         bm25.state(),
     )
-    return MAGIC + marshal.dumps(body)
+    data = marshal.dumps(body, MARSHAL_VERSION)
+    return MAGIC + hashlib.sha256(data).digest() + data
 
 
 def _body(raw: bytes | None) -> tuple[Any, ...] | None:
-    if not raw or not raw.startswith(MAGIC):
+    """The decoded record, only when its digest matches (a truncated or altered value is never
+    handed to ``marshal``, which is not meant for malformed input)."""
+    head = len(MAGIC) + 32
+    if not raw or len(raw) <= head or not raw.startswith(MAGIC):
+        return None
+    data = memoryview(raw)[head:]
+    if hashlib.sha256(data).digest() != raw[len(MAGIC) : head]:
         return None
     try:
-        body = marshal.loads(raw[len(MAGIC) :])
+        body = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return None
     if not isinstance(body, tuple) or len(body) != 15 or body[0] != 1 or not isinstance(body[3], str):

@@ -173,6 +173,15 @@ class ScopeIndex:
             (op == "$eq" and val == "active") or (op == "$in" and list(val) == ["active"]) for op, val in status
         )
 
+    def same_rows(self, other: ScopeIndex) -> bool:
+        """Whether ``other`` holds the same rows with the same metadata (a refresh that found
+        nothing new need not be written to storage again)."""
+        if len(self.pos) != len(other.pos) or (self.complete, self.missing) != (other.complete, other.missing):
+            return False
+        return all(other.blobs[j] == self.blobs[self.pos[rid]] for rid, j in other.pos.items() if rid in self.pos) and (
+            self.pos.keys() == other.pos.keys()
+        )
+
     def missing_vectors(self) -> list[str]:
         return [rid for rid, i in self.pos.items() if not self.has_vec[i]]
 
@@ -523,7 +532,10 @@ class RecallIndex:
                 log.warning("recall index refresh of %s/%s failed: %s", *key, task.exception())
             return
         if build is not None and not build.dirty and key in self._scopes:
-            self._install(key, task.result(), build)
+            old, new, w = self._scopes[key], task.result(), self._written.get(key)
+            if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
+                self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
+            self._install(key, new, build)
 
     def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
         self._scopes[key] = idx

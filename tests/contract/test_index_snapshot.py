@@ -8,11 +8,14 @@ list) and a live row of the same scope is present.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
@@ -23,8 +26,6 @@ from ltm.service.review import ReviewQueue
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex
 from tests.support import ADMIN, KB, HostLimitedKeyValueStore, make_index, scope_of
-
-pytestmark = pytest.mark.asyncio
 
 USER = Actor(surface="tool", sender_id="alice")
 LIVE = "Alice drinks green tea every morning"
@@ -346,3 +347,48 @@ async def test_active_rows_only_even_from_a_tampered_snapshot(tmp_path: Path) ->
     assert [
         r[0] for r in loaded.lexical_search("blue bicycle", 5, scope_filter(s.user_key, Criteria(statuses=ACTIVE)))
     ] == []
+
+
+OPS = st.lists(
+    st.tuples(st.sampled_from(["remember", "forget", "archive", "restore", "flush", "restart"]), st.integers(0, 9)),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(OPS)
+def test_a_cold_scope_always_holds_exactly_the_stores_active_rows(ops: list[tuple[str, int]]) -> None:
+    """Any sequence of writes, retirements, snapshot flushes and restarts (a restart drops
+    whatever was not flushed): the index a new process starts from holds exactly the active rows
+    the store has, whether it came from a snapshot or from the host."""
+
+    async def run(tmp: Path) -> None:
+        world = World(tmp)
+        svc = await world.process()
+        s = await scope_of(svc)
+        for op, n in [*ops, ("restart", 0)]:
+            rows = (await world.vectors.inner.list(KB, scope_filter(s.user_key, Criteria(statuses=None)), 100, 0)).items
+            by_status = {st_: [r.id for r in rows if r.metadata.get("status") == st_] for st_ in ("active", "archived")}
+            if op == "remember":
+                await svc.remember(s, {"content": f"note {n} about item{n} and more {len(rows)}"}, USER)
+            elif op in ("forget", "archive") and by_status["active"]:
+                victim = by_status["active"][n % len(by_status["active"])]
+                if op == "forget":
+                    await svc.forget(s, victim, ADMIN)
+                else:
+                    await svc.set_status(s, victim, "archived", ADMIN)
+            elif op == "restore" and by_status["archived"]:
+                await svc.set_status(s, by_status["archived"][n % len(by_status["archived"])], "active", ADMIN)
+            elif op == "flush":
+                await svc.recall(s, "item")  # the scope is held, so the flush has content to write
+                await svc.index.flush_snapshots()
+            elif op == "restart":
+                svc, idx = await cold(world, s)
+                s = await scope_of(svc)
+                event(f"cold start from a snapshot: {idx.from_snapshot}")
+                truth = await world.vectors.inner.list(KB, scope_filter(s.user_key, Criteria()), 100, 0)
+                assert set(idx.pos) == {r.id for r in truth.items}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(run(Path(tmp)))
