@@ -184,6 +184,12 @@ class SnapshotStore:
     def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
 
+    def known_absent(self, collection: str, user_key: str) -> bool:
+        """Whether storage is known, without a call, to hold no snapshot of the scope (the host's
+        store keeps its key set: see :meth:`HostKeyValueStore.known_absent`)."""
+        probe = getattr(self.kv, "known_absent", None)
+        return bool(probe(base_key(collection, user_key) + "snap")) if callable(probe) else False
+
     async def read(self, collection: str, user_key: str) -> tuple[str, bytes | None]:
         """(stamp, snapshot value) of the scope, read together (one round trip). A scope never
         written by this plugin has the empty stamp; stamps are never deleted, so a snapshot taken

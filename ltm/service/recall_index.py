@@ -552,21 +552,22 @@ class RecallIndex:
         """The scope's index: from its snapshot in storage when one is valid (``snapshot``), else
         from the host (a refresh always reads the host: it is what picks up other writers)."""
         stamp: str | None = None
+        if self.snapshots is not None and (not snapshot or self.snapshots.known_absent(*key)):
+            # nothing to load: the stamp (the tag of the snapshot to write) is read with the host's list
+            stamp, idx = await asyncio.gather(self._read_stamp(key), self._build_from_host(key))
+            idx.stamp = stamp
+            return idx
         if self.snapshots is not None:
             raw: bytes | None = None
             try:
-                if snapshot:
-                    stamp, raw = await self.snapshots.read(*key)
-                else:
-                    stamp = await self.snapshots.read_stamp(*key)
+                stamp, raw = await self.snapshots.read(*key)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the snapshot is a cache: the host answers instead
                 log.warning("recall snapshot of %s/%s could not be read: %s", *key, exc)
                 stamp, raw = None, None
             loaded = index_snapshot.decode(raw, *key, stamp, self.max_docs) if raw and stamp is not None else None
-            if snapshot:
-                self.snapshot_counts["read"] += 1
+            self.snapshot_counts["read"] += 1
             if loaded is not None and stamp is not None:
                 self.snapshot_counts["used"] += 1
                 idx = ScopeIndex.of_snapshot(*key, loaded, stamp)
@@ -577,6 +578,16 @@ class RecallIndex:
         idx = await self._build_from_host(key)
         idx.stamp = stamp
         return idx
+
+    async def _read_stamp(self, key: tuple[str, str]) -> str | None:
+        assert self.snapshots is not None
+        try:
+            return await self.snapshots.read_stamp(*key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # unknown stamp: this build is not snapshotted
+            log.warning("recall snapshot stamp of %s/%s could not be read: %s", *key, exc)
+            return None
 
     async def _build_from_host(self, key: tuple[str, str]) -> ScopeIndex:
         collection, user_key = key
