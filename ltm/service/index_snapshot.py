@@ -162,10 +162,10 @@ def decode(raw: bytes | None, collection: str, user_key: str, stamp: str, max_do
         return None
     # Only active rows of this scope, judged by the one filter builder's semantics: a snapshot is
     # never written otherwise, and a row that is not is never served from one.
-    from .recall_index import unpack_metadata  # the metadata packing belongs to the index
+    from .recall_index import scope_fields  # the metadata packing belongs to the index
 
     active = filter_conditions(scope_filter(user_key, Criteria()))
-    keep = [i for i, b in enumerate(blobs) if isinstance(b, bytes) and matches_conditions(unpack_metadata(b), active)]
+    keep = [i for i, b in enumerate(blobs) if isinstance(b, bytes) and matches_conditions(scope_fields(b), active)]
     dropped = n - len(keep)
     if dropped:
         log.warning("recall snapshot of %s/%s held %d rows that are not active: dropped", collection, user_key, dropped)

@@ -92,6 +92,16 @@ def unpack_metadata(blob: bytes) -> dict[str, Any]:
     return md
 
 
+_SCOPE_FIELDS = tuple((k, _KEYS.index(k)) for k in ("user_key", "status"))
+
+
+def scope_fields(blob: bytes) -> dict[str, Any]:
+    """The ``user_key`` and ``status`` of packed metadata (what the active-scope filter reads),
+    without unpacking the rest."""
+    values = marshal.loads(blob)[0]
+    return {k: values[i] for k, i in _SCOPE_FIELDS}
+
+
 def encode_vector(vector: Sequence[float]) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f2").tobytes()).decode("ascii")
 
