@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
@@ -26,6 +27,8 @@ from ltm.service.review import ReviewQueue
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex
 from tests.support import ADMIN, KB, HostLimitedKeyValueStore, make_index, scope_of
+from tests.support.reliability import ALL_FAULTS, Fault, host_env, host_service
+from tests.support.reliability import KB as KB_HOST
 
 USER = Actor(surface="tool", sender_id="alice")
 LIVE = "Alice drinks green tea every morning"
@@ -392,3 +395,59 @@ def test_a_cold_scope_always_holds_exactly_the_stores_active_rows(ops: list[tupl
 
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(run(Path(tmp)))
+
+
+# --------------------------------------------------------------------------------------------
+# every fault at the snapshot's own host calls, through the real host adapters
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ALL_FAULTS, ids=lambda f: f.name)
+async def test_a_fault_at_the_snapshot_write_fails_neither_turns_nor_writes(fault: Fault) -> None:
+    fake, svc = await host_env()
+    try:
+        s = await scope_of_host(svc)
+        ep, _ = await svc.remember(s, {"content": LIVE}, USER)
+        assert ids(await svc.recall(s, "green tea")) == [ep.id]
+        fake.arm_action(A.SET_PLUGIN_STORAGE, fault)  # the flush's only write: the snapshot value
+        flush = asyncio.ensure_future(svc.index.flush_snapshots())  # a background task in production
+        await asyncio.wait([flush])
+        fake.disarm()
+        assert fake.fired is not None and str(fake.fired[1].get("key", "")).endswith("/snap")
+        ep2, _ = await svc.remember(s, {"content": VICTIM}, USER)  # the write is unaffected
+        assert set(ids(await svc.recall(s, "green tea blue bicycle"))) == {ep.id, ep2.id}
+        cold = host_service(fake)  # a restart: whatever landed, the index holds exactly the live rows
+        idx = await cold.scope_index(await scope_of_host(cold))
+        assert set(idx.pos) == {ep.id, ep2.id}
+    finally:
+        fake.close()
+
+
+@pytest.mark.parametrize("fault", [f for f in ALL_FAULTS if not f.applied], ids=lambda f: f.name)
+async def test_a_fault_at_the_snapshot_read_falls_back_to_the_host(fault: Fault) -> None:
+    fake, svc = await host_env()
+    try:
+        s = await scope_of_host(svc)
+        ep, _ = await svc.remember(s, {"content": LIVE}, USER)
+        await svc.recall(s, "green tea")
+        assert await svc.index.flush_snapshots() == 1
+        cold = host_service(fake)
+        cs = await scope_of_host(cold)
+        await cold.kv.keys()  # the storage adapter's key listing, before the fault is armed
+        fake.arm_action(A.GET_PLUGIN_STORAGE, fault)  # the first read: the stamp or the snapshot
+        try:
+            got = ids(await cold.recall(cs, "green tea"))
+        except asyncio.CancelledError:
+            assert fault.name.startswith("cancel")
+            got = None
+        fake.disarm()
+        assert fake.fired is not None and "recall/" in str(fake.fired[1].get("key", ""))
+        if got is not None:
+            assert got == [ep.id] and not cold.index.snapshot_counts["used"]  # the host answered
+        assert ids(await cold.recall(cs, "green tea")) == [ep.id]  # and the next turn is fine
+    finally:
+        fake.close()
+
+
+async def scope_of_host(svc: MemoryService) -> Scope:
+    return await svc.scope_for(kb_id=KB_HOST, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
