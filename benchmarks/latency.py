@@ -449,6 +449,17 @@ async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tupl
     return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
 
 
+def trim_heap() -> None:
+    """Hand the allocator's free pages back to the system (glibc), so that an RSS growth measured
+    next is the memory the measured objects hold, not less because freed memory was reused."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm", encoding="ascii") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -540,6 +551,7 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         svc = await engine.restart(clock)
         svc.index.snapshot_delay = 3600.0  # the snapshots are written after the RSS reading
         gc.collect()
+        trim_heap()
         rss0 = rss_mb()
         for s in range(SCOPES):  # warm every scope (not measured)
             await recall_turn(s, "user0", "warm up", turns[0][3])

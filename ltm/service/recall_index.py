@@ -156,8 +156,11 @@ class ScopeIndex:
 
     @property
     def bytes(self) -> int:
-        """Estimated size: the rows (:attr:`nbytes`) and the arrays, spare capacity included."""
-        return self.nbytes + self.vectors.nbytes + self.numeric.nbytes + self.nterms.nbytes + self.has_vec.nbytes
+        """Estimated size: the rows (:attr:`nbytes`) and the arrays' used slots. Spare capacity is
+        left out: the arrays grow by doubling into zeroed memory, whose pages stay unmapped until a
+        row is written there."""
+        per_slot = self.vectors.itemsize * self.dim + self.numeric.itemsize * len(NUMERIC) + self.nterms.itemsize + 1
+        return self.nbytes + len(self.ids) * per_slot
 
     @property
     def vector_ready(self) -> bool:
