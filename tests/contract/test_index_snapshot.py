@@ -22,11 +22,9 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
 from ltm.domain.scope import ACTIVE, Criteria, Scope, scope_filter
 from ltm.service import Actor, MemoryService, Settings, index_snapshot
-from ltm.service.consolidation import Consolidator
-from ltm.service.review import ReviewQueue
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex
-from tests.support import ADMIN, KB, HostLimitedKeyValueStore, make_index, scope_of
+from tests.support import ADMIN, KB, HostLimitedKeyValueStore, consolidated, make_index, reviewed, scope_of
 from tests.support.reliability import ALL_FAULTS, Fault, host_env, host_service
 from tests.support.reliability import KB as KB_HOST
 
@@ -106,14 +104,14 @@ async def _retire(svc: MemoryService, s: Scope, verb: str, victim: str) -> None:
     elif verb == "forget":
         await svc.forget(s, victim, ADMIN)
     elif verb == "forget_never":
-        ReviewQueue(svc)
+        reviewed(svc)
         await svc.forget(s, victim, ADMIN, reason="never", never=True)
     elif verb == "bulk_delete":
         await svc.bulk_delete(s, Criteria(statuses=None, ids=(victim,)), ADMIN)
     elif verb == "document_delete":
         assert await svc.delete_document(KB, "doc1", ADMIN) == 1
     elif verb == "consolidation":
-        Consolidator(svc)
+        consolidated(svc)
         links = {"sources": [victim], "proposal_id": "cp_" + "0" * 20}
         raw = {"content": "Alice cycles", "claim_type": "inference"}
         await svc.remember(s, raw, ADMIN, origin="consolidation", links=links, replaces=[victim])
