@@ -266,8 +266,8 @@ class BM25Index:
 
     def distinct_terms(self, doc_id: str) -> int | None:
         """Number of distinct terms of an indexed document (``None`` when not indexed)."""
-        tf = self._docs.get(str(doc_id))
-        return None if tf is None else len(tf)
+        held = self._docs.get(str(doc_id))
+        return None if held is None else len(held[0])
 
     def add(self, doc_id: str, text: str, *, tokens: Iterable[str] | None = None) -> list[str]:
         """Index ``text`` under ``doc_id`` (replacing a previous version). Returns the evicted ids."""
