@@ -98,6 +98,6 @@ def test_no_blanket_warning_filter() -> None:
     filters = PYPROJECT["tool"]["pytest"]["ini_options"].get("filterwarnings", [])
     assert "ignore::DeprecationWarning" not in filters
     for entry in filters:
-        action, _message, category, module, *_ = [*entry.split(":"), "", "", "", ""]
+        action, _message, _category, module, *_ = [*entry.split(":"), "", "", "", ""]
         if action == "ignore":
             assert module and not module.startswith(("ltm", "components", "pages", "main")), entry
