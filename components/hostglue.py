@@ -18,8 +18,11 @@ from ltm.service import Actor, MemoryService
 
 log = logging.getLogger(__name__)
 
-SCOPE_VAR = "_ltm_scope"
 CONTEXT_VAR = "_ltm_context"
+# The memory KB the listener took off ``_knowledge_base_uuids`` (so that the runner does not recall
+# it twice). The host answers ``list_pipeline_knowledge_bases`` from that same variable, so after the
+# edit this is the only place the turn's memory KB is still written down.
+MEMORY_KB_VAR = "_ltm_memory_kb"
 
 
 def _launcher_type(session: Any) -> str:
@@ -38,31 +41,55 @@ async def query_vars(plugin: Any, query_id: int | None) -> dict[str, Any]:
         return {}
 
 
-async def scope_from_vars(
-    service: MemoryService, variables: dict[str, Any], *, session: Any = None, bot_uuid: str | None = None
-) -> Scope:
-    """One resolution path for tools and commands: the listener's stamped scope first, then the
-    query variables, then the Session."""
-    stamped = variables.get(SCOPE_VAR) if isinstance(variables.get(SCOPE_VAR), dict) else None
-    sender = str(variables.get("sender_id") or getattr(session, "sender_id", "") or "")
-    if stamped and stamped.get("session_name"):
-        return await service.scope_for(
-            kb_id=str(stamped.get("kb_id") or ""),
-            session_name=str(stamped["session_name"]),
-            bot_uuid=str(stamped.get("bot_uuid") or ""),
-            sender_id=sender or str(stamped.get("sender_id") or ""),
-        )
-    kb_list = variables.get("_knowledge_base_uuids") or []
-    kb = await service.resolve_kb([str(k) for k in kb_list] if isinstance(kb_list, list) else [])
-    lt = str(variables.get("launcher_type") or _launcher_type(session))
-    lid = str(variables.get("launcher_id") or getattr(session, "launcher_id", "") or "")
+def turn_knowledge_bases(variables: dict[str, Any]) -> list[str]:
+    """The turn's candidate memory KBs, in order: the one the listener set aside, then the pipeline's."""
+    listed = variables.get("_knowledge_base_uuids")
+    kbs = [str(k) for k in listed] if isinstance(listed, list) else []
+    aside = variables.get(MEMORY_KB_VAR)
+    return [str(aside), *kbs] if isinstance(aside, str) and aside else kbs
+
+
+def turn_identity(
+    variables: dict[str, Any], *, session: Any = None, session_name: str = "", bot_uuid: str | None = None
+) -> dict[str, str]:
+    """Who and where, from the host's facts: the query variables first, then the event's session name,
+    then the Session. The Session's ``sender_id`` counts only outside groups: the host caches one
+    Session per group, whose sender is the group's first speaker."""
+    lt = str(variables.get("launcher_type") or "")
+    lid = str(variables.get("launcher_id") or "")
+    if not (lt and lid) and session_name:
+        where = {"session_name": str(session_name)}
+    else:
+        where = {
+            "launcher_type": lt or _launcher_type(session),
+            "launcher_id": lid or str(getattr(session, "launcher_id", "") or ""),
+        }
+    group = (where.get("launcher_type") or where.get("session_name", "")).startswith("group")
+    sender = str(variables.get("sender_id") or "")
+    if not sender and not group:
+        sender = str(getattr(session, "sender_id", "") or "")
     bot = bot_uuid if bot_uuid is not None else str(getattr(session, "bot_uuid", "") or "")
-    return await service.scope_for(kb_id=kb, launcher_type=lt, launcher_id=lid, bot_uuid=bot, sender_id=sender)
+    return {**where, "bot_uuid": str(bot or ""), "sender_id": sender}
+
+
+async def scope_of_turn(
+    service: MemoryService,
+    variables: dict[str, Any],
+    *,
+    session: Any = None,
+    session_name: str = "",
+    bot_uuid: str | None = None,
+) -> Scope:
+    """The scope of one turn, the same for the listener, the tools and the command: the memory KB of
+    the turn's knowledge bases, and the identity of :func:`turn_identity`."""
+    kb = await service.resolve_kb(turn_knowledge_bases(variables))
+    ident = turn_identity(variables, session=session, session_name=session_name, bot_uuid=bot_uuid)
+    return await service.scope_for(kb_id=kb, **ident)
 
 
 async def tool_scope(plugin: Any, session: Any, query_id: int | None) -> tuple[Scope, Actor]:
     variables = await query_vars(plugin, query_id)
-    scope = await scope_from_vars(plugin.service, variables, session=session)
+    scope = await scope_of_turn(plugin.service, variables, session=session)
     return scope, Actor(surface="tool", sender_id=scope.sender_id, query_id=query_id)
 
 

@@ -1,12 +1,19 @@
-"""Message catalogs: ``locales/<lang>/LC_MESSAGES/*.po`` read with babel, merged per language.
+"""The one translation runtime: language tags, lookup with fallback, formatting, error texts.
 
-Every user-facing string goes through :func:`t`. Each surface owns its own catalog file (domain),
-so parallel work never edits the same file; keys must be unique across domains.
+Two sets of catalogs go through it:
+
+- :data:`CORE`: ``locales/<lang>/LC_MESSAGES/*.po`` read with babel, merged per language (command
+  replies, the prompt block, tool and service errors; :func:`t`). Each surface owns its catalog
+  file (domain); keys are unique across domains.
+- :data:`CONSOLE`: ``pages/i18n/<locale>.json``, the catalogs the Memory Console page inlines; the
+  console API's own refusals are translated from the same files.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +22,9 @@ from babel.messages.pofile import read_po
 
 log = logging.getLogger(__name__)
 
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES_DIR = ROOT / "locales"
+CONSOLE_DIR = ROOT / "pages" / "i18n"
 # The languages LangBot's UI and I18nString offer, in its order.
 LANGUAGES = ("en_US", "zh_Hans", "zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES")
 DEFAULT = "en_US"
@@ -23,8 +32,8 @@ DEFAULT = "en_US"
 _HANT_REGIONS = ("tw", "hk", "mo")
 
 
-@lru_cache(maxsize=8)
-def catalog(lang: str) -> dict[str, str]:
+def read_po_catalog(lang: str) -> dict[str, str]:
+    """Every ``.po`` domain of ``lang``, merged."""
     out: dict[str, str] = {}
     folder = LOCALES_DIR / lang / "LC_MESSAGES"
     for po in sorted(folder.glob("*.po")):
@@ -36,6 +45,32 @@ def catalog(lang: str) -> dict[str, str]:
                     log.warning("duplicate message key %s in %s", msg.id, po.name)
                 out[str(msg.id)] = str(msg.string)
     return out
+
+
+def read_json_catalog(path: Path) -> dict[str, str]:
+    """One ``{key: text}`` JSON catalog; an unreadable file is an empty catalog (logged)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("catalog %s unreadable: %s", path, exc)
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+class Catalogs:
+    """One set of per-language catalogs and the lookup every surface shares."""
+
+    def __init__(self, load: Callable[[str], dict[str, str]]) -> None:
+        self.catalog: Callable[[str], dict[str, str]] = lru_cache(maxsize=8)(load)
+
+    def t(self, key: str, lang: str | None = None, /, **args: Any) -> str:
+        """Translate ``key``; fall back to English, then to the key itself. Never raises."""
+        lang = normalize_lang(lang)
+        text = self.catalog(lang).get(key) or self.catalog(DEFAULT).get(key) or key
+        try:
+            return text.format(**args) if args else text
+        except (KeyError, IndexError, ValueError):
+            return text
 
 
 def normalize_lang(lang: str | None) -> str:
@@ -63,14 +98,10 @@ def normalize_lang(lang: str | None) -> str:
     return DEFAULT
 
 
-def t(key: str, lang: str | None = None, /, **args: Any) -> str:
-    """Translate ``key``; fall back to English, then to the key itself. Never raises."""
-    lang = normalize_lang(lang)
-    text = catalog(lang).get(key) or catalog(DEFAULT).get(key) or key
-    try:
-        return text.format(**args) if args else text
-    except (KeyError, IndexError, ValueError):
-        return text
+CORE = Catalogs(read_po_catalog)
+CONSOLE = Catalogs(lambda lang: read_json_catalog(CONSOLE_DIR / f"{lang}.json"))
+catalog = CORE.catalog
+t = CORE.t
 
 
 MAX_ECHO_CHARS = 120

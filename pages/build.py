@@ -23,11 +23,12 @@ from pathlib import Path
 
 import jinja2
 
+from ltm.i18n import CONSOLE, CONSOLE_DIR
+
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "pages" / "web"
-I18N = ROOT / "pages" / "i18n"
 TARGET = ROOT / "components" / "pages" / "console.html"
 
 SCRIPT_HEAD = """/*
@@ -52,7 +53,8 @@ class BuildError(ValueError):
 
 
 def catalogs() -> dict[str, dict[str, str]]:
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(I18N.glob("*.json"))}
+    """Every console catalog, as the runtime reads it (``ltm.i18n.CONSOLE``)."""
+    return {p.stem: CONSOLE.catalog(p.stem) for p in sorted(CONSOLE_DIR.glob("*.json"))}
 
 
 def script() -> str:

@@ -51,7 +51,7 @@ from ltm.domain.errors import MemoryError_
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
-from ltm.i18n import LANGUAGES, error_text, normalize_lang
+from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
@@ -59,7 +59,6 @@ from ltm.service.review import ReviewQueue
 from pages import consolidation as consolidation_routes
 
 from . import views
-from .messages import msg
 from .requests import MAX_PAGE, MAX_QUERY, MAX_REASON, BadRequest, Body, scope_fields, scope_of
 from .scopes import known_scopes
 
@@ -109,7 +108,7 @@ async def _meta(c: Ctx) -> dict[str, Any]:
         "features": {
             "candidates": c.review is not None,
             "consolidation": c.consolidator is not None,
-            "fences": views.fences_supported(c.service),
+            "fences": True,  # every service has write fences; the page still reads the flag
         },
         "statuses": list(STATUSES),
         "languages": list(LANGUAGES),
@@ -255,10 +254,9 @@ async def _diagnostics(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     probe = c.body.boolean("probe", True)
     report = await run_health(c.service, scope, None, probe=probe)
-    supported = views.fences_supported(c.service)
     return {
         "health": views.health_view(report),
-        "fences": {"supported": supported, "items": await views.scope_fences(c.service, scope)},
+        "fences": {"supported": True, "items": await views.scope_fences(c.service, scope)},
     }
 
 
@@ -392,8 +390,6 @@ async def _export(c: Ctx) -> dict[str, Any]:
 
 
 async def _fences_clear(c: Ctx) -> dict[str, Any]:
-    if not views.fences_supported(c.service):
-        raise BadRequest("err.fences_unavailable")
     scope = await scope_of(c.service, c.body)
     reason = c.body.text("reason", max_len=MAX_REASON)
     cleared = await c.service.clear_scope_fences(scope, c.actor, reason)
@@ -470,10 +466,10 @@ async def handle(
     try:
         route = ROUTES.get(endpoint)
         if route is None:
-            return PageResponse.fail(msg("err.endpoint", lang, endpoint=endpoint[:80]))
+            return PageResponse.fail(CONSOLE.t("err.endpoint", lang, endpoint=endpoint[:80]))
         method = str(request.method or "POST").upper()
         if method not in route.methods:
-            return PageResponse.fail(msg("err.method", lang, method=method[:10], endpoint=endpoint))
+            return PageResponse.fail(CONSOLE.t("err.method", lang, method=method[:10], endpoint=endpoint))
         ctx = Ctx(
             service=service,
             body=Body(request.body),
@@ -485,9 +481,9 @@ async def handle(
         )
         return PageResponse.ok(await route.handler(ctx))
     except BadRequest as exc:
-        return PageResponse.fail(msg(exc.key, lang, **exc.args_))
+        return PageResponse.fail(CONSOLE.t(exc.key, lang, **exc.args_))
     except MemoryError_ as exc:
         return PageResponse.fail(error_text(exc, lang))
     except Exception:
         log.exception("console request %s failed", endpoint[:80])
-        return PageResponse.fail(msg("err.internal", lang))
+        return PageResponse.fail(CONSOLE.t("err.internal", lang))

@@ -7,7 +7,7 @@ from typing import Any
 
 from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Episode, Profile, validity_window
-from ltm.domain.scope import Scope, scope_owns
+from ltm.domain.scope import Scope, scope_fence_keys
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
@@ -148,24 +148,18 @@ def health_view(report: HealthReport) -> dict[str, Any]:
     return {"verdict": data["verdict"], "checks": checks}
 
 
-def fences_supported(service: MemoryService) -> bool:
-    return callable(getattr(service, "fences", None)) and callable(getattr(service, "clear_scope_fences", None))
-
-
 async def scope_fences(service: MemoryService, scope: Scope) -> list[dict[str, Any]]:
-    """The write fences that ``clear_scope_fences`` would lift for this scope (same predicate)."""
-    if not fences_supported(service):
-        return []
+    """The write fences that ``clear_scope_fences`` lifts for this scope (``scope_fence_keys``)."""
+    fences = await service.fences()
     out = []
-    for key, rec in sorted((await service.fences()).items()):
-        if scope_owns(scope, key, lock=True):
-            rec = rec if isinstance(rec, dict) else {}
-            out.append(
-                {
-                    "lock_key": key,
-                    "operation": str(rec.get("operation") or ""),
-                    "dispatched_at": str(rec.get("dispatched_at") or ""),
-                    "detail": str(rec.get("detail") or ""),
-                }
-            )
+    for key in scope_fence_keys(scope, fences):
+        rec = fences[key] if isinstance(fences[key], dict) else {}
+        out.append(
+            {
+                "lock_key": key,
+                "operation": str(rec.get("operation") or ""),
+                "dispatched_at": str(rec.get("dispatched_at") or ""),
+                "detail": str(rec.get("detail") or ""),
+            }
+        )
     return out

@@ -9,7 +9,7 @@ with a double space) and ``"*"`` are registered to the same entry point, which r
 except exports, whose first reply is a header and the next ones are JSON parts that concatenate back
 into the document.
 
-Identity: the scope comes from ``scope_from_vars`` (query variables first); the admin check uses the
+Identity: the scope comes from ``scope_of_turn`` (query variables first); the admin check uses the
 query variable ``sender_id`` (the current speaker) and never ``Session.sender_id``, which is a
 group's first speaker.
 """
@@ -28,20 +28,16 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
-from components.hostglue import scope_from_vars
+from components.hostglue import scope_of_turn
 from ltm.domain.errors import MemoryError_, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
 from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
+from ltm.service.health import run_health
 from ltm.service.review import ReviewQueue
 from ltm.service.transfer import export_scope, import_scope
-
-try:  # the health probe is the lead's module; degrade to a localized notice without it
-    from ltm.service.health import run_health
-except ImportError:  # pragma: no cover - exercised only before ltm/service/health.py exists
-    run_health = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +122,7 @@ class MemoryCommand(Command):
             scope = await self._scope(ctx, variables)
             actor = Actor(
                 surface="command",
-                # the policy's speaker; in a group the Session's sender is the first speaker, not this one
-                sender_id=speaker or ("" if scope.is_group else scope.sender_id),
+                sender_id=scope.sender_id,  # the policy's speaker (scope_of_turn never takes a group's)
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
@@ -168,7 +163,7 @@ class MemoryCommand(Command):
         except Exception as exc:
             log.warning("bot uuid unavailable for query %s: %s", ctx.query_id, exc)
             bot = None
-        return await scope_from_vars(self.service, variables, session=ctx.session, bot_uuid=bot or None)
+        return await scope_of_turn(self.service, variables, session=ctx.session, bot_uuid=bot or None)
 
     # ------------------------------------------------------------------ read verbs
     async def _do_summary(self, c: Call) -> list[str]:
@@ -253,8 +248,6 @@ class MemoryCommand(Command):
         return [str(k) for k in kbs] if isinstance(kbs, list) else None
 
     async def _do_health(self, c: Call) -> list[str]:
-        if run_health is None:
-            return [t("cmd.health.unavailable", c.lang)]
         report = await run_health(self.service, c.scope, await self._pipeline_kbs(c.ctx, c.v), probe=c.admin)
         text = render.health(c.lang, report)
         if not c.admin:
@@ -289,7 +282,7 @@ class MemoryCommand(Command):
         if c.p.action == "preview":
             return await consolidate_preview(self.plugin, c.ctx, c.scope, c.lang, actor=c.actor)
         return await consolidate_run(
-            self.plugin, c.ctx, c.scope, c.lang, proposal_id=c.p.episode_id or None, actor=c.actor
+            self.plugin, c.ctx, c.scope, c.lang, proposal_id=c.p.proposal_id or None, actor=c.actor
         )
 
     # ------------------------------------------------------------------ review queue
@@ -305,15 +298,15 @@ class MemoryCommand(Command):
     async def _do_candidate(self, c: Call) -> list[str]:
         queue = self._queue()
         if c.p.action == "accept":
-            return [render.decision(c.lang, await queue.accept(c.scope, c.p.episode_id, c.actor, c.p.reason))]
-        return [render.rejected(c.lang, await queue.reject(c.scope, c.p.episode_id, c.actor, c.p.reason))]
+            return [render.decision(c.lang, await queue.accept(c.scope, c.p.candidate_id, c.actor, c.p.reason))]
+        return [render.rejected(c.lang, await queue.reject(c.scope, c.p.candidate_id, c.actor, c.p.reason))]
 
     async def _do_tombstones(self, c: Call) -> list[str]:
         items, total = await self._queue().list_tombstones(c.scope, c.p.page, PAGE_SIZE)
         return [render.tombstone_page(c.lang, items, total, c.p.page, PAGE_SIZE)]
 
     async def _do_tombstone(self, c: Call) -> list[str]:
-        tb = await self._queue().lift_tombstone(c.scope, c.p.episode_id, c.actor, c.p.reason)
+        tb = await self._queue().lift_tombstone(c.scope, c.p.tombstone_id, c.actor, c.p.reason)
         return [t("cmd.tombstone.lifted", c.lang, id=render.clean(tb.id, 40))]
 
     async def _do_archive(self, c: Call) -> list[str]:

@@ -21,11 +21,13 @@ Every failure is a :class:`ParseError` carrying a locale key; nothing else escap
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ltm.domain.errors import MemoryError_
 from ltm.domain.models import is_record_id
+from ltm.domain.privilege import requires_admin
 from ltm.domain.scope import STATUSES
 from ltm.domain.timefields import parse_instant, to_iso
 
@@ -38,30 +40,6 @@ MAX_PAGE = 100_000
 
 QUOTES = {'"': '"', "\u201c": "\u201d"}  # "..." and “...”
 BOOL, VALUE = "bool", "value"
-
-VERBS: tuple[str, ...] = (
-    "help",
-    "profile",
-    "list",
-    "search",
-    "show",
-    "forget",
-    "superseded",
-    "archived",
-    "archive",
-    "restore",
-    "export",
-    "import",
-    "delete",
-    "audit",
-    "health",
-    "candidates",
-    "candidate",
-    "tombstones",
-    "tombstone",
-    "confirm",
-    "consolidate",
-)
 
 
 class ParseError(Exception):
@@ -89,16 +67,18 @@ class Token:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A typed ``!memory`` request. Fields a verb does not use keep their defaults."""
+    """A typed ``!memory`` request. Fields a verb does not use keep their defaults; of the four ids,
+    only the one its row's ``target`` names is set."""
 
     verb: str  # "summary" for the bare command, else one of VERBS
     action: str = ""  # export: "l1" | "l2"; audit: "page" | "export"; help: the topic verb
     page: int = 1
     episode_id: str = ""
+    candidate_id: str = ""
+    tombstone_id: str = ""
+    proposal_id: str = ""
     query: str = ""
     statuses: tuple[str, ...] | None = None
-    include_superseded: bool = False
-    include_archived: bool = False
     speaker: str | None = None
     tag: str | None = None
     before: str | None = None  # ISO-8601 UTC
@@ -109,7 +89,6 @@ class Parsed:
     all_statuses: bool = False  # candidates --all-statuses
     as_of: str | None = None  # search/list --as-of: ISO-8601 UTC
     as_of_ts: float | None = None
-    flags: dict[str, Any] = field(default_factory=dict)
 
     @property
     def policy_verb(self) -> str:
@@ -313,7 +292,7 @@ def _optional_page(positionals: list[Token], verb: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# the verbs
+# the verbs: one row each
 # --------------------------------------------------------------------------------------------
 
 REASON_FLAG = {"reason": VALUE}
@@ -323,169 +302,239 @@ def _reason(flags: dict[str, Any]) -> str:
     return parse_value(flags.get("reason", ""), "reason", MAX_REASON_CHARS)
 
 
+@dataclass(frozen=True)
+class Line:
+    """What an argument shape reads: the verb's row, its positionals and flags, the raw line."""
+
+    spec: VerbSpec
+    positionals: list[Token]
+    flags: dict[str, Any]
+    text: str
+    rest: list[Token]  # the tokens after the verb, flags not split (free-text shapes)
+
+
+Shape = Callable[[Line], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class VerbSpec:
+    """One verb of the command tree.
+
+    ``shape`` reads the arguments into :class:`Parsed` fields; an id it reads goes to the field of
+    ``target``. ``flags`` are the ``--flags`` the verb takes (``None``: free text, no flag split).
+    Who may run a verb is the privilege policy's (``ltm.domain.privilege.POLICY`` by
+    :attr:`Parsed.policy_verb`), not this table's: :attr:`admin_only` only reads it."""
+
+    name: str
+    shape: Shape
+    flags: dict[str, str] | None = field(default_factory=dict)
+    target: str = ""  # one of TARGETS, or "" when the verb names no record
+    actions: tuple[str, ...] = ()  # the first positional's choices, when the verb has sub-actions
+
+    @property
+    def admin_only(self) -> bool:
+        return requires_admin(self.name)
+
+
+def _no_args(ln: Line) -> dict[str, Any]:
+    _no_more(ln.positionals, ln.spec.name)
+    return {}
+
+
+def _page_only(ln: Line) -> dict[str, Any]:
+    return {"page": _optional_page(ln.positionals, ln.spec.name)}
+
+
+def _candidates(ln: Line) -> dict[str, Any]:
+    return {"page": _optional_page(ln.positionals, ln.spec.name), "all_statuses": bool(ln.flags.get("all-statuses"))}
+
+
+def _status_page(ln: Line) -> dict[str, Any]:
+    return {"page": _optional_page(ln.positionals, ln.spec.name), "statuses": (ln.spec.name,)}
+
+
+def _one_record(ln: Line) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": _one_id(ln.positionals, ln.spec.name)}
+    if "reason" in (ln.spec.flags or {}):
+        out["reason"] = _reason(ln.flags)
+    if "never" in (ln.spec.flags or {}):
+        out["never"] = bool(ln.flags.get("never"))
+    return out
+
+
+_BAD_ACTION = {"candidate": "cmd.parse.candidate_action", "tombstone": "cmd.parse.tombstone_action"}
+
+
+def _action_record(ln: Line) -> dict[str, Any]:
+    """``candidate accept|reject <id> [reason ...]``, ``tombstone lift <id> [reason ...]``."""
+    verb, pos = ln.spec.name, ln.positionals
+    action = pos[0].value.lower() if pos and not pos[0].quoted else ""
+    if action not in ln.spec.actions:
+        raise ParseError(_BAD_ACTION[verb], value=_clip(pos[0].value, 40) if pos else "")
+    if len(pos) < 2:
+        raise ParseError("cmd.parse.id_missing", verb=f"{verb} {action}")
+    said = " ".join(t.value for t in pos[2:]).strip()
+    if said and "reason" in ln.flags:
+        raise ParseError("cmd.parse.reason_twice")
+    reason = parse_value(said, "reason", MAX_REASON_CHARS) if said else _reason(ln.flags)
+    return {"action": action, "id": parse_id(pos[1]), "reason": reason}
+
+
+def _help(ln: Line) -> dict[str, Any]:
+    pos = ln.positionals
+    topic = pos[0].value.lower() if pos else ""
+    if len(pos) > 1:
+        raise ParseError("cmd.parse.extra_args", verb=ln.spec.name, value=_clip(pos[1].value, 40))
+    if topic and topic not in VERBS:
+        raise ParseError("cmd.parse.unknown_verb", verb=_clip(topic, 40))
+    return {"action": topic}
+
+
+def _search(ln: Line) -> dict[str, Any]:
+    # Free text: the only flag is --as-of (anywhere, unquoted); other words, quotes only group.
+    words, as_of_raw = _take_as_of(ln.rest)
+    query = " ".join(t.value for t in words).strip()
+    if not query:
+        raise ParseError("cmd.parse.query_missing")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ParseError("cmd.parse.query_long", limit=MAX_QUERY_CHARS)
+    as_of, as_of_ts = parse_time(as_of_raw, "as-of") if as_of_raw is not None else (None, None)
+    return {"query": query, "as_of": as_of, "as_of_ts": as_of_ts}
+
+
+def _list(ln: Line) -> dict[str, Any]:
+    flags = ln.flags
+    page = _optional_page(ln.positionals, ln.spec.name)
+    as_of, as_of_ts = parse_time(flags["as-of"], "as-of") if "as-of" in flags else (None, None)
+    if "status" in flags:
+        if flags.get("include-superseded") or flags.get("include-archived"):
+            raise ParseError("cmd.parse.status_conflict")
+        chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
+    else:
+        # as of a date: what was true then, including what has been replaced since
+        chosen = ("active", "superseded") if as_of else ("active",)
+        if flags.get("include-superseded") and not as_of:
+            chosen += ("superseded",)
+        if flags.get("include-archived"):
+            chosen += ("archived",)
+    return {"page": page, "statuses": chosen, "as_of": as_of, "as_of_ts": as_of_ts}
+
+
+def _consolidate(ln: Line) -> dict[str, Any]:
+    """``consolidate preview`` | ``consolidate run [proposal_id]``."""
+    pos = ln.positionals
+    action = pos[0].value.lower() if pos and not pos[0].quoted else ""
+    if action not in ln.spec.actions or (action == "preview" and len(pos) > 1) or len(pos) > 2:
+        raise ParseError("cmd.parse.consolidate_action", value=_clip(pos[0].value, 40) if pos else "")
+    return {"action": action, "id": pos[1].value if len(pos) == 2 else ""}
+
+
+def _export(ln: Line) -> dict[str, Any]:
+    pos, flags = ln.positionals, ln.flags
+    layer = pos[0].value.lower() if pos else "l1"
+    if layer not in ln.spec.actions:
+        raise ParseError("cmd.parse.bad_layer", value=_clip(pos[0].value, 40))
+    if len(pos) > 1:
+        raise ParseError("cmd.parse.extra_args", verb=ln.spec.name, value=_clip(pos[1].value, 40))
+    if layer == "l1" and ("status" in flags or "page" in flags):
+        raise ParseError("cmd.parse.l1_flags")
+    statuses = parse_statuses(flags["status"]) if "status" in flags else None
+    page = parse_page(Token(flags["page"], 0, 0)) if "page" in flags else 1
+    return {"action": layer, "statuses": statuses, "page": page}
+
+
+def _import(ln: Line) -> dict[str, Any]:
+    """``import l2 <json>``: the rest of the line, verbatim."""
+    rest = ln.rest
+    if not rest or rest[0].quoted or rest[0].value.lower() not in ln.spec.actions:
+        raise ParseError("cmd.parse.import_layer")
+    raw = ln.text[rest[0].end :].strip()
+    if not raw:
+        raise ParseError("cmd.parse.import_missing")
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        line = getattr(exc, "lineno", 0)
+        col = getattr(exc, "colno", 0)
+        raise ParseError("cmd.parse.import_json", line=line, column=col) from None
+    return {"action": "l2", "payload": payload}
+
+
+DELETE_FILTERS = ("speaker", "tag", "before", "status")
+
+
+def _delete(ln: Line) -> dict[str, Any]:
+    flags = ln.flags
+    if ln.positionals:
+        raise ParseError("cmd.parse.delete_positional")
+    if not any(k in flags for k in DELETE_FILTERS):
+        raise ParseError("cmd.parse.delete_filter")
+    before, before_ts = parse_time(flags["before"], "before") if "before" in flags else (None, None)
+    return {
+        "speaker": parse_value(flags["speaker"], "speaker") if "speaker" in flags else None,
+        "tag": parse_value(flags["tag"], "tag") if "tag" in flags else None,
+        "before": before,
+        "before_ts": before_ts,
+        "statuses": parse_statuses(flags["status"]) if "status" in flags else None,
+        "reason": _reason(flags),
+    }
+
+
+def _audit(ln: Line) -> dict[str, Any]:
+    pos = ln.positionals
+    if pos and not pos[0].quoted and pos[0].value.lower() == "export":
+        return {"action": "export", "page": _optional_page(pos[1:], ln.spec.name)}
+    return {"action": "page", "page": _optional_page(pos, ln.spec.name)}
+
+
+EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL = "episode", "candidate", "tombstone", "proposal"
+TARGETS: tuple[str, ...] = (EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL)
+
+SPECS: tuple[VerbSpec, ...] = (
+    VerbSpec("help", _help),
+    VerbSpec("profile", _no_args),
+    VerbSpec("list", _list, {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}),
+    VerbSpec("search", _search, None),
+    VerbSpec("show", _one_record, target=EPISODE),
+    VerbSpec("forget", _one_record, {**REASON_FLAG, "never": BOOL}, target=EPISODE),
+    VerbSpec("superseded", _status_page),
+    VerbSpec("archived", _status_page),
+    VerbSpec("archive", _one_record, REASON_FLAG, target=EPISODE),
+    VerbSpec("restore", _one_record, REASON_FLAG, target=EPISODE),
+    VerbSpec("export", _export, {"status": VALUE, "page": VALUE}, actions=("l1", "l2")),
+    VerbSpec("import", _import, None, actions=("l2",)),
+    VerbSpec("delete", _delete, {**dict.fromkeys(DELETE_FILTERS, VALUE), **REASON_FLAG}),
+    VerbSpec("audit", _audit, actions=("page", "export")),
+    VerbSpec("health", _no_args),
+    VerbSpec("candidates", _candidates, {"all-statuses": BOOL}),
+    VerbSpec("candidate", _action_record, REASON_FLAG, target=CANDIDATE, actions=("accept", "reject")),
+    VerbSpec("tombstones", _page_only),
+    VerbSpec("tombstone", _action_record, REASON_FLAG, target=TOMBSTONE, actions=("lift",)),
+    VerbSpec("confirm", _one_record, REASON_FLAG, target=EPISODE),
+    VerbSpec("consolidate", _consolidate, target=PROPOSAL, actions=("preview", "run")),
+)
+SPEC_OF: dict[str, VerbSpec] = {s.name: s for s in SPECS}
+VERBS: tuple[str, ...] = tuple(SPEC_OF)
+
+
 def parse(text: str, root: str = ROOT) -> Parsed:
     """Parse a whole ``command_text`` (``memory list 2``); the root word is optional."""
-    tokens = tokenize(text if isinstance(text, str) else "")
+    text = text if isinstance(text, str) else ""
+    tokens = tokenize(text)
     if tokens and not tokens[0].quoted and tokens[0].value.lower() == root.lower():
         tokens = tokens[1:]
     if not tokens:
         return Parsed(verb="summary")
     head, rest = tokens[0], tokens[1:]
-    verb = head.value.lower()
-    if verb not in VERBS:
+    spec = SPEC_OF.get(head.value.lower())
+    if spec is None:
         raise ParseError("cmd.parse.unknown_verb", verb=_clip(head.value, 40))
-
-    if verb == "help":
-        pos, _ = split_flags(rest, {}, verb)
-        topic = pos[0].value.lower() if pos else ""
-        if len(pos) > 1:
-            raise ParseError("cmd.parse.extra_args", verb=verb, value=_clip(pos[1].value, 40))
-        if topic and topic not in VERBS:
-            raise ParseError("cmd.parse.unknown_verb", verb=_clip(topic, 40))
-        return Parsed(verb="help", action=topic)
-
-    if verb in ("profile", "health"):
-        pos, _ = split_flags(rest, {}, verb)
-        _no_more(pos, verb)
-        return Parsed(verb=verb)
-
-    if verb == "search":
-        # Free text: the only flag is --as-of (anywhere, unquoted); other words, quotes only group.
-        words, as_of_raw = _take_as_of(rest)
-        query = " ".join(t.value for t in words).strip()
-        if not query:
-            raise ParseError("cmd.parse.query_missing")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ParseError("cmd.parse.query_long", limit=MAX_QUERY_CHARS)
-        as_of, as_of_ts = parse_time(as_of_raw, "as-of") if as_of_raw is not None else (None, None)
-        return Parsed(verb=verb, query=query, as_of=as_of, as_of_ts=as_of_ts)
-
-    if verb == "list":
-        spec = {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}
-        pos, flags = split_flags(rest, spec, verb)
-        page = _optional_page(pos, verb)
-        as_of, as_of_ts = parse_time(flags["as-of"], "as-of") if "as-of" in flags else (None, None)
-        if "status" in flags:
-            if flags.get("include-superseded") or flags.get("include-archived"):
-                raise ParseError("cmd.parse.status_conflict")
-            chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
-        else:
-            # as of a date: what was true then, including what has been replaced since
-            chosen = ("active", "superseded") if as_of else ("active",)
-            if flags.get("include-superseded") and not as_of:
-                chosen += ("superseded",)
-            if flags.get("include-archived"):
-                chosen += ("archived",)
-        return Parsed(
-            verb=verb,
-            page=page,
-            statuses=chosen,
-            include_superseded=bool(flags.get("include-superseded")),
-            include_archived=bool(flags.get("include-archived")),
-            as_of=as_of,
-            as_of_ts=as_of_ts,
-            flags=flags,
-        )
-
-    if verb in ("superseded", "archived"):
-        pos, _ = split_flags(rest, {}, verb)
-        return Parsed(verb=verb, page=_optional_page(pos, verb), statuses=(verb,))
-
-    if verb == "show":
-        pos, _ = split_flags(rest, {}, verb)
-        return Parsed(verb=verb, episode_id=_one_id(pos, verb))
-
-    if verb == "forget":
-        pos, flags = split_flags(rest, {**REASON_FLAG, "never": BOOL}, verb)
-        return Parsed(verb=verb, episode_id=_one_id(pos, verb), reason=_reason(flags), never=bool(flags.get("never")))
-
-    if verb in ("archive", "restore", "confirm"):
-        pos, flags = split_flags(rest, REASON_FLAG, verb)
-        return Parsed(verb=verb, episode_id=_one_id(pos, verb), reason=_reason(flags))
-
-    if verb == "candidates":
-        pos, flags = split_flags(rest, {"all-statuses": BOOL}, verb)
-        return Parsed(verb=verb, page=_optional_page(pos, verb), all_statuses=bool(flags.get("all-statuses")))
-
-    if verb == "consolidate":
-        # consolidate preview | consolidate run [proposal_id]
-        pos, _ = split_flags(rest, {}, verb)
-        action = pos[0].value.lower() if pos and not pos[0].quoted else ""
-        if action not in ("preview", "run") or (action == "preview" and len(pos) > 1) or len(pos) > 2:
-            raise ParseError("cmd.parse.consolidate_action", value=_clip(pos[0].value, 40) if pos else "")
-        return Parsed(verb=verb, action=action, episode_id=pos[1].value if len(pos) == 2 else "")
-
-    if verb == "tombstones":
-        pos, _ = split_flags(rest, {}, verb)
-        return Parsed(verb=verb, page=_optional_page(pos, verb))
-
-    if verb in ("candidate", "tombstone"):
-        # candidate accept|reject <id> [reason ...]; tombstone lift <id> [reason ...]
-        actions = ("accept", "reject") if verb == "candidate" else ("lift",)
-        bad_action = "cmd.parse.candidate_action" if verb == "candidate" else "cmd.parse.tombstone_action"
-        pos, flags = split_flags(rest, REASON_FLAG, verb)
-        action = pos[0].value.lower() if pos and not pos[0].quoted else ""
-        if action not in actions:
-            raise ParseError(bad_action, value=_clip(pos[0].value, 40) if pos else "")
-        if len(pos) < 2:
-            raise ParseError("cmd.parse.id_missing", verb=f"{verb} {action}")
-        said = " ".join(t.value for t in pos[2:]).strip()
-        if said and "reason" in flags:
-            raise ParseError("cmd.parse.reason_twice")
-        reason = parse_value(said, "reason", MAX_REASON_CHARS) if said else _reason(flags)
-        return Parsed(verb=verb, action=action, episode_id=parse_id(pos[1]), reason=reason)
-
-    if verb == "export":
-        pos, flags = split_flags(rest, {"status": VALUE, "page": VALUE}, verb)
-        layer = pos[0].value.lower() if pos else "l1"
-        if layer not in ("l1", "l2"):
-            raise ParseError("cmd.parse.bad_layer", value=_clip(pos[0].value, 40))
-        if len(pos) > 1:
-            raise ParseError("cmd.parse.extra_args", verb=verb, value=_clip(pos[1].value, 40))
-        if layer == "l1" and ("status" in flags or "page" in flags):
-            raise ParseError("cmd.parse.l1_flags")
-        statuses = parse_statuses(flags["status"]) if "status" in flags else None
-        page = parse_page(Token(flags["page"], 0, 0)) if "page" in flags else 1
-        return Parsed(verb=verb, action=layer, statuses=statuses, page=page, flags=flags)
-
-    if verb == "import":
-        if not rest or rest[0].quoted or rest[0].value.lower() != "l2":
-            raise ParseError("cmd.parse.import_layer")
-        raw = text[rest[0].end :].strip()
-        if not raw:
-            raise ParseError("cmd.parse.import_missing")
-        try:
-            payload = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            line = getattr(exc, "lineno", 0)
-            col = getattr(exc, "colno", 0)
-            raise ParseError("cmd.parse.import_json", line=line, column=col) from None
-        return Parsed(verb=verb, action="l2", payload=payload)
-
-    if verb == "delete":
-        pos, flags = split_flags(
-            rest, {"speaker": VALUE, "tag": VALUE, "before": VALUE, "status": VALUE, "reason": VALUE}, verb
-        )
-        if pos:
-            raise ParseError("cmd.parse.delete_positional")
-        if not any(k in flags for k in ("speaker", "tag", "before", "status")):
-            raise ParseError("cmd.parse.delete_filter")
-        before = before_ts = None
-        if "before" in flags:
-            before, before_ts = parse_time(flags["before"], "before")
-        return Parsed(
-            verb=verb,
-            speaker=parse_value(flags["speaker"], "speaker") if "speaker" in flags else None,
-            tag=parse_value(flags["tag"], "tag") if "tag" in flags else None,
-            before=before,
-            before_ts=before_ts,
-            statuses=parse_statuses(flags["status"]) if "status" in flags else None,
-            reason=_reason(flags),
-            flags=flags,
-        )
-
-    # audit
-    pos, _ = split_flags(rest, {}, verb)
-    if pos and not pos[0].quoted and pos[0].value.lower() == "export":
-        return Parsed(verb=verb, action="export", page=_optional_page(pos[1:], verb))
-    return Parsed(verb=verb, action="page", page=_optional_page(pos, verb))
+    if spec.flags is None:
+        positionals, flags = [], {}
+    else:
+        positionals, flags = split_flags(rest, spec.flags, spec.name)
+    fields = spec.shape(Line(spec, positionals, flags, text, rest))
+    record = fields.pop("id", "")
+    if record:
+        fields[f"{spec.target}_id"] = record
+    return Parsed(verb=spec.name, **fields)

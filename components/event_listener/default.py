@@ -18,7 +18,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
-from components.hostglue import CONTEXT_VAR, SCOPE_VAR, scope_from_vars
+from components.hostglue import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService
@@ -42,22 +42,15 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
     text = neutralize(str(variables.get("user_message_text") or ""))
     if text.lstrip().startswith(COMMAND_PREFIXES):
         return None  # PromptPreProcessing also fires for commands; nothing to recall
-    sender = str(variables.get("sender_id") or "")
-    kb_list = [str(k) for k in (variables.get("_knowledge_base_uuids") or [])]
-    kb = await service.resolve_kb(kb_list)
-    scope = await service.scope_for(
-        kb_id=kb, session_name=ctx.event.session_name, bot_uuid=str(bot_uuid or ""), sender_id=sender
-    )
+    scope = await scope_of_turn(service, variables, session_name=ctx.event.session_name, bot_uuid=str(bot_uuid or ""))
+    kb, sender = scope.collection, scope.sender_id
     log.info("memory scope resolved: %s (kb=%s, isolation=%s)", scope.user_key, kb or "-", scope.isolation)
     settings = service.settings
-    writes: list[Any] = [
-        ctx.set_query_var(
-            SCOPE_VAR,
-            {"kb_id": kb, "session_name": scope.session_name, "bot_uuid": scope.bot_uuid, "sender_id": sender},
-        )
-    ]
+    writes: list[Any] = []
+    kb_list = [str(k) for k in (variables.get("_knowledge_base_uuids") or [])]
     if kb in kb_list:  # the runner must not recall the memory KB a second time
         writes.append(ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_list if k != kb]))
+        writes.append(ctx.set_query_var(MEMORY_KB_VAR, kb))
     who = identity(kb, ctx.event.session_name, str(bot_uuid or ""), sender)
     if not settings.auto_recall:
         if served is not None:
@@ -104,7 +97,7 @@ async def extract_candidates(service: MemoryService, review: ReviewQueue, ctx: A
         return None
     session = getattr(ctx.event, "session", None)
     bot = getattr(session, "bot_uuid", None) or await ctx.get_bot_uuid()
-    scope = await scope_from_vars(service, variables, session=session, bot_uuid=str(bot or ""))
+    scope = await scope_of_turn(service, variables, session=session, bot_uuid=str(bot or ""))
     if not scope.collection:
         log.info("candidate extraction skipped: no memory knowledge base for %s", scope.scope_key)
         return None

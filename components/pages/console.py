@@ -7,7 +7,7 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
 
-from pages.messages import msg
+from ltm.i18n import CONSOLE
 from pages.router import handle
 
 KB_NAMES_TIMEOUT_S = 3.0
@@ -37,7 +37,7 @@ class MemoryConsole(Page):
         service = getattr(getattr(self, "plugin", None), "service", None)
         if service is None:  # the plugin failed to initialise: say so instead of raising into the host
             lang = request.body.get("lang") if isinstance(request.body, dict) else None
-            return PageResponse.fail(msg("err.not_ready", lang if isinstance(lang, str) else None))
+            return PageResponse.fail(CONSOLE.t("err.not_ready", lang if isinstance(lang, str) else None))
         return await handle(
             service,
             request,

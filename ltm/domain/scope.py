@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import quote
@@ -37,7 +37,6 @@ from .errors import ScopeError, ValidationError
 from .text import check_text
 
 Isolation = Literal["session", "bot"]
-ISOLATION_MODES: tuple[str, ...] = ("session", "bot")
 LAUNCHER_TYPES: tuple[str, ...] = ("person", "group")
 
 MAX_ID_CHARS = 1024  # a bot, launcher or sender id longer than this is refused on every surface
@@ -410,6 +409,12 @@ def scope_owns(scope: Scope, key: str | StorageKey | None, *, lock: bool = False
 
 def owned_keys(scope: Scope, keys: Sequence[str], *, lock: bool = False) -> list[str]:
     return [k for k in keys if scope_owns(scope, k, lock=lock)]
+
+
+def scope_fence_keys(scope: Scope, lock_keys: Iterable[str]) -> list[str]:
+    """The write fences that concern one scope, in order: its L2 fence in its knowledge base and its
+    profiles' L1 fences. What the console lists for a scope is what clearing its fences lifts."""
+    return sorted(owned_keys(scope, list(lock_keys), lock=True))
 
 
 def audit_log_key(scope: Scope) -> str:

@@ -1,4 +1,4 @@
-"""Consolidation (issue #9): pure rules, then the service on numpy and real Chroma with a scripted
+"""Consolidation: pure rules, then the service on numpy and real Chroma with a scripted
 model double: happy path, refused drafts (uncited, partial, extra fields, malformed), injected
 instructions inside sources, stale / replayed / cross-scope proposals, budget, archive-only without a
 model (never an active record), cascades (forget, archive, supersede, bulk delete, document delete,
@@ -850,11 +850,17 @@ class TestCascades:
     async def test_a_replaced_source_is_not_active_any_more(self, fast: Env, how: str) -> None:
         a = await scope_of(fast.svc)
         summ, eps = await _summarised(fast, a)
+        replaced = await fast.svc.get_episode(a, eps[0].id)
+        assert (replaced.status, replaced.superseded_by) == ("superseded", summ.id)
         before = await fast.all_rows(a)
         with pytest.raises(ConflictError):
             await _retire(fast, a, how, eps[0])
         assert await fast.all_rows(a) == before
         assert (await fast.svc.get_episode(a, summ.id)).status == "active"
+        # the control: the same retirement of an active record goes through
+        other = (await fast.seed(a, "an unrelated active record"))[0]
+        await _retire(fast, a, how, other)
+        assert (await fast.svc.get_episode(a, other.id)).status != "active"
 
     @pytest.mark.parametrize("how", ["forget", "archive", "supersede", "bulk_delete"])
     async def test_retiring_a_source_drops_pending_proposals(self, env: Env, how: str) -> None:
@@ -876,10 +882,13 @@ class TestCascades:
 
     async def test_retiring_an_unrelated_record_keeps_summary(self, fast: Env) -> None:
         a = await scope_of(fast.svc)
-        summ, _ = await _summarised(fast, a)
+        summ, eps = await _summarised(fast, a)
         other = (await fast.seed(a, "unrelated"))[0]
         await fast.svc.forget(a, other.id, ADMIN)
         assert (await fast.svc.get_episode(a, summ.id)).status == "active"
+        # the control: forgetting one of its sources does take the summary away
+        await fast.svc.forget(a, eps[0].id, ADMIN)
+        await _gone_everywhere(fast, a, summ.id)
 
     async def test_forgetting_the_summary_itself(self, fast: Env) -> None:
         a = await scope_of(fast.svc)

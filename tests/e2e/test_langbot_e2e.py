@@ -155,7 +155,7 @@ def test_runner_sends_prompt_history_and_memory_tools(stack: Stack) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# issue #3
+# the chat surfaces end to end: recall, corrections, forgetting, documents, profiles, health, console
 # --------------------------------------------------------------------------------------------
 
 
@@ -316,7 +316,7 @@ def test_console_page_is_served_and_derive_answers(stack: Stack) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# issue #19: as-of recall, consolidation that replaces what it summarises
+# as-of recall, consolidation that replaces what it summarises
 # --------------------------------------------------------------------------------------------
 
 

@@ -33,15 +33,13 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,651
 cells over 21 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
-A cell that violates an assertion fails the test unless a :data:`KNOWN_BUGS` entry (a reported
-defect, file and function named) explains it; a known bug that stops reproducing fails too.
+A cell that violates an assertion fails the test.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -589,37 +587,6 @@ async def _matrix(name: str, det: Determinism) -> tuple[int, list[str]]:
     return cells, problems
 
 
-@dataclass(frozen=True)
-class KnownBug:
-    """A reported defect of the code under test, pinned precisely: a violation matching ``pattern``
-    on one of ``paths`` is tolerated, and the bug must still reproduce there (strict, like a strict
-    xfail): when it is fixed, the test fails until the entry is removed."""
-
-    name: str
-    paths: tuple[str, ...]
-    pattern: str
-    where: str
-
-
-ALL = tuple(PATHS)
-# None open: the chunked bulk delete, the multi-scope document ingest/delete and the review queue's
-# multi-key writes were fixed by making every multi-step write all or nothing (_mutate_steps).
-KNOWN_BUGS: tuple[KnownBug, ...] = ()
-
-
-def _triage(name: str, problems: list[str]) -> tuple[list[str], set[str]]:
-    """(problems no known bug explains, names of the known bugs that reproduced)."""
-    unexplained: list[str] = []
-    seen: set[str] = set()
-    for p in problems:
-        bug = next((b for b in KNOWN_BUGS if name in b.paths and re.search(b.pattern, p)), None)
-        if bug is None:
-            unexplained.append(p)
-        else:
-            seen.add(bug.name)
-    return unexplained, seen
-
-
 @pytest.mark.parametrize("name", sorted(PATHS))
 async def test_fault_matrix(name: str, det: Determinism) -> None:
     """Every host call of the write path x every applicable fault (see the module docstring).
@@ -630,15 +597,7 @@ async def test_fault_matrix(name: str, det: Determinism) -> None:
     forget_summary 96, archive_summary 96 - 1,651 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
-    unexplained, seen = _triage(name, problems)
-    assert not unexplained, f"{len(unexplained)} of {cells} cells failed:\n" + "\n".join(unexplained[:40])
-    expected = {b.name for b in KNOWN_BUGS if name in b.paths and b.name in _REPRODUCES.get(name, ())}
-    fixed = expected - seen
-    assert not fixed, f"known bugs no longer reproduce on {name}: {sorted(fixed)} - remove them from KNOWN_BUGS"
-
-
-# Which known bugs reproduce on which path (measured); the strict check above uses this.
-_REPRODUCES: dict[str, tuple[str, ...]] = {name: () for name in PATHS}
+    assert not problems, f"{len(problems)} of {cells} cells failed:\n" + "\n".join(problems[:40])
 
 
 async def test_every_write_path_calls_the_host_for_its_data(det: Determinism) -> None:

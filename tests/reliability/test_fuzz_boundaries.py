@@ -201,7 +201,7 @@ def encodable(value: Any) -> None:
     json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
 
 
-def _call_tool(h: Harness, name: str, params: Any) -> None:
+def _call_tool(h: Harness, name: str, params: Any) -> dict[str, Any]:
     before = h.state()
     try:
         out = h.run(h.tool(name).call(params, h.session, h.next_query()))
@@ -218,6 +218,27 @@ def _call_tool(h: Harness, name: str, params: Any) -> None:
     elif name == "remember":
         h.known_ids.append(out["id"])
     assert not [k for k in h.fake.storage if k.startswith(("journal/", "fence/"))]
+    return out
+
+
+def _control(h: Harness, name: str) -> None:
+    """After the fuzz, a plain valid request still does its job: a tool that refuses everything
+    (cleanly, changing nothing) would pass every property above, and fails here."""
+    params: dict[str, Any] = {
+        "remember": {"content": "Control fact: the office plant is called Fern."},
+        "update_profile": {"add_traits": ["punctual"]},
+    }.get(name, {})
+    if name in ("forget", "recall_memory"):
+        stored = _call_tool(h, "remember", {"content": "Control fact: the spare key is under the blue pot."})
+        assert stored["ok"] is True, stored
+        params = {"episode_id": stored["id"]} if name == "forget" else {"query": "spare key blue pot"}
+    before = h.state()
+    out = _call_tool(h, name, params)
+    assert out["ok"] is True, out
+    if name == "recall_memory":
+        assert stored["id"] in [e["id"] for e in out["episodes"]], out  # found, not just "ok"
+    else:
+        assert h.state() != before  # the write landed
 
 
 TEXT = st.text(min_size=1, max_size=80) | NASTY_TEXT
@@ -257,6 +278,7 @@ def test_tool_parameters(h: Harness, name: str) -> None:
         _call_tool(h, name, params)
 
     check()
+    _control(h, name)
 
 
 @pytest.mark.parametrize("name", sorted(TOOL_KEYS))

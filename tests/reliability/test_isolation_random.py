@@ -1,4 +1,4 @@
-"""Randomized isolation probes on real local Chroma and Qdrant (issue #6).
+"""Randomized isolation probes on real local Chroma and Qdrant.
 
 One store per backend is populated once (module scope) with episodes of many scopes in two memory
 knowledge bases - one in ``session`` isolation, one in ``bot`` isolation - and then probed from every
@@ -49,7 +49,7 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
-from ltm.service import Actor, MemoryService, Settings
+from ltm.service import Actor, MemoryService, Settings, transfer
 from tests.support import HostLimitedKeyValueStore, make_index
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
@@ -422,7 +422,6 @@ async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any
 async def test_export_isolation_probes(world: World) -> None:
     """transfer.export_scope (L2 every status, then active only and paged): >= 19,000 probes on
     chroma, >= 11,000 on qdrant (measured: 21,112 and 12,064)."""
-    transfer = pytest.importorskip("ltm.service.transfer")
     seen: dict[Ident, set[str]] = {}
     for ident in world.idents:
         doc = await transfer.export_scope(world.service, world.scopes[ident], ADMIN, layer="l2")

@@ -1,4 +1,4 @@
-"""Shared helpers of the reliability suites (issue #6).
+"""Shared helpers of the reliability suites.
 
 - :class:`FaultyHost`: the faithful fake LangBot host (:class:`tests.fakes.FakeHostHandler`) with a
   programmable fault at the n-th host call: raised before the host applies the call, or after it

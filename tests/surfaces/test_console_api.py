@@ -21,10 +21,9 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
-from ltm.i18n import LANGUAGES, t
+from ltm.i18n import CONSOLE, LANGUAGES, t
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
-from pages import messages as page_messages
 from pages import router as console_router
 from tests.support import ADMIN, KB, build_service
 from tests.support.console.seed import HOSTILE_IMG, HOSTILE_SCRIPT, N_PLAIN, Seeded, seeded_service
@@ -177,7 +176,7 @@ async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seed
     # the dashboard's tags for the other five languages reach their own catalogs (console and core)
     for tag, lang in (("zh-Hant", "zh_Hant"), ("zh-TW", "zh_Hant"), ("ja-JP", "ja_JP")):
         err = await refused(page, "/nope", {"lang": tag})
-        assert err == page_messages.msg("err.endpoint", lang, endpoint="/nope") != msg_en("/nope"), tag
+        assert err == CONSOLE.t("err.endpoint", lang, endpoint="/nope") != msg_en("/nope"), tag
     for tag, lang in (("vi-VN", "vi_VN"), ("th-TH", "th_TH"), ("es-ES", "es_ES")):
         err = await refused(page, "/episode", scope_body(seeded.alice, id=seeded.bob_id, lang=tag))
         assert err == t("error.not_found", lang, id=seeded.bob_id), tag
@@ -187,7 +186,7 @@ async def test_errors_follow_the_page_language(page: MemoryConsole, seeded: Seed
 
 
 def msg_en(endpoint: str) -> str:
-    return page_messages.msg("err.endpoint", "en_US", endpoint=endpoint)
+    return CONSOLE.t("err.endpoint", "en_US", endpoint=endpoint)
 
 
 # ------------------------------------------------------------------------------------ reads
@@ -524,31 +523,11 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     assert "probe must be true or false" in await refused(page, "/diagnostics", scope_body(seeded.alice, probe="yes"))
 
 
-class WithoutFences:
-    """A service of a version without write fences (issue #6 not landed)."""
-
-    def __init__(self, inner: MemoryService) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("fences", "clear_scope_fences", "fence_of"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
-async def test_fences_absent_are_reported_honestly(seeded: Seeded) -> None:
-    page = make_page(WithoutFences(seeded.service))
-    assert (await ok(page, "/meta", None, method="GET"))["features"]["fences"] is False
-    d = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
-    assert d["fences"] == {"supported": False, "items": []}
-    err = await refused(page, "/fences/clear", scope_body(seeded.alice))
-    assert err == "Write fences are not available in this version."
-
-
-async def test_fences_listed_and_cleared_when_the_service_has_them(page: MemoryConsole, seeded: Seeded) -> None:
+async def test_fences_listed_and_cleared(page: MemoryConsole, seeded: Seeded) -> None:
     svc = seeded.service
-    if not (callable(getattr(svc, "fences", None)) and callable(getattr(svc, "_set_fence", None))):
-        pytest.skip("this service version has no write fences")
+    assert (await ok(page, "/meta", None, method="GET"))["features"]["fences"] is True
+    empty = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
+    assert empty["fences"] == {"supported": True, "items": []}
     lock = f"l2:{KB}:{seeded.alice.user_key}"
     await svc._set_fence(lock, seeded.alice, "episode.forget", "timeout after dispatch")
     await svc._set_fence(f"l2:{KB}:{seeded.bob.user_key}", seeded.bob, "episode.forget", "bob's")

@@ -5,11 +5,13 @@ and a proof that the command and the console leave identical state."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.provider.session import Session
@@ -232,24 +234,47 @@ class TestListener:
         assert (c.status, c.origin, c.model_recommendation, c.redactions) == ("pending", "model", "accept", 1)
 
     async def test_a_paraphrasing_model_writes_nothing(self) -> None:
-        w = await world(
-            {**ON, "candidate_model_uuid": "llm-1"},
-            llm=lambda m, msgs, f: json.dumps(
-                {"candidates": [{"evidence_quote": "The user relocated to Lisbon.", "classification": "correction"}]}
-            ),
-        )
+        """The model may only pick the user's own sentences: a paraphrase proposes nothing, while the
+        same model quoting verbatim proposes one (the control: the model path is live)."""
+        quotes = {"I moved to Lisbon.": "The user relocated to Lisbon.", "I moved to Porto.": "I moved to Porto."}
+
+        def llm(model: str, messages: list[dict[str, Any]], funcs: list[Any]) -> str:
+            said = next(q for q in quotes if q in json.dumps(messages, ensure_ascii=False))
+            return json.dumps({"candidates": [{"evidence_quote": quotes[said], "classification": "correction"}]})
+
+        w = await world({**ON, "candidate_model_uuid": "llm-1"}, llm=llm)
         before = w.state()
         await w.responded("I moved to Lisbon.")
+        assert len(w.handler.calls_of(A.INVOKE_LLM)) == 1  # the model was asked, and paraphrased
         assert w.state() == before
+        await w.responded("I moved to Porto.")
+        assert len(w.handler.calls_of(A.INVOKE_LLM)) == 2
+        (c,) = (await w.review.list(await w.scope())).items
+        assert (c.content, c.origin) == ("I moved to Porto.", "model")
 
-    async def test_a_failing_model_never_breaks_the_turn(self) -> None:
-        def boom(model: str, messages: Any, funcs: Any) -> str:
-            raise KeyError("model down")
+    async def test_a_failing_model_never_breaks_the_turn(self, caplog: pytest.LogCaptureFixture) -> None:
+        """A model call that fails is the extraction's own outcome (logged as a model failure, nothing
+        proposed), not an exception the listener's last-resort guard has to swallow; the next turn,
+        with the model back, proposes again."""
+        down = [True]
 
-        w = await world({**ON, "candidate_model_uuid": "llm-1"}, llm=boom)
+        def flaky(model: str, messages: Any, funcs: Any) -> str:
+            if down[0]:
+                raise KeyError("model down")
+            return json.dumps({"candidates": [{"evidence_quote": "I moved to Porto.", "classification": "correction"}]})
+
+        w = await world({**ON, "candidate_model_uuid": "llm-1"}, llm=flaky)
         before = w.state()
-        await w.responded("I moved to Lisbon.")  # no exception
+        with caplog.at_level(logging.WARNING):
+            await w.responded("I moved to Lisbon.")
+        assert len(w.handler.calls_of(A.INVOKE_LLM)) == 1
         assert w.state() == before
+        assert any("candidate model call failed" in r.getMessage() for r in caplog.records)
+        assert not any("candidate extraction failed" in r.getMessage() for r in caplog.records)
+        down[0] = False
+        await w.responded("I moved to Porto.")
+        (c,) = (await w.review.list(await w.scope())).items
+        assert c.content == "I moved to Porto."
 
     async def test_the_current_speaker_of_a_group_is_the_candidates_speaker(self) -> None:
         w = await world(ON)

@@ -21,14 +21,12 @@ from hypothesis import strategies as st
 from langbot_plugin.api.definition.components.manifest import I18nString
 
 from ltm.domain.privilege import POLICY
-from ltm.i18n import DEFAULT, LANGUAGES, LOCALES_DIR, catalog, normalize_lang, t
+from ltm.i18n import CONSOLE, CONSOLE_DIR, DEFAULT, LANGUAGES, LOCALES_DIR, catalog, normalize_lang, t
 from ltm.service.injection import BEGIN, END, render_block
 from ltm.service.settings import Settings
-from pages import messages as page_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 YAMLS = [ROOT / "manifest.yaml", *sorted((ROOT / "components").rglob("*.yaml"))]
-CONSOLE = ROOT / "pages" / "i18n"
 
 
 # ------------------------------------------------------------------------------------ the list
@@ -156,7 +154,7 @@ def _all_texts(lang: str) -> dict[str, str]:
     for po in sorted((LOCALES_DIR / lang / "LC_MESSAGES").glob("*.po")):
         with po.open("rb") as fh:
             out.update({f"{po.stem}:{m.id}": str(m.string) for m in read_po(fh) if m.id})
-    console = json.loads((CONSOLE / f"{lang}.json").read_text(encoding="utf-8"))
+    console = json.loads((CONSOLE_DIR / f"{lang}.json").read_text(encoding="utf-8"))
     out.update({f"console:{k}": v for k, v in console.items()})
     for path in YAMLS:
         for where, value in _i18n_strings(yaml.safe_load(path.read_text(encoding="utf-8"))):
@@ -263,5 +261,5 @@ def test_console_messages_of_the_router_exist_in_every_language() -> None:
         named |= set(re.findall(r"[\"'](err\.[a-z_]+)[\"']", src.read_text(encoding="utf-8")))
     assert named
     for lang in LANGUAGES:
-        assert not sorted(k for k in named if k not in page_messages.catalog(lang)), lang
-        assert page_messages.msg("err.body", lang) == page_messages.catalog(lang)["err.body"]
+        assert not sorted(k for k in named if k not in CONSOLE.catalog(lang)), lang
+        assert CONSOLE.t("err.body", lang) == CONSOLE.catalog(lang)["err.body"]

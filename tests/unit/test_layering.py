@@ -55,3 +55,15 @@ def test_no_print_in_plugin_code(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
     assert not calls
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in files("components", "pages", "ltm") if p != ROOT / "ltm" / "i18n.py"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_one_translation_runtime(path: Path) -> None:
+    """Catalogs are read and looked up only by ``ltm.i18n`` (core .po and console JSON alike)."""
+    text = path.read_text(encoding="utf-8")
+    assert not {"babel", "read_po"} & imports_of(path) and "read_po" not in text
+    assert '"i18n"' not in text and "LC_MESSAGES" not in text

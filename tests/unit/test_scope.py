@@ -88,3 +88,28 @@ class TestFilterBuilder:
         assert matches({**base, "valid_from_ts": 0.0, "valid_until_ts": 200.0}, f)
         assert not matches({**base, "valid_from_ts": 150.0, "valid_until_ts": 200.0}, f)
         assert not matches({**base, "valid_from_ts": 0.0, "valid_until_ts": 100.0}, f)
+
+
+def test_scope_fence_keys_are_the_scopes_own_and_no_other() -> None:
+    from ltm.domain.scope import l1_lock_key, l2_lock_key, scope_fence_keys, session_profile_key, speaker_profile_key
+
+    alice = derive_scope(session_name="person_alice", bot_uuid="bot", collection="kb1")
+    alicia = derive_scope(session_name="person_alice2", bot_uuid="bot", collection="kb1")  # a prefix only
+    elsewhere = derive_scope(session_name="person_alice", bot_uuid="bot", collection="kb2")
+    own = [
+        l2_lock_key(alice),
+        l1_lock_key(session_profile_key(alice)),
+        l1_lock_key(speaker_profile_key(alice, "alice")),
+    ]
+    others = [
+        l2_lock_key(alicia),
+        l2_lock_key(elsewhere),
+        l1_lock_key(session_profile_key(alicia)),
+        "l2:kb1:",
+        "not-a-lock",
+    ]
+    assert scope_fence_keys(alice, others + own) == sorted(own)
+    assert scope_fence_keys(alice, others) == []
+    assert scope_fence_keys(alicia, others + own) == sorted(
+        [l2_lock_key(alicia), l1_lock_key(session_profile_key(alicia))]
+    )
