@@ -12,6 +12,7 @@ from typing import Any
 
 from ltm.domain.models import is_record_id
 from ltm.domain.scope import MAX_ID_CHARS, Scope
+from ltm.domain.text import unstorable
 from ltm.domain.timefields import parse_instant, to_iso
 from ltm.service import MemoryService
 
@@ -47,7 +48,7 @@ class Body:
             if required:
                 raise BadRequest("err.field_required", field=name)
             return default
-        if not isinstance(v, str):
+        if not isinstance(v, str) or unstorable(v):  # a lone surrogate would also break the refusal's echo
             raise BadRequest("err.field_text", field=name)
         v = v.strip()
         if len(v) > max_len:

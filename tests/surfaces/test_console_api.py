@@ -831,3 +831,15 @@ async def test_known_scopes_show_ids_with_escaped_delimiters(tmp_path) -> None:
     names = {s["session_name"] for s in resp.data["scopes"]}
     assert {"person_plain", "person_a#b%c"} <= names
     assert not any("%23" in n for n in names)
+
+
+@pytest.mark.parametrize("kb_id", ["\ud800", "kb\x00"])
+async def test_a_field_that_is_not_text_is_refused_with_an_encodable_message(kb_id: str, tmp_path: Path) -> None:
+    svc = await build_service("numpy", tmp_path)
+    scope = {"kb_id": kb_id, "session_name": "person_a", "bot_uuid": "b", "sender_id": "a"}
+    resp = await console_router.handle(svc, PageRequest(endpoint="/audit", method="POST", body=scope))
+    assert resp.error and resp.error.encode("utf-8")
+    ok_resp = await console_router.handle(
+        svc, PageRequest(endpoint="/audit", method="POST", body={**scope, "kb_id": KB})
+    )
+    assert ok_resp.error is None  # control: the same request with a text kb id is served
