@@ -1,6 +1,6 @@
 """LongTermMemory plugin entry: composes, per installation, the one MemoryService every component
 calls, the review queue (candidates, tombstones, conflict parking) that guards its writes, the
-consolidator and the served-turn marks.
+consolidator and the served-turn marks; :func:`compose` is where they are joined.
 
 The manifest declares the shared plugin runtime (``shared-runtime-v1`` / ``stateless-v1``): one
 object graph may serve several installations, each invocation carrying its own config and
@@ -25,6 +25,7 @@ from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
+from ltm.service.compose import wire
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.settings import ConfigCache
@@ -55,15 +56,15 @@ def compose(plugin: LongTermMemory) -> InstallationState:
         settings=ConfigCache(plugin.get_config, Settings.from_config),
         reranker_for=lambda collection, kb: HostReranker(plugin, kb.rerank_model),
     )
-    review = ReviewQueue(
-        service, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=HostChatModel(plugin)
-    )
-    # Consolidation registers its cascade listener (derived summaries, pending proposals).
+    chat = HostChatModel(plugin)
+    review = ReviewQueue(service, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=chat)
     consolidator = Consolidator(
-        service,
-        HostChatModel(plugin),
-        settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config),
+        service, chat, settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config)
     )
+    # The review queue guards every write (tombstones, conflicts) and records the tombstone of
+    # forget --never; consolidation gives a removed summary's sources back and removes what was
+    # derived from a removed source.
+    wire(service, review=review, consolidator=consolidator)
     return InstallationState(service=service, review=review, consolidator=consolidator, served_turns=ServedTurns())
 
 
@@ -102,7 +103,7 @@ class LongTermMemory(BasePlugin):
             log.info("installation %s revoked: its memory caches are released", binding.installation_uuid)
 
     # The components' one entry point: the current installation's parts (settable for tests and
-    # for a surface that runs without one, e.g. no review queue).
+    # for a surface that runs without one, e.g. no review queue: the service's writes follow).
     @property
     def service(self) -> MemoryService:
         return self.state().service
@@ -117,7 +118,9 @@ class LongTermMemory(BasePlugin):
 
     @review.setter
     def review(self, value: ReviewQueue | None) -> None:
-        self.state().review = value
+        state = self.state()
+        state.review = value
+        wire(state.service, review=value, consolidator=state.consolidator)
 
     @property
     def consolidator(self) -> Consolidator | None:
@@ -125,7 +128,9 @@ class LongTermMemory(BasePlugin):
 
     @consolidator.setter
     def consolidator(self, value: Consolidator | None) -> None:
-        self.state().consolidator = value
+        state = self.state()
+        state.consolidator = value
+        wire(state.service, review=state.review, consolidator=value)
 
     @property
     def served_turns(self) -> ServedTurns:

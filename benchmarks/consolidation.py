@@ -32,6 +32,7 @@ from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.budget import estimate_tokens
 from ltm.service import Actor, MemoryService
+from ltm.service.compose import wire
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.injection import context_payload, render_block
 
@@ -87,11 +88,12 @@ TOPICS: dict[str, dict[str, Any]] = {
 
 
 def _model(summary: str) -> Any:
-    async def model(messages: list[dict[str, str]]) -> str:
-        ids = sorted(set(re.findall(r"ep_[0-9a-f]{20}", messages[-1]["content"])))
-        return json.dumps({"summary": summary, "cited_ids": ids})
+    class Model:  # a ChatModel that cites every memory it was given
+        async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+            ids = sorted(set(re.findall(r"ep_[0-9a-f]{20}", user)))
+            return json.dumps({"summary": summary, "cited_ids": ids})
 
-    return model
+    return Model()
 
 
 def _block(result: Any) -> tuple[str, list[str]]:
@@ -115,6 +117,7 @@ async def run_topic(name: str, topic: dict[str, Any]) -> dict[str, Any]:
         _model(topic["summary"]),
         settings=lambda: ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0),
     )
+    wire(svc, consolidator=cons)
     before, ids_before = _block(await svc.recall(scope, topic["query"]))
     preview = await cons.preview(scope, ADMIN)
     if preview.proposal is None:

@@ -46,7 +46,8 @@ from ltm.domain.errors import MemoryError_
 from ltm.domain.scope import Criteria, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
-from ltm.service.memory_service import DELETE_BATCH, Actor, MemoryService
+from ltm.service.memory_service import Actor, MemoryService
+from ltm.service.writes import DELETE_BATCH
 
 from . import git_commit
 
@@ -136,7 +137,7 @@ async def _bulk_delete(root: Path, rows: int, repeats: int) -> dict[str, Any]:
             try:
                 scope = await st.svc.scope_for(kb_id=KB, session_name="group_g0", bot_uuid=BOT, sender_id="u0")
                 await st.svc.ingest_document(KB, f"seed-{r}", _doc(1, rows), ADMIN)
-                victims = await st.svc._fetch(scope, Criteria(statuses=None), limit=rows)
+                victims = await st.svc.fetch(scope, Criteria(statuses=None), limit=rows)
                 assert len(victims) == rows
                 chunks = -(-rows // DELETE_BATCH)
                 st.reset_counts()
@@ -163,7 +164,7 @@ async def _bulk_delete(root: Path, rows: int, repeats: int) -> dict[str, Any]:
                     back.append((time.perf_counter() - t0) * 1000)
                     back_calls = dict(st.counts)
                     st.cindex.refuse = lambda method, n: False
-                    left = await st.svc._fetch(scope, Criteria(statuses=None), limit=rows + 1)
+                    left = await st.svc.fetch(scope, Criteria(statuses=None), limit=rows + 1)
                     assert len(left) == rows, f"taking back left {len(left)} of {rows} rows"
             finally:
                 st.close()

@@ -93,17 +93,17 @@ class Reranker(Protocol):
     async def rerank(self, query: str, documents: Sequence[str], timeout: float) -> list[dict[str, Any]]: ...
 
 
+# The longest one model call may take (candidate extraction, a consolidation summary); past it
+# the caller gives up and changes nothing.
+MODEL_TIMEOUT_S = 30.0
+
+
 @runtime_checkable
 class ChatModel(Protocol):
-    """One bounded chat completion: a system prompt and a user message in, the reply text out."""
+    """One bounded chat completion: a system prompt and a user message in, the reply text out
+    (the host applies ``timeout``). Raises on failure."""
 
     async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str: ...
-
-
-class EmbedderResolver(Protocol):
-    """Returns the embedder a collection was created with (the KB's embedding model)."""
-
-    def __call__(self, collection: str, settings: dict[str, Any]) -> Embedder: ...
 
 
 class WriteOutcomeUnknown(Exception):

@@ -29,6 +29,7 @@ from .domain.errors import MemoryError_
 from .domain.scope import Criteria
 from .i18n import error_text
 from .service import Actor, MemoryService, Settings
+from .service.compose import wire
 
 log = logging.getLogger("ltm.standalone")
 KB = "standalone-memory"
@@ -39,12 +40,14 @@ COMMON_DEFAULTS = {"data": "data/standalone", "session": "person_cli", "speaker"
 def build_service(data_dir: Path, *, embedder: str = "minilm") -> MemoryService:
     data_dir.mkdir(parents=True, exist_ok=True)
     emb = LocalMiniLMEmbedder() if embedder == "minilm" else HashingEmbedder()
-    return MemoryService(
+    service = MemoryService(
         kv=SqliteKeyValueStore(str(data_dir / "kv.sqlite3")),
         vectors=ChromaIndex(str(data_dir / "chroma")),
         embedder_for=lambda collection, kb: emb,
         settings=Settings,
     )
+    # no review queue and no consolidation here: nothing guards a write, nothing cascades
+    return wire(service)
 
 
 def _out(data: Any) -> None:

@@ -294,9 +294,7 @@ async def _forget(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     eid = c.body.episode_id()
     reason = c.body.text("reason", max_len=MAX_REASON)
-    never = c.body.boolean("never", False)
-    if never:
-        c.queue()  # without the review queue no tombstone would be recorded: refuse, forget nothing
+    never = c.body.boolean("never", False)  # without a tombstone book the service refuses it
     episode = await c.service.forget(scope, eid, c.actor, reason, never=never)
     out: dict[str, Any] = {"forgotten": episode.id}
     if never:

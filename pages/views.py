@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ltm.domain.episode_views import console_view
 from ltm.domain.errors import NotFoundError
-from ltm.domain.models import Episode, Profile, validity_window
+from ltm.domain.models import Profile
 from ltm.domain.scope import Scope, scope_fence_keys
 from ltm.domain.timefields import parse_instant
-from ltm.domain.trust import trust_label
 from ltm.i18n import LANGUAGES, t
 from ltm.service import MemoryService
 from ltm.service.health import HealthReport
@@ -18,13 +18,7 @@ from ltm.service.review import Candidate
 MAX_INJECTION_EPISODES = 50
 
 
-def episode_view(e: Episode, score: float | None = None) -> dict[str, Any]:
-    out = e.to_public()
-    out["trust"] = trust_label(e.claim_type, e.confidence)
-    out["valid_window"] = validity_window(e)
-    if score is not None:
-        out["score"] = round(float(score), 4)
-    return out
+episode_view = console_view
 
 
 def candidate_view(c: Candidate) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 The ``!memory`` entry point parses the line, checks the privilege (admin only) and calls these with
 the scope it derived; they call the one :class:`~ltm.service.consolidation.Consolidator` of the
-plugin (``plugin.consolidator``, created by ``install_consolidation``) and render localized replies.
+plugin (``plugin.consolidator``, composed in ``main.compose``) and render localized replies.
 Stored text (memories, the draft summary) is shown quoted and cleaned, never as markup.
 Every function returns at least one reply and never raises.
 """
@@ -13,9 +13,8 @@ import logging
 from typing import Any
 
 from components.commands import render
-from components.consolidation_model import install_consolidation
 from ltm.domain import consolidation as rules
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import MemoryError_, ScopeError
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text, t
 from ltm.service import Actor
@@ -38,7 +37,7 @@ def consolidator_of(plugin: Any) -> Consolidator:
     existing = getattr(plugin, "consolidator", None)
     if isinstance(existing, Consolidator):
         return existing
-    return install_consolidation(plugin)
+    raise ScopeError("no consolidator in this installation", key="consol.error.unavailable")
 
 
 def _actor(ctx: Any, scope: Scope, actor: Actor | None) -> Actor:

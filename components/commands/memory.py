@@ -256,8 +256,6 @@ class MemoryCommand(Command):
 
     # ------------------------------------------------------------------ admin verbs
     async def _do_forget(self, c: Call) -> list[str]:
-        if c.p.never and self.review is None:  # no tombstone could be recorded: do not pretend
-            return [t("cmd.review.unavailable", c.lang)]
         e = await self.service.forget(c.scope, c.p.episode_id, c.actor, reason=c.p.reason, never=c.p.never)
         text = t("cmd.forget.done", c.lang, id=render.clean(e.id, 40), content=render.quote(e.content))
         if c.p.never:

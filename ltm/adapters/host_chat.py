@@ -11,12 +11,19 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def message_text(message: Any) -> str:
-    content = getattr(message, "content", None)
+    """The text of a provider ``Message`` (or its dict form): a string, or the ``text`` parts of a
+    content-element list joined. Anything else (a tool call, an image) yields ``""``."""
+    content = _field(message, "content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(getattr(e, "text", "") or "") for e in content if getattr(e, "type", "") == "text")
+        parts = [_field(e, "text") for e in content if _field(e, "type") == "text"]
+        return "".join(p for p in parts if isinstance(p, str))
     return ""
 
 

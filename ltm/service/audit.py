@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..domain.scope import AUDIT_PREFIX
+from ..domain.scope import AUDIT_PREFIX, Scope, audience_of_key, audit_log_key, may_read
 from ..ports import KeyValueStore
 
 CHUNK = 50
@@ -119,3 +119,25 @@ class AuditLog:
             raw = await self._kv.get(_key(log, f"c/{chunk_no}"))
             out.extend(json.loads(raw) if raw else [])
         return out
+
+    # The log of a scope: one per memory knowledge base and user key (never shared by two KBs).
+    async def scope_count(self, scope: Scope) -> int:
+        return await self.count(audit_log_key(scope))
+
+    async def scope_page(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
+        """Newest first: (entries, total). Entries of what was done in a chat this reader may not
+        read (another person's private chat, ``bot`` isolation) keep only their number, time and
+        operation (``redacted``), so paging and totals stay the log's own."""
+        entries, total = await self.page(audit_log_key(scope), page, page_size)
+        return [readable_entry(scope, e) for e in entries], total
+
+    async def scope_export(self, scope: Scope) -> list[dict[str, Any]]:
+        return [readable_entry(scope, e) for e in await self.export(audit_log_key(scope))]
+
+
+def readable_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit entry as the read rule lets ``scope`` see it (see :meth:`AuditLog.scope_page`)."""
+    if may_read(scope, audience_of_key(str(entry.get("scope_key") or ""))):
+        return entry
+    keep = ("seq", "at", "operation", "user_key", "collection")
+    return {**{k: entry.get(k) for k in keep}, "targets": [], "sender": "", "summary": "", "redacted": True}

@@ -68,7 +68,7 @@ async def run_health(
         checks.append(Check("embedding_model", RED, "health.embedding_missing"))
         return HealthReport(checks)
     try:
-        vecs = await service._embedder_for(kb.kb_id, kb).embed(["health probe"])
+        vecs = await service.embedder_for(kb.kb_id, kb).embed(["health probe"])
         dim = len(vecs[0]) if vecs else 0
         checks.append(Check("embedding_model", GREEN if dim else RED, "health.embedding_ok", {"dim": dim}))
     except Exception as exc:

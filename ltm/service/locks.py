@@ -37,6 +37,3 @@ class ScopeLocks:
             for key in sorted(set(keys)):
                 await stack.enter_async_context(self.hold(key))
             yield
-
-    def busy(self) -> list[str]:
-        return sorted(k for k, lock in self._locks.items() if lock.locked())

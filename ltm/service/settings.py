@@ -12,7 +12,7 @@ from ltm.i18n import normalize_lang
 T = TypeVar("T")
 
 
-def _int(raw: Any, default: int, lo: int, hi: int) -> int:
+def int_setting(raw: Any, default: int, lo: int, hi: int) -> int:
     if isinstance(raw, bool):  # a boolean is not a count
         return default
     try:
@@ -22,7 +22,7 @@ def _int(raw: Any, default: int, lo: int, hi: int) -> int:
     return max(lo, min(hi, val))
 
 
-def _float(raw: Any, default: float, lo: float, hi: float) -> float:
+def float_setting(raw: Any, default: float, lo: float, hi: float) -> float:
     try:
         val = float(raw)
     except (TypeError, ValueError):
@@ -32,7 +32,7 @@ def _float(raw: Any, default: float, lo: float, hi: float) -> float:
     return max(lo, min(hi, val))
 
 
-def _bool(raw: Any, default: bool) -> bool:
+def bool_setting(raw: Any, default: bool) -> bool:
     if isinstance(raw, bool):
         return raw
     if isinstance(raw, str):
@@ -70,20 +70,20 @@ class Settings:
             admins_raw = [a for a in (x.strip(" \t\r\n") for x in admins_raw.split(",")) if a]
         return cls(
             language=normalize_lang(str(c.get("language") or "")),
-            max_profile_traits=_int(c.get("max_profile_traits"), 20, 1, 200),
-            max_profile_preferences=_int(c.get("max_profile_preferences"), 10, 1, 100),
-            auto_recall=_bool(c.get("auto_recall"), True),
-            auto_recall_top_k=_int(c.get("auto_recall_top_k"), 5, 0, 50),
-            recall_token_budget=_int(c.get("recall_token_budget"), 1500, 100, 20000),
-            recency_half_life_days=_float(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
-            inject_profiles=_bool(c.get("inject_profiles"), True),
+            max_profile_traits=int_setting(c.get("max_profile_traits"), 20, 1, 200),
+            max_profile_preferences=int_setting(c.get("max_profile_preferences"), 10, 1, 100),
+            auto_recall=bool_setting(c.get("auto_recall"), True),
+            auto_recall_top_k=int_setting(c.get("auto_recall_top_k"), 5, 0, 50),
+            recall_token_budget=int_setting(c.get("recall_token_budget"), 1500, 100, 20000),
+            recency_half_life_days=float_setting(c.get("recency_half_life_days"), 30.0, 0.0, 3650.0),
+            inject_profiles=bool_setting(c.get("inject_profiles"), True),
             memory_block_template=str(c.get("memory_block_template") or ""),
             admin_sender_ids=tuple(str(a) for a in admins_raw if str(a).strip()),
-            members_edit_group_profile=_bool(c.get("members_edit_group_profile"), False),
+            members_edit_group_profile=bool_setting(c.get("members_edit_group_profile"), False),
             memory_kb=str(c.get("memory_kb") or ""),
-            lexical_max_docs=_int(c.get("lexical_max_docs"), 5000, 100, 100000),
-            recall_index_mb=_int(c.get("recall_index_mb"), 256, 8, 16384),
-            recall_index_ttl_seconds=_int(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
+            lexical_max_docs=int_setting(c.get("lexical_max_docs"), 5000, 100, 100000),
+            recall_index_mb=int_setting(c.get("recall_index_mb"), 256, 8, 16384),
+            recall_index_ttl_seconds=int_setting(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
         )
 
 
@@ -111,11 +111,11 @@ class KbSettings:
             kb_id=kb_id,
             embedding_model=str(c.get("embedding_model") or ""),
             isolation=iso if iso in ("session", "bot") else "session",
-            recency_half_life_days=None if hl in (None, "") else _float(hl, 30.0, 0.0, 3650.0),
-            auto_recall_top_k=None if tk in (None, "") else _int(tk, 5, 0, 50),
+            recency_half_life_days=None if hl in (None, "") else float_setting(hl, 30.0, 0.0, 3650.0),
+            auto_recall_top_k=None if tk in (None, "") else int_setting(tk, 5, 0, 50),
             retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
             rerank_model=str(c.get("rerank_model") or "").strip(),
-            rerank_timeout_s=_float(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
+            rerank_timeout_s=float_setting(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
         )
 
     def to_dict(self) -> dict[str, Any]:

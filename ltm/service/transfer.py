@@ -26,13 +26,13 @@ Import (L2) accepts that document, or a bare list, or ``{"episodes": [...]}``:
 - ``supersedes``/``superseded_by`` links are remapped to the new ids (or to the episode already
   imported from that original id); a link to an episode that is not in the scope is dropped, and
   re-joined from the other side when that episode is imported later (paged exports);
-- the write is one mutation of the service (``MemoryService._mutate_steps``: fence check, journal
+- the write is one mutation of the service (``WriteEngine.mutate``: fence check, journal
   entry expecting every new id, the writes in chunks, one audit entry ``episode.import``) under the
   scope lock, all or nothing: if a later chunk fails (refused or an unknown outcome), the chunks
   already written are taken back; an unknown outcome also fences the scope.
 
 Export writes one audit entry too (``scope.export``): it is a whole-scope read by an admin.
-Both verbs read through ``MemoryService._fetch`` (the one scope filter, paged through the backend),
+Both verbs read through ``WriteEngine.fetch`` (the one scope filter, paged through the backend),
 never another scope.
 """
 
@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..domain.episode_views import EXPORT_FIELDS, export_record
 from ..domain.errors import MemoryError_, ValidationError
 from ..domain.models import (
     CONFIDENCE_CLASSES,
@@ -58,10 +59,11 @@ from ..domain.models import (
     new_episode_id,
     validate_episode_input,
 )
-from ..domain.scope import Criteria, Scope
+from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
-from .memory_service import Actor, MemoryService, WriteStep
+from .memory_service import MemoryService
+from .writes import Actor, WriteStep, need_l2
 
 log = logging.getLogger(__name__)
 
@@ -76,29 +78,7 @@ WRITE_CHUNK = 64
 IMPORT_STATUSES = ("active", "superseded", "archived")
 _CONFIDENCE_RANK = {"unverified": 0, "inferred": 1, "stated": 2, "confirmed": 3}
 
-EPISODE_FIELDS: tuple[str, ...] = (
-    "id",
-    "content",
-    "status",
-    "sender_id",
-    "importance",
-    "tags",
-    "supersedes",
-    "superseded_by",
-    "timestamp",
-    "event_at",
-    "valid_from",
-    "valid_until",
-    "claim_type",
-    "confidence",
-    "source_ref",
-    "origin",
-    "content_hash",
-    "import_original_id",
-    "session_name",
-    "scope_key",
-    "user_key",
-)
+EPISODE_FIELDS = EXPORT_FIELDS
 IGNORED_ON_IMPORT = ("user_key", "scope_key", "session_name", "bot_uuid", "file_id", "document_id")
 
 
@@ -115,34 +95,7 @@ def checksum(value: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def episode_record(e: Episode) -> dict[str, Any]:
-    """The export shape of one episode (JSON-safe, stable key set)."""
-    rec: dict[str, Any] = {
-        "id": e.id,
-        "content": e.content,
-        "status": e.status,
-        "sender_id": e.sender_id,
-        "importance": e.importance,
-        "tags": list(e.tags),
-        "supersedes": list(e.supersedes),
-        "superseded_by": e.superseded_by,
-        "timestamp": e.timestamp,
-        "event_at": e.event_at,
-        "valid_from": e.valid_from,
-        "valid_until": e.valid_until,
-        "claim_type": e.claim_type,
-        "confidence": e.confidence,
-        "source_ref": e.source_ref,
-        "origin": e.origin,
-        "content_hash": e.content_hash or content_hash(e.content),
-        "import_original_id": e.import_original_id,
-        "session_name": e.session_name,
-        "scope_key": e.scope_key,
-        "user_key": e.user_key,
-    }
-    if e.extra:
-        rec["extra"] = e.extra
-    return rec
+episode_record = export_record
 
 
 def _source(scope: Scope) -> dict[str, str]:
@@ -197,7 +150,7 @@ async def export_scope(
     if layer != "l2":
         raise ValidationError(f"unknown layer {layer!r}", key="cmd.transfer.layer", value=str(layer))
     crit = Criteria(statuses=tuple(statuses) if statuses else None)
-    rows = await service._fetch(scope, crit, limit=MAX_EXPORT + 1)
+    rows = await service.fetch(scope, crit, limit=MAX_EXPORT + 1)
     truncated = len(rows) > MAX_EXPORT
     rows = rows[:MAX_EXPORT]
     rows.sort(key=lambda e: (e.timestamp, e.id))
@@ -236,8 +189,8 @@ async def export_scope(
 
 
 async def _audit_export(service: MemoryService, scope: Scope, actor: Actor, summary: str, targets: list[str]) -> None:
-    async with service.locks.hold(service._l2_lock(scope)):
-        await service._audit(scope, actor, "scope.export", targets, summary)
+    async with service.locks.hold(l2_lock_key(scope)):
+        await service.writes.audit(scope, actor, "scope.export", targets, summary)
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,11 +375,11 @@ def _imported_marks(item: ImportItem) -> tuple[str, dict[str, Any]]:
 
 async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
     """Import L2 episodes into ``scope`` (see the module docstring). Validates the whole batch first."""
-    service._need_l2(scope)
+    need_l2(scope)
     plan = validate_batch(_episodes_of(payload))
     batch = "imp_" + uuid.uuid4().hex[:12]
-    async with service.locks.hold(service._l2_lock(scope)):
-        existing = await service._fetch(scope, Criteria(statuses=None), limit=MAX_EXPORT)
+    async with service.locks.hold(l2_lock_key(scope)):
+        existing = await service.fetch(scope, Criteria(statuses=None), limit=MAX_EXPORT)
         keys: dict[tuple[str, str], str] = {}  # (content hash, original id) -> id in this scope
         id_map: dict[str, str] = {}  # any known original id -> id in this scope
         for e in existing:
@@ -485,7 +438,7 @@ async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor
                 f", {len(patches)} links re-joined" if patches else ""
             )
             steps = _import_steps(service, scope, episodes, patches, ((ids + [p.id for _, p in patches])[:50], summary))
-            await service._mutate_steps(actor, OPERATION, steps)
+            await service.writes.mutate(actor, OPERATION, steps)
     log.info("import into %s: %d new, %d skipped (%s)", scope.user_key, len(episodes), skipped, batch)
     return ImportReport(len(episodes), skipped, [e.id for e in episodes], batch, dropped)
 
@@ -521,17 +474,17 @@ def _import_steps(
     deleting them: their ids are all new), then the re-joined links of existing rows (taken back by
     writing the originals). The service makes them all or nothing. A re-joined link changes no
     status, so its step expects nothing recovery could check."""
-    lock_key = service._l2_lock(scope)
-    steps = service._new_row_steps(scope, episodes, OPERATION, audit, WRITE_CHUNK)
+    lock_key = l2_lock_key(scope)
+    steps = service.writes.new_row_steps(scope, episodes, OPERATION, audit, WRITE_CHUNK)
     for i in range(0, len(patches), WRITE_CHUNK):
         pairs = patches[i : i + WRITE_CHUNK]
         steps.append(
             WriteStep(
                 scope,
                 lock_key,
-                {},
-                apply=lambda pairs=pairs: service._upsert(scope, [p for _, p in pairs], OPERATION),
-                undo=lambda pairs=pairs: service._upsert(
+                [],
+                apply=lambda pairs=pairs: service.writes.upsert(scope, [p for _, p in pairs], OPERATION),
+                undo=lambda pairs=pairs: service.writes.upsert(
                     scope, [o for o, _ in pairs], OPERATION + ".undo", fence_check=False
                 ),
             )

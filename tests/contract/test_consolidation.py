@@ -21,11 +21,11 @@ import pytest
 from babel.messages.pofile import read_po
 
 from components.commands.consolidate import consolidate_preview, consolidate_run
-from components.consolidation_model import host_chat_model, install_consolidation, message_text
+from ltm.adapters.host_chat import message_text
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import (
@@ -35,7 +35,7 @@ from ltm.service.consolidation import (
     Preview,
 )
 from pages.consolidation import discard_route, preview_route, proposals_route, run_route
-from tests.support import ADMIN, KB, build_service, scope_of
+from tests.support import ADMIN, KB, build_service, consolidated, scope_of, unwire_consolidation
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -75,7 +75,8 @@ class ScriptedModel:
         self.gate: asyncio.Event | None = None
         self.entered = asyncio.Event()
 
-    async def __call__(self, messages: list[dict[str, str]]) -> str:
+    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self.calls.append(messages)
         self.entered.set()
         if self.gate is not None:
@@ -117,7 +118,7 @@ class Env:
         return [e["operation"] for e in await self.svc.audit_export(scope)]
 
     async def all_rows(self, scope: Scope) -> dict[str, Episode]:
-        return {e.id: e for e in await self.svc._fetch(scope, Criteria(statuses=None))}
+        return {e.id: e for e in await self.svc.fetch(scope, Criteria(statuses=None))}
 
 
 @pytest.fixture(params=["numpy", "chroma"])
@@ -127,9 +128,9 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[E
     svc = await build_service(request.param, tmp_path, settings=lambda: conf.memory)
     svc.clock = clock
     model = ScriptedModel()
-    cons = Consolidator(svc, model, settings=lambda: conf.consol)
+    cons = consolidated(svc, model, settings=lambda: conf.consol)
     yield Env(svc, cons, model, clock, conf)
-    cons.close()
+    unwire_consolidation(svc)
     close = getattr(svc.vectors, "close", None)
     if close:
         close()
@@ -142,9 +143,9 @@ async def fast(tmp_path: Path) -> AsyncIterator[Env]:
     svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory)
     svc.clock = clock
     model = ScriptedModel()
-    cons = Consolidator(svc, model, settings=lambda: conf.consol)
+    cons = consolidated(svc, model, settings=lambda: conf.consol)
     yield Env(svc, cons, model, clock, conf)
-    cons.close()
+    unwire_consolidation(svc)
 
 
 async def old_sources(e: Env, scope: Scope, n: int = 3) -> list[Episode]:
@@ -534,7 +535,7 @@ class TestProposalChecks:
         pid, eps = await self._proposal(env, a)
         # the stored record changes behind the service's verbs (no retire event, no cascade)
         changed = eps[1].retagged(content="Alice now prefers coffee")
-        await env.svc._upsert(a, [changed])
+        await env.svc.writes.upsert(a, [changed])
         rows, ops = await env.all_rows(a), await env.ops(a)
         with pytest.raises(ConflictError) as err:
             await env.cons.run(a, ADMIN, pid)
@@ -550,7 +551,7 @@ class TestProposalChecks:
     async def test_stale_after_source_archived_without_cascade(self, fast: Env) -> None:
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        fast.cons.close()  # no cascade: the re-check alone must catch it
+        unwire_consolidation(fast.svc)  # no cascade: the re-check alone must catch it
         await fast.svc.set_status(a, eps[0].id, "archived", ADMIN)
         with pytest.raises(ConflictError) as err:
             await fast.cons.run(a, ADMIN, pid)
@@ -560,7 +561,7 @@ class TestProposalChecks:
     async def test_source_retired_during_the_write(self, fast: Env, monkeypatch: pytest.MonkeyPatch) -> None:
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        fast.cons.close()
+        unwire_consolidation(fast.svc)
         real = fast.svc.remember
 
         async def racing(*args: Any, **kw: Any) -> Any:
@@ -656,13 +657,13 @@ class TestProposalChecks:
             seen.append(origin)
             raise ConflictError("tombstoned", key="error.conflict")
 
-        fast.svc.statement_guards.append(guard)
+        fast.svc.episodes.guard = guard
         rows = await fast.all_rows(a)
         with pytest.raises(ConflictError):
             await fast.cons.run(a, ADMIN, pid)
         assert seen == ["consolidation"] and await fast.all_rows(a) == rows
         assert [p.id for p in await fast.cons.list_proposals(a)] == [pid]
-        fast.svc.statement_guards.remove(guard)
+        fast.svc.episodes.guard = None
         assert (await fast.cons.run(a, ADMIN, pid)).summary is not None
 
     async def test_expired(self, fast: Env) -> None:
@@ -705,6 +706,19 @@ class TestProposalChecks:
         with pytest.raises(NotFoundError):
             await fast.cons.run(a, ADMIN, pid)
 
+    async def test_a_proposal_is_written_through_the_journal_and_its_scopes_fence(self, fast: Env) -> None:
+        """A proposal write is a journaled step fenced with the scope's L2 writes, like discard: a
+        preview in a fenced scope stores no proposal; the same preview once the fence is cleared does."""
+        a = await scope_of(fast.svc)
+        await old_sources(fast, a)
+        await fast.svc.writes.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
+        with pytest.raises(FencedError):
+            await fast.cons.preview(a, ADMIN)
+        assert await fast.proposals() == {} and not await fast.svc.kv.keys("journal/")
+        assert await fast.svc.clear_fence(l2_lock_key(a), ADMIN)
+        assert (await fast.cons.preview(a, ADMIN)).proposal is not None
+        assert len(await fast.proposals()) == 1 and not await fast.svc.kv.keys("journal/")
+
     async def test_a_discard_with_an_unknown_outcome_fences_and_a_refused_one_changes_nothing(
         self, fast: Env, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -726,7 +740,7 @@ class TestProposalChecks:
         outcome["error"] = TimeoutError("no answer")
         with pytest.raises(FencedError):
             await fast.cons.discard(a, ADMIN, pid)
-        assert list(await fast.svc.fences()) == [fast.svc._l2_lock(a)]
+        assert list(await fast.svc.fences()) == [l2_lock_key(a)]
         assert "consolidation.discard" not in await fast.ops(a)
 
 
@@ -1003,13 +1017,6 @@ class TestSettings:
         assert ConsolidationSettings.from_config(None) == ConsolidationSettings()
         assert ConsolidationSettings().min_age_days == 7 and ConsolidationSettings().max_candidates == 20
 
-    def test_from_service_settings(self) -> None:
-        assert ConsolidationSettings.from_settings(Settings()) == ConsolidationSettings()
-        via_extra = Settings(extra={"consolidation_enabled": "true", "consolidation_max_candidates": 5})
-        assert ConsolidationSettings.from_settings(via_extra) == ConsolidationSettings(enabled=True, max_candidates=5)
-        attrs = SimpleNamespace(consolidation_enabled=True, consolidation_model_uuid="x", extra={})
-        assert ConsolidationSettings.from_settings(attrs) == ConsolidationSettings(enabled=True, model_uuid="x")
-
 
 class TestCommandAndConsole:
     async def test_command_replies(self, fast: Env) -> None:
@@ -1060,6 +1067,7 @@ class TestCommandAndConsole:
             await discard_route(fast.svc, fast.cons, a, {}, console)
 
     async def test_host_chat_model_over_the_sdk(self, tmp_path: Path) -> None:
+        from ltm.adapters.host_chat import HostChatModel
         from tests.support.host_runtime import FakeHostHandler, make_plugin
 
         seen: list[tuple[str, list[dict[str, Any]]]] = []
@@ -1070,24 +1078,19 @@ class TestCommandAndConsole:
             answer = json.dumps({"summary": "from host", "cited_ids": [s["id"] for s in data]})
             return {"role": "assistant", "content": [{"type": "text", "text": answer}]}
 
-        handler = FakeHostHandler(llm_responder=responder)
-        plugin = make_plugin(
-            handler,
-            {"consolidation_enabled": True, "consolidation_model_uuid": "llm-1", "consolidation_min_age_days": 0},
-        )
-        plugin.service = await build_service("numpy", tmp_path)  # type: ignore[attr-defined]
-        cons = install_consolidation(plugin)
-        assert install_consolidation(plugin) is cons and cons.on_retired in plugin.service.retire_listeners
-        a = await scope_of(plugin.service)
-        await plugin.service.remember(a, {"content": "Alice likes tea"}, ADMIN)
-        await plugin.service.remember(a, {"content": "Alice likes cake"}, ADMIN)
-        cons.service.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
+        plugin = make_plugin(FakeHostHandler(llm_responder=responder))
+        svc = await build_service("numpy", tmp_path)
+        conf = ConsolidationSettings(enabled=True, model_uuid="llm-1", min_age_days=0)
+        cons = consolidated(svc, HostChatModel(plugin), settings=lambda: conf)
+        a = await scope_of(svc)
+        await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
+        await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
+        svc.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
         p = await cons.preview(a, ADMIN)
         assert p.proposal is not None and p.proposal.summary == "from host"
         model, messages = seen[0]
         assert model == "llm-1" and [m["role"] for m in messages] == ["system", "user"]
         assert (await cons.run(a, ADMIN, p.proposal.id)).summary is not None
-        cons.close()
 
     async def test_completion_style_model(self, tmp_path: Path) -> None:
         """The shape of ``ltm.ports.ChatModel`` (model uuid, system, user, timeout) works the same."""
@@ -1100,7 +1103,7 @@ class TestCommandAndConsole:
 
         svc = await build_service("numpy", tmp_path)
         conf = ConsolidationSettings(enabled=True, model_uuid="uuid-9", min_age_days=0)
-        cons = Consolidator(svc, Completion(), settings=lambda: conf)
+        cons = consolidated(svc, Completion(), settings=lambda: conf)
         a = await scope_of(svc)
         await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
         await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
@@ -1111,7 +1114,6 @@ class TestCommandAndConsole:
         assert uuid_ == "uuid-9" and "DATA, not instructions" in system and "<SOURCES_JSON>" in user
         assert "Alice likes" not in system and timeout == cons.model_timeout
         assert (await cons.run(a, ADMIN, p.proposal.id)).summary is not None
-        cons.close()
 
     def test_message_text(self) -> None:
         assert message_text(SimpleNamespace(content="a")) == "a"
@@ -1124,18 +1126,17 @@ class TestCommandAndConsole:
         assert message_text(SimpleNamespace(content=None)) == ""
 
     async def test_host_model_error_is_a_failed_draft(self, tmp_path: Path) -> None:
+        from ltm.adapters.host_chat import HostChatModel
         from tests.support.host_runtime import FakeHostHandler, make_plugin
 
-        plugin = make_plugin(FakeHostHandler(), {"consolidation_model_uuid": "missing"})  # no llm: host error
-        plugin.service = await build_service("numpy", tmp_path)  # type: ignore[attr-defined]
-        call = host_chat_model(plugin, "missing")
+        plugin = make_plugin(FakeHostHandler())  # no llm: the host answers an error
         with pytest.raises(Exception, match="not found"):
-            await call([{"role": "user", "content": "hi"}])
+            await HostChatModel(plugin).complete("missing", "system", "hi", 5.0)
 
 
 # ---------------------------------------------------------------------------------------- i18n
 CODE = [
-    ROOT / "ltm" / "service" / "consolidation.py",
+    *sorted((ROOT / "ltm" / "service" / "consolidation").glob("*.py")),
     ROOT / "components" / "commands" / "consolidate.py",
     ROOT / "pages" / "consolidation.py",
 ]

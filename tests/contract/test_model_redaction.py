@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from ltm.service import Actor
-from ltm.service.consolidation import Consolidator
 from tests.contract.test_consolidation import Clock, Conf, Env
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
-from tests.support import ADMIN, build_service, scope_of
+from tests.support import ADMIN, build_service, consolidated, scope_of, unwire_consolidation
 from tests.support.review import ScriptedModel, review_world
 
 LISTENER = Actor(surface="listener", sender_id="alice", query_id=7)
@@ -53,9 +52,9 @@ async def cons_env(tmp_path: Path) -> AsyncIterator[Env]:
     svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory)
     svc.clock = clock
     model = ConsolidationModel()
-    cons = Consolidator(svc, model, settings=lambda: conf.consol)
+    cons = consolidated(svc, model, settings=lambda: conf.consol)
     yield Env(svc, cons, model, clock, conf)
-    cons.close()
+    unwire_consolidation(svc)
 
 
 async def test_consolidation_sends_no_credential_to_the_model(cons_env: Env) -> None:

@@ -94,7 +94,7 @@ async def test_index_and_host_search_return_the_same_rows(tmp_path: Path) -> Non
     the host's filtered top-k (same rows and similarities, up to float16 rounding)."""
     svc = await build_service("numpy", tmp_path)
     rng = random.Random(3)
-    emb = svc._embedder_for(KB, None)  # type: ignore[arg-type]
+    emb = svc.embedder_for(KB, None)  # type: ignore[arg-type]
     scopes = [await scope_of(svc, f"group_{i}", sender=f"u{i % 3}") for i in range(3)]
     for n in range(60):
         s = scopes[n % 3].with_sender(f"u{rng.randrange(3)}")
@@ -152,7 +152,7 @@ async def test_a_retired_or_deleted_row_never_comes_back_from_the_index(tmp_path
     idx = await svc.scope_index(s)
     where = scope_filter(s.user_key, Criteria(statuses=ACTIVE))
     assert victim.id not in [r[0] for r in idx.lexical_search("blue bicycle garage", 50, where)]
-    qv = (await svc._embedder_for(KB, None).embed([text]))[0]  # type: ignore[arg-type]
+    qv = (await svc.embedder_for(KB, None).embed([text]))[0]  # type: ignore[arg-type]
     assert victim.id not in [r[0] for r in idx.vector_search(qv, 50, where) or []]
     got = recalled(await svc.recall(s, "blue bicycle garage"))
     assert victim.id not in got
@@ -230,7 +230,7 @@ async def test_one_byte_budget_evicts_the_least_recently_used_scope(tmp_path: Pa
 async def test_rows_stored_without_a_vector_still_recall_and_are_filled_in(tmp_path: Path) -> None:
     svc, idx = await counted(tmp_path)
     s = await scope_of(svc)
-    emb = svc._embedder_for(KB, None)  # type: ignore[arg-type]
+    emb = svc.embedder_for(KB, None)  # type: ignore[arg-type]
     legacy = []
     for n, text in enumerate(["Alice bakes sourdough bread", "Alice runs marathons", "Alice collects stamps"]):
         ep = Episode(id=f"ep_legacy{n}", content=text, user_key=s.user_key, scope_key=s.scope_key,
@@ -247,7 +247,7 @@ async def test_rows_stored_without_a_vector_still_recall_and_are_filled_in(tmp_p
                 await gate.wait()
             return await emb.embed(texts)
 
-    svc._embedder_for = lambda c, kb: Gated()  # type: ignore[method-assign]
+    svc.embedder_for = lambda c, kb: Gated()  # type: ignore[method-assign]
     res = await svc.recall(s, "sourdough bread")
     gate.set()
     assert recalled(res)[0] == "ep_legacy0"
@@ -267,7 +267,7 @@ async def test_writes_of_another_process_are_seen_after_the_ttl(tmp_path: Path) 
     s = await scope_of(svc)
     await svc.remember(s, {"content": "Alice likes oolong tea"}, USER)
     await svc.recall(s, "tea")
-    other = MemoryService(kv=svc.kv, vectors=idx.inner, embedder_for=svc._embedder_for, settings=Settings)
+    other = MemoryService(kv=svc.kv, vectors=idx.inner, embedder_for=svc.embedder_for, settings=Settings)
     await other.register_kb(KB, {"embedding_model": "hash", "isolation": "session"})
     theirs, _ = await other.remember(s, {"content": "Alice likes jasmine tea"}, USER)
     assert theirs.id not in recalled(await svc.recall(s, "jasmine tea"))  # within the TTL: not yet
@@ -285,7 +285,7 @@ async def test_list_episodes_reads_only_the_page(tmp_path: Path) -> None:
     s = await scope_of(svc)
     for n in range(30):
         await svc.remember(s, {"content": f"note number {n}"}, USER)
-    full = await svc._fetch(s, Criteria())
+    full = await svc.fetch(s, Criteria())
     full.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
     await svc.scope_index(s)
     idx.calls.clear()

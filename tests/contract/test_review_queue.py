@@ -15,9 +15,10 @@ from ltm.domain.errors import ConflictError, MemoryError_, NotFoundError, Parked
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor
-from ltm.service import review as review_mod
 from ltm.service.injection import context_payload, render_block
 from ltm.service.review import ReviewSettings
+from ltm.service.review import candidates as candidates_mod
+from ltm.service.review import queue as queue_mod
 from ltm.service.transfer import import_scope
 from tests.support import ADMIN, KB
 from tests.support.console.state import stored_state
@@ -102,7 +103,7 @@ class TestExtraction:
     async def test_a_full_queue_drops_candidates_and_says_so(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(review_mod, "MAX_OPEN", 2)
+        monkeypatch.setattr(candidates_mod, "MAX_OPEN", 2)
         w = await review_world(tmp_path)
         report = await w.review.extract(w.alice, "I like tea. I live in Oslo. I am a nurse.", LISTENER)
         assert len(report.candidates) == 2 and report.skipped == [("queue_full", "2")]
@@ -147,7 +148,7 @@ class TestModelSelection:
         assert await stored_state(w.service) == before
 
     async def test_time_and_failures_write_nothing(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(review_mod, "MODEL_TIMEOUT_S", 0.05)
+        monkeypatch.setattr(queue_mod, "MODEL_TIMEOUT_S", 0.05)
         model = ScriptedModel(("sleep", 2.0))
         w = await review_world(tmp_path, model=model, candidate_model_uuid="m-1")
         before = await stored_state(w.service)

@@ -145,7 +145,7 @@ class TestAuditAndProfiles:
     async def test_audit_paging_over_chunks(self, fast_service: MemoryService) -> None:
         a = await scope_of(fast_service)
         for i in range(120):
-            await fast_service._audit(a, ADMIN, "x", [str(i)], "s")
+            await fast_service.writes.audit(a, ADMIN, "x", [str(i)], "s")
         page2, total = await fast_service.audit_page(a, 2, 50)
         assert total == 120 and [e["seq"] for e in page2] == list(range(70, 20, -1))
 
@@ -173,7 +173,7 @@ class TestRestoreUndoesArchive:
         await fast_service.set_status(a, plain.id, "archived", ADMIN)
         assert (await fast_service.set_status(a, plain.id, "active", ADMIN)).status == "active"  # positive control
         archived = (await fast_service.get_episode(a, old.id)).retagged(status="archived")
-        await fast_service._upsert(a, [archived])  # what consolidation's cleanup does
+        await fast_service.writes.upsert(a, [archived])  # what consolidation's cleanup does
         restored = await fast_service.set_status(a, old.id, "active", ADMIN)
         assert restored.status == "superseded"
         assert "Alice lives in Paris" not in [

@@ -93,7 +93,7 @@ def links(doc: dict[str, Any]) -> set[tuple[str, str]]:
 
 async def snapshot(svc: MemoryService, scope: Scope) -> tuple[list[tuple[Any, ...]], int]:
     """Every row of the scope (all fields) and its audit length, read without writing anything."""
-    rows = sorted((episode_record(e) for e in await svc._fetch(scope, Criteria(statuses=None))), key=lambda r: r["id"])
+    rows = sorted((episode_record(e) for e in await svc.fetch(scope, Criteria(statuses=None))), key=lambda r: r["id"])
     return [tuple(repr(v) for v in sorted(r.items())) for r in rows], await svc.audit_count(scope)
 
 
@@ -285,7 +285,7 @@ class TestAuditAndCost:
         """A backend failure half-way leaves no row of the batch behind and no audit entry."""
         svc = await build_service("numpy", tmp_path)
         c = await scope_of(svc, "person_carl", "carl")
-        real = svc._embedder_for
+        real = svc.embedder_for
         calls = [0]
 
         class Flaky:
@@ -298,12 +298,12 @@ class TestAuditAndCost:
                     raise RuntimeError("embedding service down")
                 return await self.inner.embed(texts)
 
-        svc._embedder_for = lambda coll, kb: Flaky(real(coll, kb))
+        svc.embedder_for = lambda coll, kb: Flaky(real(coll, kb))
         with pytest.raises(BackendError):
             await import_scope(svc, c, [{"content": f"fact {i}"} for i in range(100)], ADMIN)
         assert sum((await svc.count_by_status(c)).values()) == 0
         assert await svc.audit_count(c) == 0
-        assert await svc._fetch(c, Criteria(statuses=None)) == []
+        assert await svc.fetch(c, Criteria(statuses=None)) == []
 
 
 class TestL1Export:

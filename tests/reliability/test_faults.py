@@ -48,9 +48,10 @@ import pytest
 
 from ltm.adapters.host_index import strip_host_keys
 from ltm.domain.errors import FencedError, MemoryError_
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
+from tests.support import consolidated, reviewed
 from tests.support.reliability import (
     ALL_FAULTS,
     EMBEDDING_MODEL,
@@ -209,9 +210,8 @@ async def _run_import_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _review(svc: MemoryService) -> Any:
-    from ltm.service.review import ReviewQueue
 
-    return ReviewQueue(svc)  # registers its statement guard and retire listener on this service
+    return reviewed(svc)  # registers its statement guard and retire listener on this service
 
 
 async def _seed_candidate(svc: MemoryService, ctx: dict[str, Any]) -> None:
@@ -259,9 +259,8 @@ async def _run_lift(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _consolidator(svc: MemoryService) -> Any:
-    from ltm.service.consolidation import Consolidator
 
-    return Consolidator(svc)  # registers its cascade listener and the give-back step provider
+    return consolidated(svc)  # registers its cascade listener and the give-back step provider
 
 
 async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:
@@ -414,7 +413,7 @@ async def _fenced_scope(svc: MemoryService, fence_key: str) -> tuple[Scope, str]
     """The scope a fence key belongs to, and what it fences: "l2", "session" or "speaker"."""
     for ident in (A_ID, C_ID, B_ID):
         s = await scope(svc, ident)
-        if fence_key == svc._l2_lock(s):
+        if fence_key == l2_lock_key(s):
             return s, "l2"
         if fence_key == f"l1:{s.scope_key}#session":
             return s, "session"

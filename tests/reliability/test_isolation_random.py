@@ -50,7 +50,7 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
-from tests.support import HostLimitedKeyValueStore, make_index
+from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
@@ -557,7 +557,7 @@ async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
         leaks.append("export l1")
     if (await svc.get_profile(p, "speaker", "mallory#speaker:eve")).traits:
         leaks.append("crafted sender id reads another scope's speaker profile")
-    await svc._set_fence("l1:" + speaker_profile_key(q, "eve"), q, "profile.update", "probe")  # the real lock key
+    await svc.writes.set_fence("l1:" + speaker_profile_key(q, "eve"), q, "profile.update", "probe")  # the real lock key
     if await svc.clear_scope_fences(p, ADMIN):
         leaks.append("clear_scope_fences of another scope")
     assert not leaks, leaks
@@ -622,17 +622,17 @@ def _consolidation_answer(messages: list[dict[str, str]]) -> str:
 async def listings(world: World) -> Listings:
     from ltm.domain.candidates import Proposal
     from ltm.domain.scope import l2_lock_key
-    from ltm.service.consolidation import ConsolidationSettings, Consolidator
-    from ltm.service.review import ReviewQueue
+    from ltm.service.consolidation import ConsolidationSettings
 
     svc = world.service
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
 
-    async def model(messages: list[dict[str, str]]) -> str:
-        return _consolidation_answer(messages)
+    class Model:
+        async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
+            return _consolidation_answer([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
-    cons = Consolidator(
-        svc, model, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+    cons = consolidated(
+        svc, Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
     )
     made: dict[str, dict[str, Ident]] = {
         k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
@@ -746,7 +746,7 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
                 traits = [t for p in await svc.speaker_profiles(scope) for t in p.traits]
                 notes = (await svc.get_profile(scope, "session")).notes
                 snap = await svc.last_injection(scope) or {}
-                fences = list(await listings.fenced.fences_of(scope))
+                fences = list(await listings.fenced.writes.scope_fences(scope))
             else:
                 tombstones = [t["id"] for t in (await console(svc, "/tombstones", ident, page_size=100))["items"]]
                 data = await console(svc, "/candidates", ident, page_size=100, all_statuses=True)

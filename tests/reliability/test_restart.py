@@ -22,10 +22,10 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import SqliteKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope, audit_log_key
+from ltm.domain.scope import Criteria, Scope, audit_log_key, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
-from tests.support import DelegatingIndex, stored_audit_entries
+from tests.support import DelegatingIndex, reviewed, stored_audit_entries
 from tests.support.reliability import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.support.reliability import KB as HOST_KB
 
@@ -115,7 +115,7 @@ class Installation:
         self._close_stores()
         if self.fake is not None:
             base = host_service(self.fake, Settings)
-            kv, index, embedder_for = base.kv, base.vectors, base._embedder_for
+            kv, index, embedder_for = base.kv, base.vectors, base.embedder_for
             if not self._registered:
                 self.fake.add_knowledge_base(self.kb)
         else:
@@ -227,7 +227,7 @@ async def test_a_fence_survives_a_restart_and_still_refuses_writes(inst: Install
     with pytest.raises(FencedError) as info:
         await svc.remember(a, {"content": "Alice moved to Hamburg"}, ADMIN)
     assert info.value.key == "error.fenced_now"
-    lock = svc._l2_lock(a)
+    lock = l2_lock_key(a)
     assert lock in await svc.fences()
     with pytest.raises(FencedError):
         await svc.remember(a, {"content": "refused in the same process"}, ADMIN)
@@ -345,11 +345,11 @@ async def test_crash_between_two_chunks_of_a_bulk_delete_is_fenced_and_reported(
     assert len((await svc2.list_episodes(a2, statuses=None)).items) == 3  # the first chunk is gone
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.bulk_delete", "partial")]
-    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert list(await svc2.fences()) == [l2_lock_key(a2)]
     assert await _ops(svc2, a2, "episode.bulk_delete") == 0
     with pytest.raises(FencedError):
         await svc2.bulk_delete(a2, Criteria(statuses=None), ADMIN, tag="bulk")
-    assert await svc2.clear_fence(svc2._l2_lock(a2), ADMIN, reason="checked")
+    assert await svc2.clear_fence(l2_lock_key(a2), ADMIN, reason="checked")
     assert await svc2.bulk_delete(a2, Criteria(statuses=None), ADMIN, tag="bulk") == 3
     assert (await svc2.list_episodes(a2, statuses=None)).items == []
 
@@ -382,20 +382,19 @@ async def test_crash_between_a_forget_and_its_tombstone_is_fenced_and_reported(i
     """``forget --never`` is one mutation (the delete, then the tombstone). The process dies between
     the two: after a restart ``recover()`` reports it partial and fences the scope, so the value
     cannot be written again unnoticed before an operator looked; nothing was audited as done."""
-    from ltm.service.review import ReviewQueue
 
     svc = await inst.start()
     ids = await _seed(svc, inst)
     svc = await inst.start(kv_hook=crash_at("set", "tomb/"))
-    ReviewQueue(svc)
+    reviewed(svc)
     a = await inst.scope(svc)
     await inst.crash_during(svc.forget(a, ids["e1"], ADMIN, reason="wrong", never=True))
     svc2 = await inst.start()
-    ReviewQueue(svc2)
+    reviewed(svc2)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.forget", "partial")]
-    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert list(await svc2.fences()) == [l2_lock_key(a2)]
     assert await _ops(svc2, a2, "episode.forget") == 0 and await _ops(svc2, a2, "tombstone.record") == 0
     with pytest.raises(FencedError):
         await svc2.remember(a2, {"content": "Alice drinks jasmine tea"}, ADMIN)
@@ -408,20 +407,19 @@ async def test_crash_between_an_accepted_candidate_and_the_open_list_is_fenced_a
     The process dies before the open list is written: recovery must not call that applied (the
     candidate would stay listed as open for good); it reports it partial and fences the scope."""
     from ltm.domain.candidates import Proposal
-    from ltm.service.review import ReviewQueue
 
     svc = await inst.start()
     a = await inst.scope(svc)
-    cand = await ReviewQueue(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
+    cand = await reviewed(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
     svc = await inst.start(kv_hook=crash_at("set", f"cand/{inst.kb}/{a.user_key}/open"))
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
     await inst.crash_during(review.accept(await inst.scope(svc), cand.id, ADMIN))
     svc2 = await inst.start()
-    ReviewQueue(svc2)
+    reviewed(svc2)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.remember", "partial")]
-    assert list(await svc2.fences()) == [svc2._l2_lock(a2)]
+    assert list(await svc2.fences()) == [l2_lock_key(a2)]
     assert await _ops(svc2, a2, "candidate.accept") == 0
 
 
@@ -479,7 +477,7 @@ async def test_a_partial_multi_step_delete_is_fenced_and_reported(inst: Installa
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.bulk_delete", "partial")]
-    lock = svc2._l2_lock(a2)
+    lock = l2_lock_key(a2)
     assert lock in await svc2.fences()
     with pytest.raises(FencedError) as info:
         await svc2.remember(a2, {"content": "refused"}, ADMIN)

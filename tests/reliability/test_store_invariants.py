@@ -28,7 +28,7 @@ from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.recall_index import ScopeIndex
 from tests.contract.test_consolidation import Clock
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
-from tests.support import ADMIN, KB, DelegatingIndex, make_index, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, consolidated, make_index, scope_of, unwire_consolidation
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 # --------------------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ async def _two_kb_env(tmp_path: Path) -> tuple[MemoryService, Consolidator, Cloc
     for kb in (KB_A, KB_B):
         await svc.register_kb(kb, {"embedding_model": "hash"})
     settings = ConsolidationSettings(enabled=True, model_uuid="model-1", min_age_days=7)
-    return svc, Consolidator(svc, ConsolidationModel(), settings=lambda: settings), clock
+    return svc, consolidated(svc, ConsolidationModel(), settings=lambda: settings), clock
 
 
 async def _chat(svc: MemoryService, kb: str) -> Scope:
@@ -230,4 +230,4 @@ async def test_proposals_are_listed_pruned_and_dropped_only_in_their_kb(tmp_path
     assert await cons.on_kb_deleted(KB_A) == 1
     assert set(await _stored(svc)) == set(b_ids)
     assert {q.id for q in await cons.list_proposals(b)} == set(b_ids)
-    cons.close()
+    unwire_consolidation(svc)

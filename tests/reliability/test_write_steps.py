@@ -1,4 +1,4 @@
-"""Multi-step writes are all or nothing (``MemoryService._mutate_steps``), on the real engines.
+"""Multi-step writes are all or nothing (``WriteEngine.mutate``), on the real engines.
 
 The fault matrix (tests/test_faults.py) injects one fault per cell through the host adapters; these
 tests cover what one injected fault cannot: the taking back failing too, a backend that acknowledges
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from ltm.domain.errors import BackendError, FencedError
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, DelegatingIndex, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, reviewed, scope_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -65,7 +65,7 @@ def doc(*parts: tuple[str, str, str]) -> dict[str, Any]:
 
 
 async def rows(svc: MemoryService, scope: Scope) -> list[tuple[str, str, str]]:
-    return sorted((e.id, e.status, e.content) for e in await svc._fetch(scope, Criteria(statuses=None)))
+    return sorted((e.id, e.status, e.content) for e in await svc.fetch(scope, Criteria(statuses=None)))
 
 
 async def ops(svc: MemoryService, scope: Scope, operation: str) -> list[dict[str, Any]]:
@@ -115,13 +115,13 @@ async def test_when_taking_back_fails_every_scope_is_fenced_and_recovery_reports
             KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN
         )
     assert info.value.key == "error.fenced_now"
-    assert set(await service.fences()) == {service._l2_lock(a), service._l2_lock(c)}
+    assert set(await service.fences()) == {l2_lock_key(a), l2_lock_key(c)}
     assert len(await service.kv.keys("journal/")) == 1
     # a restart: the journal still describes a half-applied operation, so recovery reports it
-    svc2 = MemoryService(kv=service.kv, vectors=idx.inner, embedder_for=service._embedder_for)
+    svc2 = MemoryService(kv=service.kv, vectors=idx.inner, embedder_for=service.embedder_for)
     (report,) = await svc2.recover()
     assert report["state"] == "partial" and report["operation"] == "document.ingest"
-    assert set(await svc2.fences()) == {svc2._l2_lock(a), svc2._l2_lock(c)}
+    assert set(await svc2.fences()) == {l2_lock_key(a), l2_lock_key(c)}
     # scopes are written in user-key order (group_g1 first): carol's row stayed, alice's was refused;
     # reads still work, so the operator can look
     assert [r[2] for r in await rows(svc2, c)] == ["C1"] and await rows(svc2, a) == []
@@ -258,11 +258,10 @@ async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_mea
     reject back removes only the reject's part: the value stays refused."""
     from ltm.domain.candidates import Proposal
     from ltm.domain.errors import TombstonedError
-    from ltm.service.review import ReviewQueue
     from tests.support import build_service
 
     svc = await build_service("numpy", tmp_path)
-    review = ReviewQueue(svc)
+    review = reviewed(svc)
     a = await scope_of(svc)
     cand = await review.propose(a, Proposal("I live in Paris", "", "fact"), ADMIN, origin="test")
     ep, _ = await svc.remember(a, {"content": "I live in Paris"}, ADMIN)

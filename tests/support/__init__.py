@@ -7,6 +7,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,28 @@ async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[st
         raw = await svc.kv.get(key)
         out.extend(json.loads(raw) if raw else [])
     return out
+
+
+def reviewed(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
+    """A review queue over ``svc`` with its rules in ``svc``'s writes (the guard and the tombstone
+    book, as ``ltm.service.compose.wire`` gives them), keeping the consolidation rules ``svc`` has."""
+    from ltm.service.review import ReviewQueue
+
+    review = ReviewQueue(svc, *args, **kwargs)
+    svc.episodes.guard = review.guard
+    svc.episodes.retire = replace(svc.episodes.retire, tombstones=review.tombstones)
+    return review
+
+
+def consolidated(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
+    """A consolidator over ``svc`` in its retire pipeline, keeping the review queue's rules."""
+    from ltm.service.consolidation import Consolidator
+
+    cons = Consolidator(svc, *args, **kwargs)
+    svc.episodes.retire = replace(svc.episodes.retire, summaries=cons)
+    return cons
+
+
+def unwire_consolidation(svc: MemoryService) -> None:
+    """Take consolidation's rules out of ``svc``'s writes again (the review queue's stay)."""
+    svc.episodes.retire = replace(svc.episodes.retire, summaries=None)

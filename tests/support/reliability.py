@@ -192,15 +192,11 @@ class Determinism:
     @contextmanager
     def patched(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[Determinism]:
         monkeypatch.setattr(models, "new_episode_id", self.new_id)
-        try:
-            from ltm.service import transfer
+        from ltm.service import transfer
+        from ltm.service.review import candidates
 
-            monkeypatch.setattr(transfer, "new_episode_id", self.new_id)
-        except ImportError:  # transfer not present yet
-            pass
-        from ltm.service import review
-
-        monkeypatch.setattr(review, "new_candidate_id", self.new_candidate_id)
+        monkeypatch.setattr(transfer, "new_episode_id", self.new_id)
+        monkeypatch.setattr(candidates, "new_candidate_id", self.new_candidate_id)
         yield self
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
 from ltm.service.review import ReviewQueue, ReviewSettings
-from tests.support import build_service, scope_of
+from tests.support import build_service, reviewed, scope_of
 
 
 class ScriptedModel:
@@ -62,7 +62,7 @@ async def review_world(tmp: Path, model: ScriptedModel | None = None, **config: 
     svc = await build_service("numpy", tmp)
     svc.clock = ticking_clock()
     cfg = dict(config)
-    review = ReviewQueue(svc, settings=lambda: ReviewSettings.from_config(cfg), model=model)
+    review = reviewed(svc, settings=lambda: ReviewSettings.from_config(cfg), model=model)
     return World(svc, review, await scope_of(svc), cfg, model)
 
 

@@ -33,7 +33,7 @@ async def eh(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Ha
 async def rows(h: Harness, chat: tuple[str, str]) -> list[dict[str, Any]]:
     scope = await h.scope(chat)
     return sorted(
-        (episode_record(e) for e in await h.service._fetch(scope, Criteria(statuses=None))), key=lambda r: r["id"]
+        (episode_record(e) for e in await h.service.fetch(scope, Criteria(statuses=None))), key=lambda r: r["id"]
     )
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 
-from ltm.service.consolidation import ConsolidationSettings, Consolidator
+from ltm.service.consolidation import ConsolidationSettings
 from pages import router
-from tests.support import ADMIN, KB, build_service, scope_of
+from tests.support import ADMIN, KB, build_service, consolidated, scope_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -23,7 +23,7 @@ async def test_preview_and_run_archive_only_superseded(tmp_path: Path) -> None:
     enabled = ConsolidationSettings(
         enabled=True, model_uuid="", min_age_days=0, max_candidates=20, apply_profile_updates=False
     )
-    consolidator = Consolidator(service, None, settings=lambda: enabled)
+    consolidator = consolidated(service, None, settings=lambda: enabled)
     a = await scope_of(service)
     old, _ = await service.remember(a, {"content": "Alice lives in Paris"}, ADMIN)
     new, _ = await service.remember(a, {"content": "Alice lives in Berlin", "supersedes": [old.id]}, ADMIN)

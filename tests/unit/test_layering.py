@@ -57,6 +57,47 @@ def test_no_print_in_plugin_code(path: Path) -> None:
     assert not calls
 
 
+def private_reaches(source: str) -> list[str]:
+    """Where ``source`` uses another object's or module's private name: ``x._name`` (unless ``x`` is
+    ``self`` or ``cls``) or ``from m import _name``. Dunders are public."""
+    out: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names if _private(a.name)]
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                out.append(f"{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_the_private_name_check_flags_what_it_should() -> None:
+    snippet = (
+        "from ltm.service.settings import _int\n"
+        "class A:\n"
+        "    def f(self, svc):\n"
+        "        self._own()\n"
+        "        svc._fetch()\n"
+        "        self.service._backend()\n"
+        "        return cls._table, self.__class__, svc.__dict__\n"
+    )
+    assert private_reaches(snippet) == [
+        "1: from ltm.service.settings import _int",
+        "5: svc._fetch",
+        "6: self.service._backend",
+    ]
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / "main.py", *files("ltm", "components", "pages")], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_no_module_reaches_into_another_modules_private_names(path: Path) -> None:
+    assert private_reaches(path.read_text(encoding="utf-8")) == []
+
+
 @pytest.mark.parametrize(
     "path",
     [p for p in files("components", "pages", "ltm") if p != ROOT / "ltm" / "i18n.py"],

@@ -15,7 +15,7 @@ from ltm.domain.candidates import Proposal
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
 from ltm.service.review import ReviewQueue
-from tests.support import ADMIN, KB, build_service, scope_of
+from tests.support import ADMIN, KB, build_service, reviewed, scope_of
 
 HOSTILE_SCRIPT = '<script>window.__pwned = "script"</script>'
 HOSTILE_IMG = "<img src=/pwned-img onerror=\"window.__pwned='img'\">"
@@ -106,7 +106,7 @@ async def seeded_service(tmp: Path) -> Seeded:
     s.dave_id = d.id
 
     # The review queue is attached after the seed memories were written (the seed bypasses review).
-    s.review = ReviewQueue(svc)
+    s.review = reviewed(svc)
     s.lyon_id = next(
         e.id for e in (await svc.list_episodes(alice, page_size=100)).items if e.content == "Alice moved to Lyon"
     )

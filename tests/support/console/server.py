@@ -44,7 +44,8 @@ import langbot_plugin.assets as sdk_assets
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from components.pages.console import MemoryConsole
-from ltm.service.consolidation import ConsolidationSettings, Consolidator
+from ltm.service.consolidation import ConsolidationSettings
+from tests.support import consolidated
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -170,7 +171,7 @@ class ConsoleServer:
         review = getattr(self.seeded, "review", None)
         consolidator = getattr(self.seeded, "consolidator", None)
         if consolidator is None:  # the plugin installs one in main.py; archive-only (no model), enabled
-            consolidator = Consolidator(self.service, None, settings=consolidation_settings)
+            consolidator = consolidated(self.service, None, settings=consolidation_settings)
         page.plugin = SimpleNamespace(  # type: ignore[assignment]
             service=self.service, review=review, consolidator=consolidator
         )

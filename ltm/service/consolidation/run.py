@@ -8,56 +8,51 @@
   (never an active record) and, given a proposal id, re-checks every source and writes the summary
   through ``MemoryService.remember`` with its lineage. A missing, used, stale, expired or other
   scope's proposal is refused and nothing changes.
-- Cascades: a retire listener removes the summaries derived from a retired record (same scope) and
-  every pending proposal that contains it; :meth:`Consolidator.on_kb_deleted` drops the proposals of
-  a deleted knowledge base.
+- Cascades (the retire pipeline, :mod:`ltm.service.retire`): a removed summary gives its sources
+  back in the same mutation; afterwards :meth:`Consolidator.on_retired` removes the summaries
+  derived from a retired record (same scope) and every pending proposal that contains it;
+  :meth:`Consolidator.on_kb_deleted` drops the proposals of a deleted knowledge base.
 
-The model is a port (:class:`ChatModel`): ``await model(messages) -> text``. The LangBot adapter lives
-in ``components/consolidation_model.py``; this module imports nothing of LangBot.
+The model is the port :class:`ltm.ports.ChatModel` (``main.compose`` gives the host's,
+``ltm.adapters.host_chat.HostChatModel``); this module imports nothing of LangBot.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
-from ..domain import consolidation as rules
-from ..domain.errors import (
+from ...domain import consolidation as rules
+from ...domain.errors import (
     ConflictError,
     FencedError,
-    MemoryError_,
     NotFoundError,
-    ScopeError,
     ValidationError,
 )
-from ..domain.models import Episode
-from ..domain.scope import (
+from ...domain.models import Episode
+from ...domain.scope import (
     ACTIVE,
-    PROPOSAL_PREFIX,
     Criteria,
     Scope,
     l2_lock_key,
     narrowest_audience,
-    owned_keys,
     proposal_key,
 )
-from ..domain.timefields import parse_instant, to_iso
-from .memory_service import Actor, MemoryService, RetireEvent, WriteStep
-from .settings import _bool, _int
+from ...domain.timefields import to_iso
+from ...ports import MODEL_TIMEOUT_S, ChatModel
+from ..memory_service import MemoryService
+from ..retire import RetireEvent
+from ..writes import Actor, WriteStep, backend, episodes_are, need_l2
+from .proposals import PROPOSAL_TTL_DAYS, Proposal, ProposalStore, new_proposal_id
+from .settings import ConsolidationSettings
 
 log = logging.getLogger(__name__)
 
-PREFIX = PROPOSAL_PREFIX
-RECORD_FORMAT = "ltm-consolidation/1"
-MAX_PENDING_PER_SCOPE = 5
-PROPOSAL_TTL_DAYS = 7
-MODEL_TIMEOUT_S = 90.0
+# a summary of up to 100 memories is a long answer: three times the bound of one model call
+SUMMARY_TIMEOUT_S = 3 * MODEL_TIMEOUT_S
 
 # Preview outcomes of the summary path besides the draft codes of ltm.domain.consolidation.
 DRAFT_NO_MODEL = "no_model"
@@ -66,176 +61,6 @@ DRAFT_MODEL_FAILED = "model_failed"
 DRAFT_MODEL_TIMEOUT = "model_timeout"
 DRAFT_KB_DELETED = "kb_deleted"
 DRAFT_SOURCES_CHANGED = "sources_changed"
-
-
-class ChatModel(Protocol):
-    """A chat model: role/content messages in, the answer text out. Raises on failure."""
-
-    async def __call__(self, messages: list[dict[str, str]]) -> str: ...
-
-
-class CompletionModel(Protocol):
-    """The shape of ``ltm.ports.ChatModel`` (e.g. ``ltm.adapters.host_chat.HostChatModel``): the model
-    uuid, a system prompt and one user message in, the reply text out. Also accepted."""
-
-    async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str: ...
-
-
-AnyModel = ChatModel | CompletionModel
-
-
-# ---------------------------------------------------------------------------------------- settings
-@dataclass(frozen=True)
-class ConsolidationSettings:
-    """``consolidation_*`` items of the plugin config."""
-
-    enabled: bool = False
-    model_uuid: str = ""
-    min_age_days: int = 7
-    max_candidates: int = 20
-    # Reserved: consolidation never changes profiles in this version (a profile item has no lineage,
-    # so it could not be removed when its source is forgotten). Read and shown, nothing more.
-    apply_profile_updates: bool = False
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any] | None) -> ConsolidationSettings:
-        c = dict(config or {})
-        return cls(
-            enabled=_bool(c.get("consolidation_enabled"), False),
-            model_uuid=str(c.get("consolidation_model_uuid") or "").strip(),
-            min_age_days=_int(c.get("consolidation_min_age_days"), 7, 0, 3650),
-            max_candidates=_int(c.get("consolidation_max_candidates"), 20, 1, 100),
-            apply_profile_updates=_bool(c.get("consolidation_apply_profile_updates"), False),
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> ConsolidationSettings:
-        """From ``MemoryService.settings``: ``consolidation_*`` attributes when the Settings class has
-        them, else the same names in ``settings.extra``, else the defaults."""
-        extra = getattr(settings, "extra", None) or {}
-        names = (
-            "consolidation_enabled",
-            "consolidation_model_uuid",
-            "consolidation_min_age_days",
-            "consolidation_max_candidates",
-            "consolidation_apply_profile_updates",
-        )
-        conf: dict[str, Any] = {}
-        for name in names:
-            value = getattr(settings, name, None)
-            if value is None and isinstance(extra, dict):
-                value = extra.get(name)
-            if value is not None:
-                conf[name] = value
-        return cls.from_config(conf)
-
-
-# ---------------------------------------------------------------------------------------- records
-@dataclass
-class Proposal:
-    """A reviewed-before-use summary draft of one L2 scope (collection + user_key)."""
-
-    id: str
-    collection: str
-    user_key: str
-    scope_key: str
-    sender_id: str
-    created_at: str
-    created_by: dict[str, Any]
-    sources: list[rules.SourceRef]
-    summary: str
-    valid_from: str | None
-    valid_until: str | None
-    model_uuid: str = ""
-    status: str = "pending"  # pending | used | stale (used/stale keep no text)
-    used_at: str = ""
-    result_id: str = ""
-    reason: str = ""
-
-    @property
-    def source_ids(self) -> list[str]:
-        return [s.id for s in self.sources]
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "format": RECORD_FORMAT,
-            "id": self.id,
-            "status": self.status,
-            "collection": self.collection,
-            "user_key": self.user_key,
-            "scope_key": self.scope_key,
-            "sender_id": self.sender_id,
-            "created_at": self.created_at,
-            "created_by": self.created_by,
-            "sources": [{"id": s.id, "content_hash": s.content_hash} for s in self.sources],
-            "summary": self.summary,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "model_uuid": self.model_uuid,
-            "used_at": self.used_at,
-            "result_id": self.result_id,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_record(cls, d: dict[str, Any]) -> Proposal:
-        return cls(
-            id=str(d.get("id") or ""),
-            collection=str(d.get("collection") or ""),
-            user_key=str(d.get("user_key") or ""),
-            scope_key=str(d.get("scope_key") or ""),
-            sender_id=str(d.get("sender_id") or ""),
-            created_at=str(d.get("created_at") or ""),
-            created_by=dict(d.get("created_by") or {}),
-            sources=[
-                rules.SourceRef(str(s.get("id") or ""), str(s.get("content_hash") or ""))
-                for s in (d.get("sources") or [])
-                if isinstance(s, dict)
-            ],
-            summary=str(d.get("summary") or ""),
-            valid_from=d.get("valid_from") or None,
-            valid_until=d.get("valid_until") or None,
-            model_uuid=str(d.get("model_uuid") or ""),
-            status=str(d.get("status") or "pending"),
-            used_at=str(d.get("used_at") or ""),
-            result_id=str(d.get("result_id") or ""),
-            reason=str(d.get("reason") or ""),
-        )
-
-    def spent(self, status: str, at: str, *, result_id: str = "", reason: str = "") -> Proposal:
-        """The marker left after use or invalidation: ids and outcome, no summary, no hashes."""
-        return Proposal(
-            id=self.id,
-            collection=self.collection,
-            user_key=self.user_key,
-            scope_key=self.scope_key,
-            sender_id=self.sender_id,
-            created_at=self.created_at,
-            created_by=self.created_by,
-            sources=[],
-            summary="",
-            valid_from=None,
-            valid_until=None,
-            model_uuid=self.model_uuid,
-            status=status,
-            used_at=at,
-            result_id=result_id,
-            reason=reason,
-        )
-
-    def to_public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "created_at": self.created_at,
-            "sender_id": self.sender_id,
-            "source_ids": self.source_ids,
-            "summary": self.summary,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "used_at": self.used_at,
-            "result_id": self.result_id,
-        }
 
 
 STALE_REASONS = ("missing_source", "inactive", "changed", "validity", "sender", "covered")
@@ -253,13 +78,6 @@ def _stale(reason: str) -> ConflictError:
     """A stale proposal: one message key per reason (``consol.error.stale_<reason>``)."""
     code = reason if reason in STALE_REASONS else "changed"
     return ConflictError(f"proposal is stale: {reason}", key=f"consol.error.stale_{code}", reason=code)
-
-
-_key = proposal_key
-
-
-def new_proposal_id() -> str:
-    return "cp_" + uuid.uuid4().hex[:20]
 
 
 @dataclass
@@ -323,40 +141,32 @@ class RunResult:
         }
 
 
-# ------------------------------------------------------------------------------------ the service
 class Consolidator:
-    """Consolidation over one :class:`MemoryService`. Creating it registers its retire listener."""
+    """Consolidation over one :class:`MemoryService`. Its :meth:`give_back_steps` and
+    :meth:`on_retired` join the service's retire pipeline in :func:`ltm.service.compose.wire`."""
 
     def __init__(
         self,
         service: MemoryService,
-        model: AnyModel | None = None,
+        model: ChatModel | None = None,
         *,
         settings: Callable[[], ConsolidationSettings] | None = None,
-        model_for: Callable[[str], AnyModel | None] | None = None,
-        model_timeout: float = MODEL_TIMEOUT_S,
+        model_for: Callable[[str], ChatModel | None] | None = None,
+        model_timeout: float = SUMMARY_TIMEOUT_S,
     ) -> None:
         self.service = service
         self.model = model
         self.model_for = model_for
         self.model_timeout = model_timeout
-        self._settings = settings or (lambda: ConsolidationSettings.from_settings(service.settings))
+        self._settings = settings or ConsolidationSettings
         self._kb_epoch: dict[str, int] = {}
-        service.retire_listeners.append(self.on_retired)
-        service.retire_steps.append(self.give_back_steps)
-
-    def close(self) -> None:
-        """Unregister the retire listener and step provider (tests, plugin teardown)."""
-        if self.on_retired in self.service.retire_listeners:
-            self.service.retire_listeners.remove(self.on_retired)
-        if self.give_back_steps in self.service.retire_steps:
-            self.service.retire_steps.remove(self.give_back_steps)
+        self.proposals = ProposalStore(service)
 
     @property
     def settings(self) -> ConsolidationSettings:
         return self._settings()
 
-    def _model(self, s: ConsolidationSettings) -> AnyModel | None:
+    def _model(self, s: ConsolidationSettings) -> ChatModel | None:
         """A model is used only when ``consolidation_model_uuid`` is set."""
         if not s.model_uuid:
             return None
@@ -364,34 +174,24 @@ class Consolidator:
             return self.model
         return self.model_for(s.model_uuid) if self.model_for else None
 
-    async def _ask(self, model: AnyModel, model_uuid: str, messages: list[dict[str, str]]) -> str:
-        """One bounded model call, whichever of the two model shapes ``model`` has."""
-        complete = getattr(model, "complete", None)
-        if callable(complete):
-            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-            user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
-            # the host applies the timeout itself; the guard here only catches a host that does not
-            return await asyncio.wait_for(
-                complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
-            )
-        return await asyncio.wait_for(model(messages), timeout=self.model_timeout)  # type: ignore[operator]
-
-    @staticmethod
-    def _need_l2(scope: Scope) -> None:
-        if not scope.collection or not scope.user_key:
-            raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
-
-    def _lock(self, scope: Scope) -> str:
-        return l2_lock_key(scope)
+    async def _ask(self, model: ChatModel, model_uuid: str, messages: list[dict[str, str]]) -> str:
+        """One bounded model call: the system messages as its system prompt, the rest as its user
+        message."""
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
+        # the host applies the timeout itself; the guard here only catches a host that does not
+        return await asyncio.wait_for(
+            model.complete(model_uuid, system, user, self.model_timeout), timeout=self.model_timeout * 1.1 + 1.0
+        )
 
     # ------------------------------------------------------------------ reads
     async def _archive_candidates(self, scope: Scope, s: ConsolidationSettings) -> list[rules.ArchiveCandidate]:
         svc = self.service
-        superseded = await svc._fetch(scope, Criteria(statuses=("superseded",)))
+        superseded = await svc.fetch(scope, Criteria(statuses=("superseded",)))
         repl_ids = sorted({e.superseded_by for e in superseded if e.superseded_by})
         replacements: dict[str, Episode] = {}
         for i in range(0, len(repl_ids), 100):
-            for e in await svc._fetch(scope, Criteria(statuses=None, ids=tuple(repl_ids[i : i + 100]))):
+            for e in await svc.fetch(scope, Criteria(statuses=None, ids=tuple(repl_ids[i : i + 100]))):
                 replacements[e.id] = e
         return rules.archive_candidates(
             superseded,
@@ -402,7 +202,7 @@ class Consolidator:
         )
 
     async def _summaries(self, scope: Scope, statuses: tuple[str, ...] | None = None) -> list[Episode]:
-        found = await self.service._fetch(scope, Criteria(statuses=statuses, extra={"origin": rules.ORIGIN}))
+        found = await self.service.fetch(scope, Criteria(statuses=statuses, extra={"origin": rules.ORIGIN}))
         return [e for e in found if rules.is_summary(e)]
 
     async def _covered(self, scope: Scope) -> set[str]:
@@ -410,73 +210,22 @@ class Consolidator:
         return {sid for e in await self._summaries(scope, ACTIVE) for sid in rules.sources_of(e)}
 
     async def _by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Episode]:
-        out: dict[str, Episode] = {}
-        ids = list(ids)
-        for i in range(0, len(ids), 100):
-            for e in await self.service._fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + 100]))):
-                out[e.id] = e
-        return out
+        return await self.service.writes.fetch_ids(scope, ids)
 
-    # ------------------------------------------------------------------ proposals (KV)
-    async def _load(self, user_key: str, proposal_id: str) -> Proposal | None:
-        raw = await self.service.kv.get(_key(user_key, proposal_id))
-        if not raw:
-            return None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            log.warning("unreadable consolidation proposal %s", proposal_id)
-            return None
-        return Proposal.from_record(data) if isinstance(data, dict) else None
-
-    async def _store(self, p: Proposal) -> None:
-        await self.service.kv.set(_key(p.user_key, p.id), json.dumps(p.to_record(), ensure_ascii=False).encode())
-
-    async def _delete(self, p: Proposal) -> None:
-        await self.service.kv.delete(_key(p.user_key, p.id))
-
-    async def _scope_proposals(self, scope: Scope) -> list[Proposal]:
-        """Every proposal record of this L2 scope: the key's owner is checked exactly (a user key that
-        is a prefix of another must not see the other's proposals), then the record's."""
-        out = []
-        for key in owned_keys(scope, await self.service.kv.keys(f"{PREFIX}{scope.user_key}/")):
-            pid = key.rsplit("/", 1)[-1]
-            p = await self._load(scope.user_key, pid)
-            if (
-                p
-                and p.user_key == scope.user_key
-                and p.collection == scope.collection
-                and key == _key(p.user_key, p.id)
-            ):
-                out.append(p)
-        return out
+    async def _recheck(self, scope: Scope, p: Proposal) -> rules.ProposalCheck:
+        """Whether every source of ``p`` is still as it was drafted (present, active, unchanged,
+        of its speaker, valid over its interval), read now."""
+        return rules.recheck_sources(
+            p.sources,
+            await self._by_ids(scope, p.source_ids),
+            sender_id=p.sender_id,
+            valid_from=p.valid_from,
+            valid_until=p.valid_until,
+        )
 
     async def list_proposals(self, scope: Scope) -> list[Proposal]:
         """Pending proposals of the scope, newest first."""
-        self._need_l2(scope)
-        pending = [p for p in await self._scope_proposals(scope) if p.status == "pending"]
-        return sorted(pending, key=lambda p: (p.created_at, p.id), reverse=True)
-
-    def _expired(self, p: Proposal) -> bool:
-        try:
-            created = parse_instant(p.created_at, "created_at")
-        except MemoryError_:
-            return True
-        return self.service.clock() - created > timedelta(days=PROPOSAL_TTL_DAYS)
-
-    async def _prune(self, scope: Scope, keep: str) -> None:
-        """Bound the pending proposals of a scope: expired ones go, then the oldest beyond the cap."""
-        pending = await self.list_proposals(scope)  # newest first
-        alive = [p for p in pending if p.id == keep]
-        for p in pending:
-            if p.id == keep:
-                continue
-            if self._expired(p):
-                await self._delete(p)
-            else:
-                alive.append(p)
-        for p in alive[MAX_PENDING_PER_SCOPE:]:
-            await self._delete(p)
+        return await self.proposals.list_pending(scope)
 
     async def _kb_alive(self, kb_id: str, epoch: int) -> bool:
         return self._kb_epoch.get(kb_id, 0) == epoch and await self.service.kb_settings(kb_id) is not None
@@ -484,7 +233,7 @@ class Consolidator:
     # ------------------------------------------------------------------ preview
     async def preview(self, scope: Scope, actor: Actor, *, lang: str | None = None) -> Preview:
         """Candidates and (with a model) a stored one-use summary proposal. Changes no memory."""
-        self._need_l2(scope)
+        need_l2(scope)
         s = self.settings
         svc = self.service
         out = Preview(
@@ -500,7 +249,7 @@ class Consolidator:
             return out
         epoch = self._kb_epoch.get(scope.collection, 0)
         now = svc.clock()
-        active = await svc._fetch(scope, Criteria(statuses=ACTIVE))
+        active = await svc.fetch(scope, Criteria(statuses=ACTIVE))
         selection = rules.select_sources(
             active,
             now_ts=now.timestamp(),
@@ -553,32 +302,26 @@ class Consolidator:
         if not await self._kb_alive(scope.collection, epoch):
             out.draft_error = DRAFT_KB_DELETED
             return out
-        await self._store(proposal)
+        await self.proposals.store(proposal)
         # Close the races with a concurrent delete (the KB, or a source): re-check after storing.
         # A deletion that commits after this check finds the stored proposal through its own cascade.
         if not await self._kb_alive(scope.collection, epoch):
-            await self._delete(proposal)
+            await self.proposals.delete(proposal)
             out.draft_error = DRAFT_KB_DELETED
             return out
-        check = rules.recheck_sources(
-            proposal.sources,
-            await self._by_ids(scope, ids),
-            sender_id=proposal.sender_id,
-            valid_from=proposal.valid_from,
-            valid_until=proposal.valid_until,
-        )
+        check = await self._recheck(scope, proposal)
         if not check.ok:
-            await self._delete(proposal)
+            await self.proposals.delete(proposal)
             out.draft_error = DRAFT_SOURCES_CHANGED
             return out
-        await svc._audit(
+        await svc.writes.audit(
             scope,
             actor,
             "consolidation.preview",
             [proposal.id, *ids][:50],
             f"proposal {proposal.id}: summary of {len(ids)} memories",
         )
-        await self._prune(scope, keep=proposal.id)
+        await self.proposals.prune(scope, keep=proposal.id)
         out.proposal = proposal
         log.info("consolidation proposal %s stored in %s (%d sources)", proposal.id, scope.user_key, len(ids))
         return out
@@ -588,7 +331,7 @@ class Consolidator:
         """Archive the superseded candidates and, with ``proposal_id``, apply that reviewed proposal.
         Refused (nothing changes, nothing audited) when disabled or when the proposal is missing,
         used, stale, expired or of another scope."""
-        self._need_l2(scope)
+        need_l2(scope)
         s = self.settings
         if not s.enabled:
             raise ConflictError("consolidation is disabled", key="consol.error.disabled")
@@ -599,7 +342,7 @@ class Consolidator:
             result.summary = await self._apply(scope, actor, proposal_id)
         result.archived = await self._archive(scope, actor, s)
         targets = [*([proposal_id] if proposal_id else []), *([result.summary.id] if result.summary else [])]
-        await self.service._audit(
+        await self.service.writes.audit(
             scope,
             actor,
             "consolidation.run",
@@ -619,24 +362,18 @@ class Consolidator:
         """Archive the superseded candidates under the scope lock, in one audited write. The status of
         every record is read under the lock: an active record is never archived here."""
         svc = self.service
-        lock = self._lock(scope)
+        lock = l2_lock_key(scope)
         async with svc.locks.hold(lock):
             cands = [c for c in await self._archive_candidates(scope, s) if c.episode.status == "superseded"]
             if not cands:
                 return []
             updated = [c.episode.retagged(status="archived") for c in cands]
             ids = [e.id for e in updated]
-            await svc._mutate(
-                scope,
-                actor,
-                lock_key=lock,
-                operation="consolidation.archive",
-                targets=ids[:50],
-                summary=f"archived {len(ids)} superseded memories",
-                expect=dict.fromkeys(ids, "archived"),
-                reason="consolidation",
-                write=lambda: svc._upsert(scope, updated, "consolidation.archive"),
-            )
+            originals = [c.episode for c in cands]
+            audit = (ids[:50], f"archived {len(ids)} superseded memories")
+            op = "consolidation.archive"
+            step = svc.writes.rewrite_step(scope, updated, originals, op, episodes_are(ids, "archived"), audit)
+            await svc.writes.mutate(actor, op, [step], reason="consolidation")
         # No retire event: these records left the active set when they were superseded (and the
         # cascade ran then).
         return ids
@@ -645,8 +382,8 @@ class Consolidator:
         """Under the scope lock: load, check and mark the proposal used (one use). Raises when it
         cannot be applied; a stale one is invalidated (its text dropped)."""
         svc = self.service
-        async with svc.locks.hold(self._lock(scope)):
-            p = await self._load(scope.user_key, proposal_id)
+        async with svc.locks.hold(l2_lock_key(scope)):
+            p = await self.proposals.load(scope.user_key, proposal_id)
             if p is None or p.user_key != scope.user_key or p.collection != scope.collection or p.id != proposal_id:
                 # Another scope's proposal is reported as missing: its existence is not disclosed.
                 raise NotFoundError("no such proposal in this scope", key="consol.error.proposal_missing")
@@ -655,25 +392,19 @@ class Consolidator:
             if p.status != "pending":
                 raise ConflictError("proposal is stale", key="consol.error.proposal_stale")
             now = to_iso(svc.clock())
-            if self._expired(p):
-                await self._store(p.spent("stale", now, reason="expired"))
+            if self.proposals.expired(p):
+                await self.proposals.store(p.spent("stale", now, reason="expired"), held=True)
                 raise ConflictError("proposal expired", key="consol.error.proposal_expired", days=PROPOSAL_TTL_DAYS)
             if set(p.source_ids) & await self._covered(scope):  # replaced by another summary already
                 check = rules.ProposalCheck(False, "covered")
             else:
-                check = rules.recheck_sources(
-                    p.sources,
-                    await self._by_ids(scope, p.source_ids),
-                    sender_id=p.sender_id,
-                    valid_from=p.valid_from,
-                    valid_until=p.valid_until,
-                )
+                check = await self._recheck(scope, p)
             if not check.ok:
-                await self._store(p.spent("stale", now, reason=check.reason))
+                await self.proposals.store(p.spent("stale", now, reason=check.reason), held=True)
                 raise _stale(check.reason)
             if not rules.summary_fits(p.summary, svc.settings.recall_token_budget):
                 raise ValidationError("summary does not fit the recall budget", key="consol.error.budget")
-            await self._store(p.spent("used", now))
+            await self.proposals.store(p.spent("used", now), held=True)
             return p, check.sources
 
     async def _apply(self, scope: Scope, actor: Actor, proposal_id: str) -> Episode:
@@ -683,7 +414,7 @@ class Consolidator:
         target = scope.with_sender(p.sender_id)
         audience = narrowest_audience([e.audience for e in sources])  # never wider than its sources
         if audience is None:  # sources from two private chats: no one may read all of them
-            await self._store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
+            await self.proposals.store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
             raise _stale("sender")
         try:
             # Guarded: the statement guards see origin "consolidation" and decide (the review queue
@@ -712,40 +443,36 @@ class Consolidator:
         except BaseException:
             await self._release(scope, p)  # nothing was written: the proposal may be run again
             raise
-        await self._store(p.spent("used", to_iso(svc.clock()), result_id=summary.id))
+        await self.proposals.store(p.spent("used", to_iso(svc.clock()), result_id=summary.id))
         return summary
 
     async def _release(self, scope: Scope, p: Proposal) -> None:
         """Put a claimed proposal back after a write that certainly failed, unless a source changed
         meanwhile (then it is stale: the cascade skipped it while it was claimed)."""
         try:
-            check = rules.recheck_sources(
-                p.sources,
-                await self._by_ids(scope, p.source_ids),
-                sender_id=p.sender_id,
-                valid_from=p.valid_from,
-                valid_until=p.valid_until,
+            check = await self._recheck(scope, p)
+            await self.proposals.store(
+                p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason)
             )
-            await self._store(p if check.ok else p.spent("stale", to_iso(self.service.clock()), reason=check.reason))
         except Exception as exc:  # the claim stays: a used proposal cannot be applied twice
             log.warning("could not release consolidation proposal %s: %s", p.id, exc)
 
     # ------------------------------------------------------------------ discard
     async def discard(self, scope: Scope, actor: Actor, proposal_id: str) -> bool:
         """Drop a pending proposal of this scope (audited). False when there is none."""
-        self._need_l2(scope)
+        need_l2(scope)
         if not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
             raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
         svc = self.service
         op = "consolidation.discard"
-        async with svc.locks.hold(self._lock(scope)):
-            key = _key(scope.user_key, proposal_id)
-            raw = await svc._backend(svc.kv.get(key), "storage read")
-            p = await self._load(scope.user_key, proposal_id) if raw else None
+        async with svc.locks.hold(l2_lock_key(scope)):
+            key = proposal_key(scope.user_key, proposal_id)
+            raw = await backend(svc.kv.get(key), "storage read")
+            p = await self.proposals.load(scope.user_key, proposal_id) if raw else None
             if p is None or p.collection != scope.collection or p.user_key != scope.user_key or p.status != "pending":
                 return False
-            step = svc.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
-            await svc._mutate_steps(actor, op, [step])  # one journaled, fenced, audited delete
+            step = svc.writes.kv_step(scope, op, key, None, raw, audit=([p.id], f"proposal {p.id} discarded"))
+            await svc.writes.mutate(actor, op, [step])  # one journaled, fenced, audited delete
         return True
 
     # ------------------------------------------------------------------ cascades
@@ -770,14 +497,15 @@ class Consolidator:
                 if e.status == "superseded" and e.superseded_by == summary.id and e.id not in leaving
             ]
             if back:
-                steps.append(svc.restore_step(event.scope, back, summary.id, "consolidation.restore"))
+                steps.append(svc.writes.restore_step(event.scope, back, summary.id, "consolidation.restore"))
         return steps
 
     async def on_retired(self, event: RetireEvent) -> None:
-        """Retire listener: delete the summaries derived from a retired record (same scope only; from
-        every index, through ``bulk_delete``) and drop every pending proposal of the scope that
-        contains it. Both parts run even when one fails; the first failure is re-raised (the service
-        logs it: the retirement itself already committed)."""
+        """The retire pipeline's cascade: delete the summaries derived from a retired record (same
+        scope only; from every index, through ``Episodes.delete_derived``, which does not cascade
+        again) and drop every pending proposal of the scope that contains it. Both parts run even
+        when one fails; the first failure is re-raised (the pipeline logs it: the retirement itself
+        already committed)."""
         retired = {e.id for e in event.episodes if not rules.is_summary(e)}
         scope = event.scope
         if not retired or not scope.collection or not scope.user_key:
@@ -797,20 +525,17 @@ class Consolidator:
                     query_id=event.actor.query_id,
                     privilege=event.actor.privilege,
                 )
-                await self.service.bulk_delete(
-                    scope,
-                    Criteria(statuses=None, ids=tuple(victims)),
-                    actor,
-                    reason=f"derived summary of a source that was removed ({event.operation})",
+                await self.service.episodes.delete_derived(
+                    scope, victims, actor, reason=f"derived summary of a source that was removed ({event.operation})"
                 )
         except Exception as exc:
             log.error("derived summaries of %s in %s not removed: %s", sorted(retired)[:5], scope.user_key, exc)
             failure = exc
         dropped = 0
         try:
-            for p in await self._scope_proposals(scope):
+            for p in await self.proposals.scope_proposals(scope):
                 if p.status == "pending" and retired & set(p.source_ids):
-                    await self._delete(p)
+                    await self.proposals.delete(p)
                     dropped += 1
         except Exception as exc:
             log.error("pending proposals of %s in %s not dropped: %s", sorted(retired)[:5], scope.user_key, exc)
@@ -830,15 +555,6 @@ class Consolidator:
         """The knowledge base is gone: drop every proposal of that collection (any scope) and make a
         preview still waiting for its model discard its draft. Returns the number dropped."""
         self._kb_epoch[kb_id] = self._kb_epoch.get(kb_id, 0) + 1
-        n = 0
-        for key in await self.service.kv.keys(PREFIX):
-            raw = await self.service.kv.get(key)
-            try:
-                data = json.loads(raw) if raw else None
-            except ValueError:
-                data = None
-            if isinstance(data, dict) and data.get("collection") == kb_id:
-                await self.service.kv.delete(key)
-                n += 1
+        n = await self.proposals.drop_collection(kb_id)
         log.info("consolidation proposals of deleted knowledge base %s dropped: %d", kb_id, n)
         return n

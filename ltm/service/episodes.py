@@ -1,0 +1,383 @@
+"""L2 episodes: remember, correct (supersede), confirm, archive/restore, forget, bulk delete, list.
+
+Every verb checks the privilege policy itself, holds the scope's write lock (``l2:<kb>:<user_key>``)
+and writes through :meth:`WriteEngine.mutate`. Every read goes through the one scope filter
+(:meth:`WriteEngine.fetch`). A retirement (a correction, an archive, a forget, a bulk delete) writes
+with it what the retire pipeline adds in the same all-or-nothing mutation, and runs the pipeline's
+cascades once it committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain import privilege as policy
+from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
+from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
+from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, l2_lock_key, scope_where
+from ..domain.timefields import to_iso, ts
+from .recall_index import ScopeIndex
+from .retire import RetireEvent, RetirePipeline
+from .settings import Settings
+from .writes import Actor, EpisodeIs, WriteEngine, WriteStep, caller_of, episodes_are, need_l2, require_admin
+
+log = logging.getLogger(__name__)
+
+# A remember identical to an active memory of the same scope and speaker stored less than this long
+# ago is the natural retry of a write whose answer was lost (a plugin restart during the turn, a
+# timeout): it returns the existing memory instead of storing a second copy. Longer than a turn
+# plus the host's restart of the plugin, short enough that restating a fact days later still counts.
+REMEMBER_RETRY_WINDOW_S = 600.0
+
+
+class Remembered(tuple):
+    """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
+    ``existing`` is True when an identical memory stored moments ago was returned (a retry)."""
+
+    existing: bool
+
+    def __new__(cls, episode: Episode, superseded: list[Episode], existing: bool = False) -> Remembered:
+        self = super().__new__(cls, (episode, superseded))
+        self.existing = existing
+        return self
+
+    @property
+    def episode(self) -> Episode:
+        return self[0]
+
+
+@dataclass
+class EpisodePage:
+    items: list[Episode]
+    page: int
+    page_size: int
+    has_more: bool
+
+
+# Refuses (raises) or parks a statement before anything is written: the review queue's guard
+# (tombstones, conflicts).
+StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
+EpisodeSteps = Callable[[Episode, list[Episode]], Awaitable[list[WriteStep]]]
+
+
+class Episodes:
+    def __init__(
+        self,
+        writes: WriteEngine,
+        settings: Callable[[], Settings],
+        scope_index: Callable[[Scope], Awaitable[ScopeIndex]],
+    ) -> None:
+        self.writes = writes
+        self._settings = settings
+        self._scope_index = scope_index
+        # composed by ltm.service.compose.wire: the review queue's guard and the retire pipeline
+        self.guard: StatementGuard | None = None
+        self.retire = RetirePipeline()
+
+    async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
+        """Matching episodes of this scope, any status the criteria name (the one scope filter)."""
+        return await self.writes.fetch(scope, criteria, limit)
+
+    async def remember(
+        self,
+        scope: Scope,
+        raw: dict[str, Any],
+        actor: Actor,
+        *,
+        origin: str = "tool",
+        links: dict[str, Any] | None = None,
+        guarded: bool = True,
+        also: EpisodeSteps | None = None,
+        audience: str | None = None,
+        replaces: Sequence[str] = (),
+    ) -> Remembered:
+        """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
+        superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
+        ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
+        (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
+        reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
+        this one, all or nothing (the review queue's candidate record). ``audience`` narrows who may
+        read it (a summary takes its sources'). Returns (new episode, superseded episodes).
+
+        ``replaces``: ids of active memories of this scope and speaker that the new one replaces as
+        a whole (a reviewed summary's sources): superseded by it in the same vector write, like
+        ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
+        by a model's request, and announced to the retire listeners as ``consolidate``.
+
+        Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
+        memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
+        that memory (``existing``), writes nothing and audits nothing (its own write was audited),
+        even while the scope is fenced: that is how a write whose outcome was unknown is found."""
+        need_l2(scope)
+        data = validate_episode_input(raw)
+        if data.status != "active":
+            raise ValidationError("new memories are active", key="error.status", value=data.status)
+        async with self.writes.locks.hold(l2_lock_key(scope)):
+            if links is None and also is None:
+                same = await self._retry_of(scope, data)
+                if same is not None:
+                    log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
+                    return Remembered(same, [], existing=True)
+            targets = await self._check_supersede_targets(scope, data.supersedes, actor)
+            replaced = await self._check_supersede_targets(
+                scope, [i for i in replaces if i not in data.supersedes], actor
+            )
+            if guarded:
+                await self.screen_statement(scope, data, actor, origin)
+            episode = build_episode(
+                data, scope, origin=origin, timestamp=to_iso(self.writes.clock()), audience=audience
+            )
+            if links:
+                episode.extra = dict(links)
+            targets = [*targets, *replaced]
+            retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
+            summary = f"remembered {episode.id}" + (
+                f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
+            )
+            step = WriteStep(
+                scope,
+                l2_lock_key(scope),
+                [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")],
+                apply=lambda: self.writes.upsert(scope, [episode, *retired], "episode.remember"),
+                undo=lambda: self._take_back_remember(scope, episode, targets),
+                audit=([episode.id, *[t.id for t in targets]][:50], summary),
+            )
+            extra = await also(episode, retired) if also is not None else []
+            await self.writes.mutate(actor, "episode.remember", [step, *extra])
+        log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
+        corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
+        if corrected:
+            await self.retire.after(RetireEvent(scope, "supersede", corrected, actor))
+        if replaced:
+            await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
+        return Remembered(episode, retired)
+
+    async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
+        """The active memory of this scope and speaker that ``data`` repeats (same content, same
+        times, same corrections), stored within the retry window; the newest one, or None."""
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
+        since = self.writes.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
+        same = [
+            e
+            for e in await self.writes.fetch(scope, crit, limit=50)
+            if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and sorted(e.supersedes) == sorted(data.supersedes)
+            and ts(e.timestamp, 0.0) >= since
+        ]
+        return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
+
+    async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
+        await self.writes.delete_ids(scope, [episode.id], "episode.remember.undo")
+        if superseded:
+            await self.writes.upsert(scope, list(superseded), "episode.remember.undo", fence_check=False)
+
+    async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
+        """Run the statement guards on one statement about to be written by a path that does not
+        go through :meth:`remember` (document ingest, import). Raises what a guard raises."""
+        if self.guard is not None:
+            await self.guard(scope, data, actor, origin)
+
+    async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
+        """A person confirms an active memory: its confidence becomes ``confirmed`` (the only way an
+        inference or an unverified statement is lifted; recall never lifts it). Audited once;
+        confirming a confirmed memory changes nothing. A memory admin's verb."""
+        need_l2(scope)
+        require_admin("confirm", actor, self._settings())
+        async with self.writes.locks.hold(l2_lock_key(scope)):
+            episode = await self.get_episode(scope, episode_id)
+            if episode.status != "active":
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="review.error.confirm_status", status=episode.status
+                )
+            if episode.confidence == "confirmed":
+                return episode
+            at = to_iso(self.writes.clock())
+            extra = {**episode.extra, "confirmed_by": actor.sender_id or actor.surface, "confirmed_at": at}
+            updated = episode.retagged(confidence="confirmed", extra=extra)
+            step = self.writes.rewrite_step(
+                scope,
+                [updated],
+                [episode],
+                "episode.confirm",
+                [EpisodeIs(episode.id, "active", confidence="confirmed")],
+                ([episode.id], f"confirmed {episode.id} (was {episode.claim_type}/{episode.confidence})"),
+            )
+            await self.writes.mutate(actor, "episode.confirm", [step], reason=reason)
+        log.info("confirm: %s in %s", episode.id, scope.user_key)
+        return updated
+
+    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str], actor: Actor) -> list[Episode]:
+        """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
+        replaces: the speaker's own, or, for a memory admin, a shared one
+        (:func:`ltm.domain.privilege.may_supersede`)."""
+        if not ids:
+            return []
+        caller = policy.Caller(scope.sender_id, caller_of(actor, self._settings()).admin)
+        found = await self.writes.fetch_ids(scope, ids)
+        out = []
+        for sid in ids:
+            ep = found.get(sid)
+            if ep is None:
+                raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
+            if ep.status != "active":
+                raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
+            if ep.sender_id and ep.sender_id != scope.sender_id:
+                raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
+            if not policy.may_supersede(caller, ep.sender_id):
+                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
+            out.append(ep)
+        return out
+
+    async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
+            raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
+        found = await self.writes.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
+        if not found:
+            raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
+        return found[0]
+
+    async def list_episodes(
+        self,
+        scope: Scope,
+        *,
+        statuses: Sequence[str] | None = ACTIVE,
+        page: int = 1,
+        page_size: int = 10,
+        sender_id: str | None = None,
+        event_from_ts: float | None = None,
+        event_until_ts: float | None = None,
+        as_of_ts: float | None = None,
+    ) -> EpisodePage:
+        """A page of episodes, newest first. Pages through the backend; never loads other scopes.
+        ``as_of_ts``: only the ones valid at that instant; the default statuses then are the
+        as-of ones (active and superseded: what was true then)."""
+        page = max(1, int(page))
+        page_size = max(1, min(100, int(page_size)))
+        if as_of_ts is not None and statuses is not None and tuple(statuses) == ACTIVE:
+            statuses = AS_OF_STATUSES
+        crit = Criteria(
+            statuses=tuple(statuses) if statuses else None,
+            sender_id=sender_id,
+            event_from_ts=event_from_ts,
+            event_until_ts=event_until_ts,
+            as_of_ts=as_of_ts,
+        )
+        start = (page - 1) * page_size
+        if crit.statuses == ACTIVE:  # the scope's index orders its active rows: read only the page
+            idx = await self._scope_index(scope)
+            if idx.complete:
+                ordered = idx.matching_ids(scope_where(scope, crit))
+                want = ordered[start : start + page_size]
+                found = await self.writes.fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
+                got = {e.id: e for e in found}
+                items = [got[i] for i in want if i in got and got[i].status == "active"]
+                if len(items) == len(want):
+                    return EpisodePage(items, page, page_size, len(ordered) > start + page_size)
+                self.writes.index.invalidate(scope.collection, scope.user_key)  # changed by another process
+        rows = await self.writes.fetch(scope, crit)
+        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
+        return EpisodePage(rows[start : start + page_size], page, page_size, len(rows) > start + page_size)
+
+    async def count_by_status(self, scope: Scope) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for e in await self.writes.fetch(scope, Criteria(statuses=None)):
+            counts[e.status] = counts.get(e.status, 0) + 1
+        return counts
+
+    async def forget(
+        self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
+    ) -> Episode:
+        """Delete one episode of this scope from the vector index, verified by reading back. The
+        speaker's own, or anyone's for a memory admin (:func:`ltm.domain.privilege.may_change_record`).
+
+        One mutation: the delete, plus what the retire pipeline commits with it - with ``never`` a
+        tombstone on the value (refused before anything happens when there is no tombstone book),
+        and the sources a removed summary gives back. Then the pipeline's cascade removes the
+        summaries derived from it and the pending proposals over it."""
+        need_l2(scope)
+        if never:
+            self.retire.require_tombstones()
+        operation = "episode.forget"
+        async with self.writes.locks.hold(l2_lock_key(scope)):
+            episode = await self.get_episode(scope, episode_id)
+            if not policy.may_change_record(caller_of(actor, self._settings()), episode.sender_id):
+                raise PermissionDenied(f"{episode.id} is not the caller's", key="policy.error.forget", id=episode.id)
+            event = RetireEvent(scope, "forget", [episode], actor, reason, never=never)
+            steps = self.writes.delete_steps(scope, [episode], operation, ([episode.id], f"forgot {episode.id}"))
+            steps += await self.retire.steps(event)  # the tombstone, the sources a summary gives back
+            verify = lambda: self.writes.verify_absent(scope, [episode.id], operation)  # noqa: E731
+            await self.writes.mutate(actor, operation, steps, reason=reason, verify=verify)
+        log.info("forget: %s in %s", episode.id, scope.user_key)
+        await self.retire.after(event)  # derived summaries and pending proposals go
+        return episode
+
+    async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
+        """Archive or restore (lifecycle change; the row keeps its own scope keys). A memory admin's verb."""
+        if status not in ("archived", "active"):
+            raise ValidationError("status: archived or active", key="error.status", value=status)
+        need_l2(scope)
+        require_admin("archive" if status == "archived" else "restore", actor, self._settings())
+        async with self.writes.locks.hold(l2_lock_key(scope)):
+            episode = await self.get_episode(scope, episode_id)
+            if status == "archived" and episode.status != "active":
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="error.archive_status", status=episode.status
+                )
+            if status == "active" and episode.status != "archived":
+                raise ConflictError(
+                    f"{episode.id} is {episode.status}", key="error.restore_status", status=episode.status
+                )
+            # Restoring undoes the archive: a record that had been superseded before it was archived
+            # (consolidation archives superseded records) goes back to superseded, never to active.
+            target = "superseded" if status == "active" and episode.superseded_by else status
+            updated = episode.retagged(status=target)
+            op = "episode.archive" if status == "archived" else "episode.restore"
+            audit = ([episode.id], f"{op.split('.')[1]} {episode.id}")
+            step = self.writes.rewrite_step(scope, [updated], [episode], op, episodes_are([episode], target), audit)
+            event = RetireEvent(scope, "archive", [episode], actor, reason)
+            extra = await self.retire.steps(event) if status == "archived" else []
+            await self.writes.mutate(actor, op, [step, *extra], reason=reason)
+        log.info("status %s -> %s in %s", episode.id, status, scope.user_key)
+        if status == "archived":
+            await self.retire.after(event)
+        return updated
+
+    async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
+        """Delete every episode of this scope matching ``criteria`` (and ``tag``); returns the count
+        that was present before and is gone after (read back). All or nothing: a delete of more than
+        ``delete_batch`` rows is several backend calls, and a failure in a later one writes the
+        earlier ones back. The retire pipeline's writes commit with it; its cascade follows."""
+        return await self._delete_matching(scope, criteria, actor, reason, tag, cascade=True)
+
+    async def delete_derived(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str) -> int:
+        """The cascade's own delete (summaries derived from a removed source): like
+        :meth:`bulk_delete`, with the retire pipeline's writes (a summary gives its other sources
+        back), but without running the cascade again."""
+        return await self._delete_matching(scope, Criteria(statuses=None, ids=tuple(ids)), actor, reason, cascade=False)
+
+    async def _delete_matching(
+        self, scope: Scope, criteria: Criteria, actor: Actor, reason: str, tag: str = "", *, cascade: bool
+    ) -> int:
+        need_l2(scope)
+        async with self.writes.locks.hold(l2_lock_key(scope)):
+            victims = [e for e in await self.writes.fetch(scope, criteria) if not tag or tag in e.tags]
+            ids = [e.id for e in victims]
+            if not ids:
+                return 0
+            operation = "episode.bulk_delete"
+            event = RetireEvent(scope, "bulk_delete", victims, actor, reason)
+            steps = self.writes.delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories"))
+            await self.writes.mutate(
+                actor,
+                operation,
+                steps + await self.retire.steps(event),
+                reason=reason,
+                verify=lambda: self.writes.verify_absent(scope, ids, operation),
+            )
+        log.info("bulk delete in %s: %d", scope.user_key, len(ids))
+        if cascade:
+            await self.retire.after(event)
+        return len(ids)

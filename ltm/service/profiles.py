@@ -1,0 +1,115 @@
+"""L1 profiles: one JSON record per session and per speaker, injected in the system prompt.
+
+A profile changes by a validated patch (:func:`ltm.domain.models.apply_profile_patch`) in one
+storage write under the profile's own lock (``l1:<profile key>``), audited in its scope's log.
+Who may edit which profile is :func:`ltm.domain.privilege.may_edit_profile`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..domain import privilege as policy
+from ..domain.errors import PermissionDenied, ValidationError
+from ..domain.models import Profile, apply_profile_patch, validate_profile_patch
+from ..domain.scope import (
+    PROFILE_PREFIX,
+    Scope,
+    key_part_value,
+    l1_lock_key,
+    parse_storage_key,
+    profile_storage_key,
+    scope_owns,
+    session_profile_key,
+    speaker_profile_key,
+)
+from ..domain.timefields import to_iso
+from .settings import Settings
+from .writes import Actor, WriteEngine, WriteStep, backend, caller_of
+
+log = logging.getLogger(__name__)
+
+ProfileSteps = Callable[[Profile], Awaitable[list[WriteStep]]]
+
+
+def profile_key(scope: Scope, kind: str, sender_id: str = "") -> str:
+    """The key of the session profile, or of ``sender_id``'s speaker profile, of this scope."""
+    if kind == "session":
+        return session_profile_key(scope)
+    if kind == "speaker":
+        if not sender_id:
+            raise ValidationError("speaker profile needs a sender id", key="error.no_sender")
+        return speaker_profile_key(scope, sender_id)
+    raise ValidationError("target: session or speaker", key="error.profile_target", value=str(kind))
+
+
+class Profiles:
+    def __init__(self, writes: WriteEngine, settings: Callable[[], Settings]) -> None:
+        self.writes = writes
+        self._settings = settings
+
+    async def get_profile(self, scope: Scope, kind: str, sender_id: str = "") -> Profile:
+        key = profile_key(scope, kind, sender_id)
+        raw = await backend(self.writes.kv.get(profile_storage_key(key)), "profile read")
+        data = json.loads(raw) if raw else {}
+        profile = Profile.from_dict(data, kind, key)
+        if kind == "speaker":
+            profile.sender_id = sender_id
+        return profile
+
+    async def update_profile(
+        self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ProfileSteps | None = None
+    ) -> Profile:
+        """Apply a validated patch to a session or speaker profile (one storage write). ``also(profile)``
+        returns more writes that commit with it, all or nothing."""
+        raw = dict(patch_raw or {})
+        target = raw.get("target") or "speaker"
+        patch = validate_profile_patch(raw)
+        sender = scope.sender_id or actor.sender_id
+        key = profile_key(scope, str(target), sender)
+        s = self._settings()
+        members = s.members_edit_group_profile
+        if not policy.may_edit_profile(
+            caller_of(actor, s), str(target), group=scope.is_group, members_edit_group_profile=members
+        ):
+            raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
+        lock_key, skey = l1_lock_key(key), profile_storage_key(key)
+        async with self.writes.locks.hold(lock_key):
+            await self.writes.check_fence(lock_key)
+            old = await backend(self.writes.kv.get(skey), "profile read")
+            current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
+            if target == "speaker":
+                current.sender_id = sender  # the readable id: the key may hold a shortened one
+            updated = apply_profile_patch(
+                current,
+                patch,
+                max_traits=s.max_profile_traits,
+                max_preferences=s.max_profile_preferences,
+                updated_at=to_iso(self.writes.clock()),
+            )
+            record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+            payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+            audit = ([key], f"{target} profile updated")
+            step = self.writes.kv_step(scope, "profile.update", skey, payload, old, audit=audit, lock_key=lock_key)
+            extra = await also(updated) if also is not None else []
+            await self.writes.mutate(actor, "profile.update", [step, *extra])
+        log.info("profile updated: %s", key)
+        return updated
+
+    async def speaker_profiles(self, scope: Scope) -> list[Profile]:
+        """The speaker profiles of this scope (exact owner check on every key)."""
+        kv = self.writes.kv
+        out = []
+        for k in sorted(await kv.keys(profile_storage_key(scope.user_key + "#"))):
+            parsed = parse_storage_key(k)
+            if parsed is None or parsed.layout != "profile.speaker" or not scope_owns(scope, parsed):
+                continue
+            raw = await kv.get(k)
+            if raw:
+                p = Profile.from_dict(json.loads(raw), "speaker", k[len(PROFILE_PREFIX) :])
+                p.sender_id = p.sender_id or key_part_value(parsed.tail) or ""
+                out.append(p)
+        return out

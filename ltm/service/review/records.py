@@ -1,0 +1,66 @@
+"""What the parts of the review queue share: JSON records in plugin storage, under the service's locks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from ...domain.errors import ValidationError
+from ...domain.scope import Scope, candidate_key, review_base, tombstone_key
+from ...domain.timefields import to_iso
+from ..memory_service import MemoryService
+from ..writes import Actor, backend
+
+MAX_REASON = 500
+
+
+class Record:
+    """JSON round trip of a stored record; unknown keys (a newer version's) are ignored."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any:
+        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def actor_record(actor: Actor) -> dict[str, Any]:
+    return {"surface": actor.surface, "sender_id": actor.sender_id, "query_id": actor.query_id}
+
+
+def clean_reason(reason: str) -> str:
+    if not isinstance(reason, str):
+        raise ValidationError("reason: text", key="error.field_type", field="reason")
+    return " ".join(reason.split())[:MAX_REASON]
+
+
+class ReviewPart:
+    """A part of the review queue over one service: its storage keys and JSON reads and writes."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+        self.locks = service.locks  # the same locks as the service's writes it fences with
+
+    def _now(self) -> str:
+        return to_iso(self.service.clock())
+
+    @staticmethod
+    def _base(scope: Scope) -> str:
+        return review_base(scope)
+
+    def _rkey(self, scope: Scope, cid: str) -> str:
+        return candidate_key(scope, f"r/{cid}")
+
+    def _tkey(self, scope: Scope, tid: str) -> str:
+        return tombstone_key(scope, tid)
+
+    async def _read(self, key: str) -> Any:
+        raw = await backend(self.service.kv.get(key), "review read")
+        return json.loads(raw) if raw else None
+
+    @staticmethod
+    def _bytes(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
