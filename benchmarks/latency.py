@@ -18,16 +18,23 @@ Measured per path:
   embedding call is excluded (a prepared query vector is returned at once) but counted as a host
   round trip;
 - **cold first turn**: a restarted service (empty recall index) takes its first turn in one scope
-  (N / 100 episodes): the scope's index is built from one paged list;
+  (N / 100 episodes) that the previous process served: the scope's index is read from its
+  snapshot in plugin storage (``cold_first_turn``); and the same for a scope no process served
+  before (no snapshot: built from one paged list of the host, ``cold_first_turn_unseen``);
 - **remember**: ``MemoryService.remember`` of one new episode (embedding excluded the same way);
 - **index memory**: the RSS growth of building every scope's recall index (numpy path, after a
   restart), and the index's own byte estimate;
 - **raw filtered search**: Chroma's filtered top-40 ``query`` vs a numpy scan of the same rows
   (what the vector leg cost before it ran in process).
 
-Every host call (query variables, KV, vector store, embedder) goes through a counter: *calls* is
-their number per turn, *round trips* the number of sequential waves (calls awaited together count
-once). *Plugin overhead* is the wall time minus the time during which a host call was in flight.
+Plugin storage is the host's API faked in memory (values cross the faked wire as base64, as the
+SDK sends them) behind the plugin's own ``HostKeyValueStore``. Every host call (query variables,
+storage, vector store, embedder) goes through a counter: *calls* is their number per turn, *round
+trips* the number of sequential waves (calls awaited together count once). The timed turns fake
+the host at zero latency; ``round_trips_per_turn`` is counted on a few more turns of each kind with
+5 ms per host call, so that calls issued together overlap as on a real RPC (at zero latency a call
+may end before the one issued with it starts). *Plugin overhead* is the wall time minus the time
+during which a host call was in flight.
 Top-level keys: ``hook_p50_ms_100k``, ``hook_p95_ms_100k`` (host path), ``numpy_hook_p95_ms_100k``,
 ``cold_first_turn_p95_ms_100k``, ``index_rss_mb_100k``, ``round_trips_per_turn`` and the same per
 size (``_1k``, ``_10k``).
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -57,12 +65,13 @@ import numpy as np
 
 from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.host_index import HostVectorIndex
+from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.numpy_index import NumpyIndex
-from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.models import Episode
 from ltm.domain.scope import Criteria, derive_scope, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
+from ltm.service import index_snapshot
 from ltm.service.memory_service import Actor, MemoryService
 from ltm.service.recall_index import VECTOR_KEY, encode_vector
 from ltm.service.settings import ConfigCache, Settings
@@ -102,6 +111,7 @@ class HostMeter:
     rounds: int = 0
     busy: float = 0.0
     by_kind: dict[str, int] = field(default_factory=dict)
+    latency: float = 0.0  # seconds each host call takes (0 in the timed turns)
     _in_flight: int = 0
     _since: float = 0.0
 
@@ -118,7 +128,9 @@ class HostMeter:
             self._since = time.perf_counter()
         self._in_flight += 1
         try:
-            await asyncio.sleep(0)  # let calls gathered with this one start: they share the round
+            # let calls issued together with this one start: they share the round. The timed turns
+            # use no latency; the round-trip count runs again with some (see count_round_trips).
+            await asyncio.sleep(self.latency)
             return await make()
         finally:
             self._in_flight -= 1
@@ -148,21 +160,24 @@ class MeteredVectors:
         return await self.meter.call("vector.drop", lambda: self.inner.drop_collection(collection))
 
 
-class MeteredKV:
-    def __init__(self, inner: Any, meter: HostMeter) -> None:
+class MeteredStorage:
+    """The host's plugin storage API, metered: what reaches the host counts (a read the plugin's
+    storage adapter answers from its key set does not)."""
+
+    def __init__(self, inner: FakeHostStorage, meter: HostMeter) -> None:
         self.inner, self.meter = inner, meter
 
-    async def get(self, key: str) -> bytes | None:
-        return await self.meter.call("kv.get", lambda: self.inner.get(key))
+    async def get_plugin_storage(self, key: str) -> bytes:
+        return await self.meter.call("kv.get", lambda: self.inner.get_plugin_storage(key))
 
-    async def set(self, key: str, value: bytes) -> None:
-        return await self.meter.call("kv.set", lambda: self.inner.set(key, value))
+    async def set_plugin_storage(self, key: str, value: bytes) -> None:
+        return await self.meter.call("kv.set", lambda: self.inner.set_plugin_storage(key, value))
 
-    async def delete(self, key: str) -> None:
-        return await self.meter.call("kv.delete", lambda: self.inner.delete(key))
+    async def delete_plugin_storage(self, key: str) -> None:
+        return await self.meter.call("kv.delete", lambda: self.inner.delete_plugin_storage(key))
 
-    async def keys(self, prefix: str = "") -> list[str]:
-        return await self.meter.call("kv.keys", lambda: self.inner.keys(prefix))
+    async def get_plugin_storage_keys(self) -> list[str]:
+        return await self.meter.call("kv.keys", self.inner.get_plugin_storage_keys)
 
 
 class InstantEmbedder:
@@ -317,6 +332,31 @@ def stats_ms(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+class FakeHostStorage:
+    """The plugin storage API of the LangBot host (SDK ``*_plugin_storage``), in memory: values
+    cross the faked wire as base64 text both ways (the SDK's ``value_base64``), so a large value
+    costs its encoding as in production; a missing key is the host's ``ActionCallError``."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+
+    async def get_plugin_storage(self, key: str) -> bytes:
+        from langbot_plugin.entities.io.errors import ActionCallError
+
+        if key not in self.data:
+            raise ActionCallError(f"ActionCallError: Storage with key {key} not found")
+        return base64.b64decode(self.data[key])
+
+    async def set_plugin_storage(self, key: str, value: bytes) -> None:
+        self.data[key] = base64.b64encode(value).decode("ascii")
+
+    async def delete_plugin_storage(self, key: str) -> None:
+        self.data.pop(key, None)
+
+    async def get_plugin_storage_keys(self) -> list[str]:
+        return list(self.data)
+
+
 class FakeHostPlugin:
     """The plugin-wide vector API of the LangBot host (SDK ``vector_*``), answered at zero latency
     by an embedded Chroma collection: what ``HostVectorIndex`` talks to in production."""
@@ -351,7 +391,7 @@ class Engine:
     meter: HostMeter
     embedder: InstantEmbedder
     index: Any  # the store behind the host adapter (Chroma) or the numpy index
-    kv: Any
+    storage: FakeHostStorage  # the host's plugin storage (the service reads it through HostKeyValueStore)
     vectors: Any  # what the service talks to (the host adapter, or the numpy index)
     config: dict[str, Any] = field(default_factory=lambda: {"memory_kb": KB})
     settings_reads: int = 0
@@ -367,7 +407,7 @@ class Engine:
     async def restart(self, clock: Callable[[], datetime]) -> MemoryService:
         """A new service over the same stores: nothing cached, as after a restart of the plugin."""
         svc = MemoryService(
-            kv=MeteredKV(self.kv, self.meter),
+            kv=HostKeyValueStore(MeteredStorage(self.storage, self.meter)),  # a new process: nothing cached
             vectors=MeteredVectors(self.vectors, self.meter),
             embedder_for=lambda c, kb: self.embedder,
             settings=self.settings,
@@ -390,7 +430,7 @@ async def build_engine(
     meter = HostMeter()
     emb = InstantEmbedder(meter, np.random.default_rng(seed))
     vectors = HostVectorIndex(FakeHostPlugin(store)) if name == "host" else store
-    engine = Engine(name, None, meter, emb, store, MemoryKeyValueStore(), vectors)  # type: ignore[arg-type]
+    engine = Engine(name, None, meter, emb, store, FakeHostStorage(), vectors)  # type: ignore[arg-type]
     svc = await engine.restart(clock)
     await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
     t0 = time.perf_counter()
@@ -407,6 +447,17 @@ async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tupl
     wall = time.perf_counter() - t0
     m = engine.meter
     return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
+
+
+def trim_heap() -> None:
+    """Hand the allocator's free pages back to the system (glibc), so that an RSS growth measured
+    next is the memory the measured objects hold, not less because freed memory was reused."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def rss_mb() -> float:
@@ -464,22 +515,50 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
             engine.embedder.next = [qv.tolist()]
             return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
 
-        # Cold: the first turn of a scope after a restart (every cached index gone).
-        cold = []
-        for s in range(min(args.cold, SCOPES)):
+        # Cold: the first turn of a scope after a restart (every cached index gone). First for
+        # scopes no process served before (no snapshot in storage: the host's list builds it); the
+        # snapshot that turn leaves is written (not timed) as the process would a moment later.
+        # Then the same scopes after another restart: the index comes from the snapshot.
+        unseen, cold, snap_writes, snap_bytes = [], [], [], []
+        cold_scopes = range(min(args.cold, SCOPES))
+        for s in cold_scopes:
+            svc = await engine.restart(clock)
+            _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
+            unseen.append(
+                await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
+            )
+            t1 = time.perf_counter()
+            await svc.index.flush_snapshots()
+            snap_writes.append(time.perf_counter() - t1)
+            sk = index_snapshot.base_key(KB, derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key)
+            snap_bytes.append(len(engine.storage.data.get(sk + "snap", "")) * 3 // 4)
+        for s in cold_scopes:
             await engine.restart(clock)
             _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
             cold.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
+        rounds = await count_round_trips(engine, list(cold_scopes)[:3], turns, recall_turn, clock)
+        if args.cold_only:
+            out[engine.name] = {
+                "round_trips_with_latency": rounds,
+                "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
+                "cold_first_turn_unseen": _turn_stats(unseen) | {"calls_by_kind": unseen[0][4] if unseen else {}},
+                "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
+            }
+            continue
         # Index memory: a restarted service builds every scope's index (RSS before and after).
         svc = await engine.restart(clock)
+        svc.index.snapshot_delay = 3600.0  # the snapshots are written after the RSS reading
         gc.collect()
+        trim_heap()
         rss0 = rss_mb()
         for s in range(SCOPES):  # warm every scope (not measured)
             await recall_turn(s, "user0", "warm up", turns[0][3])
         gc.collect()
         rss1 = rss_mb()
+        await svc.index.flush_snapshots()  # what the process does in the background after its builds
+        svc.index.snapshot_delay = 2.0
         reads0, parses0 = engine.settings_reads, engine.parsed.parses
         warm = []
         for s, sender, text, qv in turns:
@@ -515,6 +594,9 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         out[engine.name] = {
             "hook_warm": _turn_stats(warm) | {"calls_by_kind": warm[0][4]},
             "cold_first_turn": _turn_stats(cold) | {"calls_by_kind": cold[0][4] if cold else {}},
+            "cold_first_turn_unseen": _turn_stats(unseen) | {"calls_by_kind": unseen[0][4] if unseen else {}},
+            "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
+            "round_trips_with_latency": rounds,
             "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
             "settings": settings_use,
             "console": {
@@ -528,13 +610,14 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
                 "rows_held": sum(len(svc.index._scopes[k]) for k in svc.index.held()),  # diagnostic only
                 "estimate_mb": round(svc.index.nbytes / 2**20, 1),
                 "rss_growth_mb": round(rss1 - rss0, 1),
-                "builds_during_warm_turns": svc.index.builds - SCOPES,
+                "builds_during_warm_turns": svc.index.builds - (SCOPES - svc.index.snapshot_counts["used"]),
+                "loaded_from_snapshots": svc.index.snapshot_counts["used"],
             },
         }
 
     # Raw filtered vector search: Chroma vs a numpy brute-force scan over the same rows.
     chroma_raw, scan_raw = [], []
-    for s, _, _, qv in turns:
+    for s, _, _, qv in [] if args.cold_only else turns:
         user_key = derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key
         where = scope_filter(user_key, Criteria(as_of_ts=now.timestamp()))
         t1 = time.perf_counter()
@@ -543,14 +626,48 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         t1 = time.perf_counter()
         scan.search(qv, user_key, now.timestamp(), POOL)
         scan_raw.append(time.perf_counter() - t1)
-    out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
-    hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
-    out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
+    if not args.cold_only:
+        out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
+        hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
+        out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
     # the remembered rows (origin "tool"; the generated ones are "import") leave a kept data folder
     await host.index.delete(KB, {"origin": {"$eq": "tool"}})
     close = getattr(host.index, "close", None)
     if close:
         close()
+    return out
+
+
+async def count_round_trips(
+    engine: Engine,
+    scopes: Sequence[int],
+    turns: Sequence[tuple[int, str, str, np.ndarray]],
+    recall_turn: Callable[..., Awaitable[Any]],
+    clock: Callable[[], datetime],
+    latency: float = 0.005,
+) -> dict[str, int]:
+    """Sequential host round trips of a turn, counted with ``latency`` seconds per host call: calls
+    the plugin issues together then overlap as on a real RPC (with none, a call can end before the
+    one issued with it starts, and the count depends on event-loop scheduling). The most over a
+    few turns of each kind: cold from a snapshot, warm, cold without a snapshot."""
+    engine.meter.latency = latency
+    out = {"cold_from_snapshot": 0, "warm": 0, "cold_unseen": 0}
+    try:
+        for unseen in (False, True):
+            for s in scopes:
+                _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
+                if unseen:
+                    key = index_snapshot.base_key(KB, derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key)
+                    engine.storage.data.pop(key + "snap", None)
+                svc = await engine.restart(clock)
+                for kind in ("cold_unseen" if unseen else "cold_from_snapshot", "warm"):
+                    r = await timed_turn(
+                        engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv)
+                    )
+                    out[kind] = max(out[kind], r[3])
+                await svc.index.flush_snapshots()  # the snapshot is back for the next phase
+    finally:
+        engine.meter.latency = 0.0
     return out
 
 
@@ -570,16 +687,23 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
     """The issue's figures for one size, keyed with the size's suffix."""
     sfx = size_label(r["episodes"])
     h, nmp = r["host"], r["numpy"]
-    return {
+    cold = {
+        f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
+        f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
+        f"cold_first_turn_unseen_p50_ms_{sfx}": h["cold_first_turn_unseen"]["wall"]["p50_ms"],
+        f"cold_first_turn_unseen_p95_ms_{sfx}": h["cold_first_turn_unseen"]["wall"]["p95_ms"],
+        f"snapshot_bytes_median_{sfx}": h["snapshot"]["bytes_median"],
+        f"round_trips_per_turn_{sfx}": max(h["round_trips_with_latency"].values()),
+    }
+    if "hook_warm" not in h:  # --cold-only
+        return cold
+    return cold | {
         f"hook_p50_ms_{sfx}": h["hook_warm"]["wall"]["p50_ms"],
         f"hook_p95_ms_{sfx}": h["hook_warm"]["wall"]["p95_ms"],
         f"numpy_hook_p50_ms_{sfx}": nmp["hook_warm"]["wall"]["p50_ms"],
         f"numpy_hook_p95_ms_{sfx}": nmp["hook_warm"]["wall"]["p95_ms"],
-        f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
-        f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
         f"index_rss_mb_{sfx}": nmp["index"]["rss_growth_mb"],
         f"index_estimate_mb_{sfx}": nmp["index"]["estimate_mb"],
-        f"round_trips_per_turn_{sfx}": max(h["hook_warm"]["max_round_trips"], h["cold_first_turn"]["max_round_trips"]),
         f"remember_p95_ms_{sfx}": h["remember"]["wall"]["p95_ms"],
         f"list_episodes_rows_read_{sfx}": h["console"]["list_episodes_rows_read"],
         f"settings_parses_per_turn_{sfx}": h["settings"]["parses_per_turn"],
@@ -590,8 +714,13 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
 def print_size(r: dict[str, Any]) -> None:
     for eng in ("host", "numpy"):
         e = r[eng]
-        for label, key in (("hook warm", "hook_warm"), ("cold 1st turn", "cold_first_turn"), ("remember", "remember")):
-            t = e[key]
+        for label, key in (
+            ("hook warm", "hook_warm"),
+            ("cold 1st turn", "cold_first_turn"),
+            ("cold unseen", "cold_first_turn_unseen"),
+            ("remember", "remember"),
+        ):
+            t = e.get(key, {"n": 0})
             if not t.get("n", 1):
                 continue
             print(
@@ -600,11 +729,15 @@ def print_size(r: dict[str, Any]) -> None:
                 f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
                 f" calls {t['host_calls']:.0f}"
             )
+        if "index" not in e:
+            continue
         i = e["index"]
         print(
             f"{eng:<6} index: {i['scopes_held']} scopes, {i['rows_held']} rows, estimate {i['estimate_mb']} MB,"
             f" RSS growth {i['rss_growth_mb']} MB, rebuilds during warm turns {i['builds_during_warm_turns']}"
         )
+    if "filtered_search_top40" not in r:
+        return
     f = r["filtered_search_top40"]
     print(
         f"filtered top-40 search p50/p95: chroma {f['chroma']['p50_ms']:.2f}/{f['chroma']['p95_ms']:.2f} ms,"
@@ -669,6 +802,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
     ap.add_argument("--prepare-only", action="store_true", help="with --keep-data: write the data, measure nothing")
+    ap.add_argument("--cold-only", action="store_true", help="measure the cold first turns only (a quick check)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     result = asyncio.run(amain(args))

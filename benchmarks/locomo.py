@@ -688,7 +688,7 @@ def resolve_folder(arg: str | None) -> Path:
 # ---------------------------------------------------------------------------------------------
 
 GRID = {
-    "vector_weight": (0.4, 0.5, 0.6),
+    "vector_weight": (0.4, 0.5, 0.6, 0.7, 0.8),
     "sender_mention_boost": (0.0, 0.25, 0.5, 1.0),
     "time_window_boost": (0.0, 0.25, 0.5, 1.0),
     "when_boost": (0.0, 0.1, 0.2, 0.4),
@@ -802,6 +802,22 @@ def leave_one_out(
     }
 
 
+def loo_keys(loo: dict[str, Any]) -> dict[str, Any]:
+    """The leave-one-out figures at the top of the result: held-out recall overall and per
+    category, and each category's gap to the in-sample figure (in-sample minus held-out)."""
+    out: dict[str, Any] = {}
+    for k in (5, 10):
+        out[f"loo_recall_at_{k}"] = loo["held_out"][f"recall_at_{k}"]
+        for part, prefix in (("held_out", "loo"), ("gap", "loo_gap")):
+            out[f"{prefix}_per_category_at_{k}"] = {
+                key.removesuffix(f"_at_{k}"): v
+                for key, v in loo[part].items()
+                if key.endswith(f"_at_{k}") and key[0].isdigit()
+            }
+    out["loo_max_gap"] = loo["max_gap"]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default=None, help=f"folder of LoCoMo *.json files (default {DEFAULT_DATA})")
@@ -910,6 +926,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_loo_table(loo))
 
     out: dict[str, Any] = {f"recall_at_{k}": ours[f"recall_at_{k}"] for k in ks}
+    if loo is not None:
+        out.update(loo_keys(loo))
     out.update(
         {
             "per_category": {f"at_{k}": ours[f"per_category_at_{k}"] for k in ks},

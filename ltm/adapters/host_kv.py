@@ -78,6 +78,11 @@ class HostKeyValueStore:
             if i < len(self._sorted) and self._sorted[i] == key:
                 del self._sorted[i]
 
+    def known_absent(self, key: str) -> bool:
+        """Whether a read of ``key`` would be answered "absent" without asking the host (the key
+        index is loaded and does not hold it). False when unsure."""
+        return self._present is not None and key not in self._present
+
     async def get(self, key: str) -> bytes | None:
         present = await self._index()
         if present is not None and key not in present:

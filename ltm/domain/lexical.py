@@ -20,6 +20,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["BM25Index", "STOPWORDS", "count_cjk", "is_cjk", "stem", "tokenize"]
 
@@ -265,8 +266,8 @@ class BM25Index:
 
     def distinct_terms(self, doc_id: str) -> int | None:
         """Number of distinct terms of an indexed document (``None`` when not indexed)."""
-        tf = self._docs.get(str(doc_id))
-        return None if tf is None else len(tf)
+        held = self._docs.get(str(doc_id))
+        return None if held is None else len(held[0])
 
     def add(self, doc_id: str, text: str, *, tokens: Iterable[str] | None = None) -> list[str]:
         """Index ``text`` under ``doc_id`` (replacing a previous version). Returns the evicted ids."""
@@ -304,6 +305,32 @@ class BM25Index:
                 if not post:
                     del self._postings[t]
         return True
+
+    def state(self) -> tuple[dict[str, tuple[tuple[str, ...], int]], dict[str, dict[str, int]], int]:
+        """The index's whole state as plain containers (for a serialized copy, e.g. ``marshal``):
+        the documents oldest first with their distinct terms and length, the postings, the total
+        length. Shared, not copied: serialize it before the index changes."""
+        return self._docs, self._postings, self._total_len
+
+    @classmethod
+    def from_state(
+        cls,
+        state: tuple[dict[str, Any], dict[str, dict[str, int]], int],
+        *,
+        max_docs: int,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> BM25Index:
+        """An index holding ``state`` (what :meth:`state` returned, e.g. through ``marshal``, which
+        keeps the terms interned). Only the shape is checked: the state must come from :meth:`state`."""
+        docs, postings, total = state
+        if not isinstance(docs, dict) or not isinstance(postings, dict) or not isinstance(total, int):
+            raise ValueError("not a BM25 state")
+        if len(docs) > max_docs:
+            raise ValueError("more documents than max_docs")
+        idx = cls(max_docs=max_docs, k1=k1, b=b)
+        idx._docs, idx._postings, idx._total_len = docs, postings, total
+        return idx
 
     def clear(self) -> None:
         self._docs.clear()

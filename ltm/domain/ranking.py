@@ -13,8 +13,9 @@ Score of a candidate (see ``benchmarks/README.md`` for the measurements behind e
    set. A candidate the vector leg did not return gets the leg's lowest returned similarity (an
    upper bound of its own); one the lexical leg did not return gets 0. Unlike reciprocal-rank
    fusion this keeps the score gaps each leg measured (Bruch et al., "An Analysis of Fusion
-   Functions for Hybrid Retrieval", 2023); equal weights are the default because every weight
-   tried between 0.4 and 0.6 measured within noise on LoCoMo.
+   Functions for Hybrid Retrieval", 2023). The default weight, 0.7 (and the information weight
+   below, 0.1), is what leave-one-conversation-out picks on LoCoMo in every fold: the vector leg's
+   normalised scores spread less than BM25's, so it needs the larger share to count as much.
 2. Boosts, multiplicative on relevance (``rel * (1 + sum of boosts)``), so that nothing irrelevant
    is lifted out of nowhere and nothing relevant is hidden:
    - exact matches: the episode id named in the query, the sender named in the query, a tag named
@@ -82,7 +83,7 @@ class RankSettings:
 
     half_life_days: float = 30.0  # recency half-life (the plugin setting ``recency_half_life_days``)
     recency_weight: float = 0.1  # the most recency can take away from a non-durable memory
-    vector_weight: float = 0.5  # share of the vector leg in the fused relevance (lexical: the rest)
+    vector_weight: float = 0.7  # share of the vector leg in the fused relevance (lexical: the rest)
     fusion: str = "convex"  # "convex" (score-normalised) | "rrf" (reciprocal rank, for comparison)
     normalization: str = "max"  # "max": score / best score of the set per leg | "minmax" (for comparison)
     rrf_k: int = 60
@@ -97,7 +98,7 @@ class RankSettings:
     time_told_after: float = 0.5  # share of the window boost for a memory told just after the window
     time_from_text: bool = True  # a time named in the memory's text ("last week") counts as its event time
     when_boost: float = 0.2  # a "when" question favours memories whose text names a time
-    info_weight: float = 0.2  # content-rich memories over chit-chat: w * min(1, distinct terms / info_terms)
+    info_weight: float = 0.1  # content-rich memories over chit-chat: w * min(1, distinct terms / info_terms)
     info_terms: int = 30
     session_weight: float = 0.2  # * (1 + w * density of the head's score mass around the memory's time)
     session_gap_s: float = 3600.0  # memories within this of each other count as one conversation

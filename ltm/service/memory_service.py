@@ -45,7 +45,9 @@ class MemoryService:
     ) -> None:
         self._settings = settings
         # the index of both recall legs of every active scope, kept up to date by the writes
-        self.writes = WriteEngine(kv, vectors, RecallIndex(vectors), lambda scope: self.registry.embedder(scope), clock)
+        self.writes = WriteEngine(
+            kv, vectors, RecallIndex(vectors, kv=kv), lambda scope: self.registry.embedder(scope), clock
+        )
         self.registry = KbRegistry(self.writes, embedder_for, settings, reranker_for)
         self.profiles = Profiles(self.writes, settings)
         self.recaller = Recall(
@@ -146,6 +148,11 @@ class MemoryService:
     @property
     def index(self) -> RecallIndex:
         return self.writes.index
+
+    @index.setter
+    def index(self, value: RecallIndex) -> None:  # a restart in tests: a fresh index over the same stores
+        self.writes.index = value
+        self.recaller.index = value
 
     @property
     def locks(self) -> ScopeLocks:

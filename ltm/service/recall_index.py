@@ -23,6 +23,12 @@ A build that a write of the same scope overlaps is not kept (it may predate the 
 Writes of another process are picked up by age: an index older than ``ttl`` seconds is rebuilt
 in the background while the current one keeps answering.
 
+Cold scopes: with a key-value store, a scope's index is also kept in plugin storage
+(:mod:`ltm.service.index_snapshot`), written in the background a little after a build or a write
+(never on a turn's or a write's path; a failed snapshot write is only logged) and read, with the
+scope's stamp, in one round trip on the scope's first use. Every write of this process moves the
+stamp first (:meth:`RecallIndex.writing`), so a snapshot older than any write is never used.
+
 Memory: one byte budget over every scope's vector and lexical data, least recently used scopes
 evicted first; the sizes are estimates of what the objects hold (see ``benchmarks/README.md`` for
 the measured RSS).
@@ -32,19 +38,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import marshal
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..domain.errors import BackendError
 from ..domain.lexical import BM25Index
 from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
-from ..ports import VectorIndex
+from ..ports import KeyValueStore, VectorIndex
+from . import index_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +90,16 @@ def unpack_metadata(blob: bytes) -> dict[str, Any]:
     if other:
         md.update(other)
     return md
+
+
+_SCOPE_FIELDS = tuple((k, _KEYS.index(k)) for k in ("user_key", "status"))
+
+
+def scope_fields(blob: bytes) -> dict[str, Any]:
+    """The ``user_key`` and ``status`` of packed metadata (what the active-scope filter reads),
+    without unpacking the rest."""
+    values = marshal.loads(blob)[0]
+    return {k: values[i] for k, i in _SCOPE_FIELDS}
 
 
 def encode_vector(vector: Sequence[float]) -> str:
@@ -127,14 +146,21 @@ class ScopeIndex:
     nbytes: int = 0
     missing: int = 0  # held rows without a usable vector
     only_active: bool = True  # holds the active rows only (False: whatever rows it was given)
+    stamp: str | None = None  # the storage stamp its content matches when built or loaded (None: unknown)
+    base: float = 0.0  # wall-clock time its content was read from the host
+    from_snapshot: bool = False
+    version: int = 0  # counts changes (a snapshot of an unchanged index is not written again)
 
     def __len__(self) -> int:
         return len(self.pos)
 
     @property
     def bytes(self) -> int:
-        """Estimated size: the rows (:attr:`nbytes`) and the arrays, spare capacity included."""
-        return self.nbytes + self.vectors.nbytes + self.numeric.nbytes + self.nterms.nbytes + self.has_vec.nbytes
+        """Estimated size: the rows (:attr:`nbytes`) and the arrays' used slots. Spare capacity is
+        left out: the arrays grow by doubling into zeroed memory, whose pages stay unmapped until a
+        row is written there."""
+        per_slot = self.vectors.itemsize * self.dim + self.numeric.itemsize * len(NUMERIC) + self.nterms.itemsize + 1
+        return self.nbytes + len(self.ids) * per_slot
 
     @property
     def vector_ready(self) -> bool:
@@ -158,6 +184,15 @@ class ScopeIndex:
         status = [(op, val) for fname, op, val in filter_conditions(where) if fname == "status"]
         return bool(status) and all(
             (op == "$eq" and val == "active") or (op == "$in" and list(val) == ["active"]) for op, val in status
+        )
+
+    def same_rows(self, other: ScopeIndex) -> bool:
+        """Whether ``other`` holds the same rows with the same metadata (a refresh that found
+        nothing new need not be written to storage again)."""
+        if len(self.pos) != len(other.pos) or (self.complete, self.missing) != (other.complete, other.missing):
+            return False
+        return all(other.blobs[j] == self.blobs[self.pos[rid]] for rid, j in other.pos.items() if rid in self.pos) and (
+            self.pos.keys() == other.pos.keys()
         )
 
     def missing_vectors(self) -> list[str]:
@@ -197,11 +232,51 @@ class ScopeIndex:
             self.bm25.add(rid, text)  # the caller keeps at most max_docs rows: nothing is evicted
             self.nterms[i] = self.bm25.term_count(rid)
         self.nbytes = sum(self._row_size(i) for i in range(n))
+        self.version += 1
+
+    @classmethod
+    def of_snapshot(cls, collection: str, user_key: str, snap: index_snapshot.Loaded, stamp: str) -> ScopeIndex:
+        """The index a snapshot restores (its rows already checked by :func:`index_snapshot.decode`)."""
+        n = len(snap.ids)
+        idx = cls(collection, user_key, snap.bm25, complete=snap.complete, stamp=stamp, base=snap.base)
+        idx.from_snapshot = True
+        idx.ids, idx.blobs, idx.senders = list(snap.ids), list(snap.blobs), list(snap.senders)
+        idx.pos = {rid: i for i, rid in enumerate(idx.ids)}
+        idx.has_vec, idx.numeric, idx.nterms = snap.has_vec, snap.numeric, snap.nterms
+        if snap.dim:
+            idx.dim, idx.vectors = snap.dim, snap.vectors
+        else:
+            idx.vectors = np.zeros((n, 0), dtype=np.float16)
+        idx.missing = int(n - int(snap.has_vec.sum()))
+        idx.nbytes = sum(idx._row_size(i) for i in range(n))
+        return idx
+
+    def snapshot(self, stamp: str) -> bytes:
+        """This index as one storage value taken at ``stamp`` (see :mod:`ltm.service.index_snapshot`)."""
+        if len(self.pos) != len(self.ids):
+            self._compact()
+        return index_snapshot.encode(
+            collection=self.collection,
+            user_key=self.user_key,
+            stamp=stamp,
+            base=self.base,
+            dim=self.dim,
+            complete=self.complete,
+            ids=[r for r in self.ids if r is not None],
+            blobs=[b for b in self.blobs if b is not None],
+            senders=self.senders,
+            vectors=self.vectors,
+            has_vec=self.has_vec,
+            numeric=self.numeric,
+            nterms=self.nterms,
+            bm25=self.bm25,
+        )
 
     def put(self, rid: str, text: str, metadata: dict[str, Any], vector: np.ndarray | None) -> None:
         """Insert or replace one active row. A vector of another dimension than the scope's is
         kept as missing (the host answers the vector leg for this scope)."""
         self.remove(rid)
+        self.version += 1
         blob = pack_metadata(metadata)
         if vector is not None and self.dim == 0:
             self._set_dim(int(vector.shape[0]))
@@ -236,6 +311,7 @@ class ScopeIndex:
         self.vectors[i] = vector
         self.missing -= not self.has_vec[i]
         self.has_vec[i] = True
+        self.version += 1
         return True
 
     def _set_dim(self, dim: int) -> None:
@@ -247,6 +323,7 @@ class ScopeIndex:
             return False
         self.bm25.remove(rid)
         self._drop_slot(rid)
+        self.version += 1
         return True
 
     def _drop_slot(self, rid: str) -> None:
@@ -373,13 +450,21 @@ class ScopeIndex:
 class _Build:
     task: asyncio.Task[ScopeIndex]
     dirty: bool = False
+    generation: int = 0  # the scope's write generation when the build started
 
 
 class RecallIndex:
-    """Every scope's :class:`ScopeIndex`, under one byte budget (least recently used evicted)."""
+    """Every scope's :class:`ScopeIndex`, under one byte budget (least recently used evicted);
+    with ``kv``, each scope's index is also kept in plugin storage for the next process."""
 
     def __init__(
-        self, vectors: VectorIndex, *, budget_bytes: int = 256 << 20, ttl: float = 120.0, max_docs: int = 5000
+        self,
+        vectors: VectorIndex,
+        *,
+        kv: KeyValueStore | None = None,
+        budget_bytes: int = 256 << 20,
+        ttl: float = 120.0,
+        max_docs: int = 5000,
     ) -> None:
         self.vectors = vectors
         self.budget_bytes = budget_bytes
@@ -390,8 +475,26 @@ class RecallIndex:
         self._refresh: dict[tuple[str, str], _Build] = {}
         self._fills: dict[tuple[str, str], asyncio.Task[None]] = {}
         self.clock: Callable[[], float] = time.monotonic
+        self.wall: Callable[[], float] = time.time
         self.builds = 0  # counters for diagnostics and benchmarks
         self.evictions = 0
+        # snapshots in plugin storage (see index_snapshot): the stamp this process last set or read
+        # per scope (None: unknown, no snapshot is written until the next write moves it), writes
+        # in flight, scopes whose write outcome was unknown, scopes waiting for a snapshot write
+        self.snapshots = index_snapshot.SnapshotStore(kv) if kv is not None else None
+        self.snapshot_delay = 2.0  # seconds after the last change: a burst of writes costs one snapshot
+        self.snapshot_counts = {"read": 0, "used": 0, "written": 0, "discarded": 0, "failed": 0}
+        self._stamps: dict[tuple[str, str], str | None] = {}
+        self._generation: dict[tuple[str, str], int] = {}
+        self._writes: dict[tuple[str, str], int] = {}
+        self._bumps: dict[tuple[str, str], int] = {}
+        self._overlap: set[tuple[str, str]] = set()
+        self._tainted: set[tuple[str, str]] = set()
+        self._pending: set[tuple[str, str]] = set()
+        self._void: set[tuple[str, str]] = set()  # stored copy voided by a write, not yet replaced
+        self._written: dict[tuple[str, str], tuple[str, int, int]] = {}
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._flush_task: asyncio.Task[None] | None = None
 
     def configure(self, *, budget_bytes: int, ttl: float, max_docs: int) -> None:
         """Apply the current settings (read per call: the host may change them live)."""
@@ -409,12 +512,16 @@ class RecallIndex:
         if idx is not None:
             self._scopes.move_to_end(key)
             if self.clock() - idx.built_at > self.ttl and key not in self._refresh and key not in self._builds:
-                self._refresh[key] = _Build(asyncio.create_task(self._build(key)))
+                self._refresh[key] = _Build(
+                    asyncio.create_task(self._build(key, snapshot=False)), generation=self._generation.get(key, 0)
+                )
                 self._refresh[key].task.add_done_callback(lambda t, key=key: self._refreshed(key, t))
             return idx
         build = self._builds.get(key)
         if build is None:
-            build = self._builds[key] = _Build(asyncio.create_task(self._build(key)))
+            build = self._builds[key] = _Build(
+                asyncio.create_task(self._build(key)), generation=self._generation.get(key, 0)
+            )
             build.task.add_done_callback(lambda t, key=key, b=build: self._built(key, b, t))
         idx = await asyncio.shield(build.task)
         if embed is not None and idx.complete and not idx.vector_ready:
@@ -429,7 +536,7 @@ class RecallIndex:
         if build.dirty:  # a write of this scope overlapped the build: serve it once, keep nothing
             log.debug("recall index of %s/%s not kept: a write overlapped its build", *key)
             return
-        self._install(key, task.result())
+        self._install(key, task.result(), build)
 
     def _refreshed(self, key: tuple[str, str], task: asyncio.Task[ScopeIndex]) -> None:
         build = self._refresh.pop(key, None)
@@ -438,21 +545,71 @@ class RecallIndex:
                 log.warning("recall index refresh of %s/%s failed: %s", *key, task.exception())
             return
         if build is not None and not build.dirty and key in self._scopes:
-            self._install(key, task.result())
+            old, new, w = self._scopes[key], task.result(), self._written.get(key)
+            if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
+                self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
+            self._install(key, new, build)
 
-    def _install(self, key: tuple[str, str], idx: ScopeIndex) -> None:
+    def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
         self._scopes[key] = idx
         self._scopes.move_to_end(key)
         self._enforce_budget(key)
+        if build is not None and build.generation == self._generation.get(key, 0) and not self._writes.get(key):
+            self._stamps[key] = idx.stamp  # no write of this process since the stamp was read
+        if idx.from_snapshot:
+            self._written[key] = (idx.stamp or "", id(idx), idx.version)  # storage holds this already
+        else:
+            self._schedule(key)
 
-    async def _build(self, key: tuple[str, str]) -> ScopeIndex:
+    async def _build(self, key: tuple[str, str], *, snapshot: bool = True) -> ScopeIndex:
+        """The scope's index: from its snapshot in storage when one is valid (``snapshot``), else
+        from the host (a refresh always reads the host: it is what picks up other writers)."""
+        stamp: str | None = None
+        if self.snapshots is not None and (not snapshot or self.snapshots.known_absent(*key)):
+            # nothing to load: the stamp (the tag of the snapshot to write) is read with the host's list
+            stamp, idx = await asyncio.gather(self._read_stamp(key), self._build_from_host(key))
+            idx.stamp = stamp
+            return idx
+        if self.snapshots is not None:
+            raw: bytes | None = None
+            try:
+                stamp, raw = await self.snapshots.read(*key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the snapshot is a cache: the host answers instead
+                log.warning("recall snapshot of %s/%s could not be read: %s", *key, exc)
+                stamp, raw = None, None
+            loaded = index_snapshot.decode(raw, *key, stamp, self.max_docs) if raw and stamp is not None else None
+            self.snapshot_counts["read"] += 1
+            if loaded is not None and stamp is not None:
+                self.snapshot_counts["used"] += 1
+                idx = ScopeIndex.of_snapshot(*key, loaded, stamp)
+                # its age counts from when its content was read from the host: the TTL refresh applies
+                idx.built_at = self.clock() - max(0.0, self.wall() - loaded.base)
+                log.debug("recall index of %s/%s loaded from its snapshot: %d rows", *key, len(idx))
+                return idx
+        idx = await self._build_from_host(key)
+        idx.stamp = stamp
+        return idx
+
+    async def _read_stamp(self, key: tuple[str, str]) -> str | None:
+        assert self.snapshots is not None
+        try:
+            return await self.snapshots.read_stamp(*key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # unknown stamp: this build is not snapshotted
+            log.warning("recall snapshot stamp of %s/%s could not be read: %s", *key, exc)
+            return None
+
+    async def _build_from_host(self, key: tuple[str, str]) -> ScopeIndex:
         collection, user_key = key
         # The scope's rows of every status, the active ones kept here: a single-condition filter is
         # several times cheaper for the host's Chroma than the scope-and-status one (measured 22 vs
         # 100 ms for 100 of 10k rows), and retired rows are few.
         where = scope_filter(user_key, Criteria(statuses=None))
         active = filter_conditions(scope_filter(user_key, Criteria()))
-        started = self.clock()
+        started, base = self.clock(), self.wall()
         rows: list[tuple[float, str, str, dict[str, Any]]] = []
         offset, wave = 0, 1
         while True:
@@ -472,7 +629,7 @@ class RecallIndex:
             offset += wave * PAGE
             wave = WAVE
         rows.sort(key=lambda r: (np.nan_to_num(r[0]), r[1]))
-        idx = ScopeIndex(collection, user_key, BM25Index(max_docs=self.max_docs), built_at=started)
+        idx = ScopeIndex(collection, user_key, BM25Index(max_docs=self.max_docs), built_at=started, base=base)
         if len(rows) > self.max_docs:  # the newest max_docs rows; the vector leg stays with the host
             rows = rows[-self.max_docs :]
             idx.complete = False
@@ -510,6 +667,52 @@ class RecallIndex:
             log.warning("re-embedding rows stored without a vector failed: %s", task.exception())
 
     # -------------------------------------------------------------- writes of this process
+    @contextlib.asynccontextmanager
+    async def writing(self, collection: str, user_key: str) -> AsyncIterator[None]:
+        """Around one host write of the scope: the scope's snapshot stamp moves first (a stamp that
+        cannot be moved refuses the write: :class:`BackendError`, nothing sent), the snapshot is
+        rewritten in the background after it, and a write that fails leaves no snapshot of the
+        scope until the next one (its outcome may be unknown)."""
+        key = (collection, user_key)
+        self._writes[key] = self._writes.get(key, 0) + 1
+        self._generation[key] = self._generation.get(key, 0) + 1
+        try:
+            if self.snapshots is not None:
+                await self._bump(key)
+                self._void.add(key)
+            try:
+                yield
+            except BaseException:
+                self._tainted.add(key)
+                raise
+        finally:
+            self._writes[key] -= 1
+            if not self._writes[key]:
+                del self._writes[key]
+            self._schedule(key)
+
+    async def _bump(self, key: tuple[str, str]) -> None:
+        assert self.snapshots is not None
+        if self._bumps.get(key):
+            self._overlap.add(key)  # two bumps in flight: which token the store keeps is unknown
+        self._bumps[key] = self._bumps.get(key, 0) + 1
+        token: str | None = None
+        try:
+            token = await self.snapshots.bump(*key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("recall snapshot stamp of %s/%s could not be moved: %s", *key, exc)
+            raise BackendError(f"recall snapshot stamp: {exc}", key="error.backend", what="storage write") from exc
+        finally:
+            self._bumps[key] -= 1
+            overlapped = key in self._overlap
+            if not self._bumps[key]:
+                del self._bumps[key]
+                self._overlap.discard(key)
+            self._stamps[key] = None if token is None or overlapped else token
+        self._tainted.discard(key)
+
     def _touch(self, key: tuple[str, str]) -> None:
         for builds in (self._builds, self._refresh):
             if key in builds:
@@ -535,11 +738,101 @@ class RecallIndex:
             idx.remove(rid)
 
     def invalidate(self, collection: str, user_key: str | None = None) -> None:
-        """Drop the scope (every scope of the collection without ``user_key``): the next read rebuilds."""
+        """Drop the scope (every scope of the collection without ``user_key``, whose snapshots are
+        then deleted from storage in the background: its knowledge base is gone): the next read
+        rebuilds."""
         for key in [*self._scopes, *self._builds, *self._refresh]:
             if key[0] == collection and (user_key is None or key[1] == user_key):
                 self._touch(key)
                 self._scopes.pop(key, None)
+        if user_key is not None:
+            self._schedule((collection, user_key))  # its snapshot may hold rows that changed: discarded
+        elif self.snapshots is not None:
+            for key in [k for k in self._stamps if k[0] == collection]:
+                self._stamps[key] = None
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing to run it on
+                task = asyncio.get_running_loop().create_task(self.snapshots.drop_collection(collection))
+                task.add_done_callback(self._logged("dropping the recall snapshots of a knowledge base"))
+
+    # -------------------------------------------------------------- snapshots in storage
+    def _schedule(self, key: tuple[str, str]) -> None:
+        """Write (or discard) the scope's snapshot a little later, in the background."""
+        if self.snapshots is None:
+            return
+        self._pending.add(key)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._flush_handle is not None or (self._flush_task is not None and not self._flush_task.done()):
+            return  # a flush is due, or running (it arms the next one for keys added meanwhile)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._flush_handle = loop.call_later(max(0.0, self.snapshot_delay), self._start_flush)
+
+    def _start_flush(self) -> None:
+        self._flush_handle = None
+        self._flush_task = asyncio.get_running_loop().create_task(self.flush_snapshots())
+        self._flush_task.add_done_callback(self._flushed)
+
+    def _flushed(self, task: asyncio.Task[int]) -> None:
+        self._logged("writing recall snapshots")(task)
+        self._flush_task = None
+        if self._pending:
+            self._arm()
+
+    @staticmethod
+    def _logged(what: str) -> Callable[[asyncio.Task[Any]], None]:
+        def done(task: asyncio.Task[Any]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("%s failed: %s", what, task.exception())
+
+        return done
+
+    async def flush_snapshots(self) -> int:
+        """Write the snapshot of every scope changed since the last flush, now (normally run
+        :attr:`snapshot_delay` seconds after a change). Failures are logged, never raised: the
+        snapshot is a cache. A scope with a write or build in flight waits for its end. Returns the
+        number of snapshots written."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        keys, written = list(self._pending), 0
+        self._pending.clear()
+        for key in keys:
+            if self.snapshots is None:
+                break
+            try:
+                written += await self._flush_one(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.snapshot_counts["failed"] += 1
+                log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
+        return written
+
+    async def _flush_one(self, key: tuple[str, str]) -> int:
+        assert self.snapshots is not None
+        if self._writes.get(key) or key in self._builds or key in self._refresh:
+            return 0  # that write or build schedules the scope again when it ends
+        idx, stamp = self._scopes.get(key), self._stamps.get(key)
+        if idx is not None and stamp is not None and key not in self._tainted and idx.only_active:
+            if self._written.get(key) == (stamp, id(idx), idx.version):
+                return 0
+            value = idx.snapshot(stamp)  # taken synchronously: the content matches ``stamp``
+            if len(value) <= index_snapshot.MAX_BYTES:
+                self._written[key] = (stamp, id(idx), idx.version)
+                self._void.discard(key)
+                await self.snapshots.write(*key, value)
+                self.snapshot_counts["written"] += 1
+                return 1
+        if key in self._void:  # a write of this process voided the stored copy: delete what it holds
+            self._void.discard(key)
+            self._written.pop(key, None)
+            await self.snapshots.discard(*key)
+            self.snapshot_counts["discarded"] += 1
+        return 0
 
     # -------------------------------------------------------------- budget
     @property

@@ -555,17 +555,19 @@ class WriteEngine:
             )
             for e, v in zip(episodes, vectors, strict=True)
         ]
-        await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
-        for r in records:
-            self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
+        async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
+            await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
+            for r in records:
+                self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
     async def delete_ids(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Delete rows of this scope by id through the one filter builder, in ONE backend call
         (fenced on an unknown outcome). More than ``delete_batch`` ids: :meth:`delete_steps`."""
         where = scope_where(scope, Criteria(statuses=None, ids=tuple(ids)))
-        await self.dispatch(l2_lock_key(scope), scope, operation, self.vectors.delete(scope.collection, where))
-        for rid in ids:
-            self.index.on_delete(scope.collection, scope.user_key, rid)
+        async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
+            await self.dispatch(l2_lock_key(scope), scope, operation, self.vectors.delete(scope.collection, where))
+            for rid in ids:
+                self.index.on_delete(scope.collection, scope.user_key, rid)
 
     async def verify_absent(self, scope: Scope, ids: Sequence[str], operation: str) -> None:
         """Read back after a delete: the backend's returned count is not trusted (host Chroma says 0).

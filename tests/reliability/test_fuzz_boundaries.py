@@ -39,6 +39,7 @@ from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 from ltm.domain.errors import MemoryError_
 from ltm.i18n import error_text, t
 from ltm.service import Actor
+from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import assert_clear_message, component, load_plugin
 
@@ -126,7 +127,8 @@ class Harness:
         rows = self.fake.vector_rows(KB)
         metas = [json.dumps(md, sort_keys=True, default=str) for md in rows["metadatas"]]
         vectors = sorted(zip(rows["ids"], metas, rows["documents"], strict=True))
-        return dict(self.fake.storage), vectors
+        # recall index snapshots are a cache the plugin rewrites in the background, reads included
+        return {k: v for k, v in self.fake.storage.items() if not k.startswith(SNAPSHOT_PREFIX)}, vectors
 
     def tool(self, name: str) -> Any:
         return component(self.ctl, "Tool", name)

@@ -50,6 +50,7 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
+from ltm.service.recall_index import RecallIndex
 from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
@@ -247,6 +248,12 @@ async def _populate(backend: str, tmp: Path) -> World:
         world.rows[new.id] = Row(new.id, ident, new.content, token, tags[ident])
         await svc.set_status(scope, to_archive.id, "archived", ADMIN)
         to_archive.status = "archived"
+    # the probes read as a restarted process does: each scope's first read loads its index from the
+    # snapshot this process leaves in storage
+    for scope in scopes.values():
+        await svc.scope_index(scope)
+    assert await svc.index.flush_snapshots() > 0
+    svc.index = RecallIndex(svc.vectors, kv=svc.kv)
     return world
 
 
@@ -386,6 +393,7 @@ async def test_search_isolation_probes(world: World) -> None:
 
     probes = await _search_rounds(world, SIZES[world.backend]["search_rounds"], "search", run)
     assert probes >= (3_000 if world.backend == "chroma" else 2_200), probes
+    assert world.service.index.snapshot_counts["used"] > 0  # positive control: scopes came from snapshots
 
 
 async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any) -> None:

@@ -39,7 +39,7 @@ from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 KB = "kb-rel"
 EMBEDDING_MODEL = "emb-rel"
-BOOKKEEPING_PREFIXES = ("audit/", "journal/", "fence/")
+BOOKKEEPING_PREFIXES = ("audit/", "journal/", "fence/", "recall/")  # recall/: index snapshots and stamps
 DATA_WRITE_ACTIONS = (A.VECTOR_UPSERT, A.VECTOR_DELETE, A.SET_PLUGIN_STORAGE, A.DELETE_PLUGIN_STORAGE)
 
 # --------------------------------------------------------------------------------------------
@@ -208,13 +208,17 @@ def host_service(
     """A MemoryService over the real host adapters of a real BasePlugin talking to ``fake``."""
     plugin = make_plugin(fake)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
-    return MemoryService(
+    svc = MemoryService(
         kv=HostKeyValueStore(plugin),
         vectors=HostVectorIndex(plugin),
         embedder_for=lambda collection, kb: HostEmbedder(plugin, kb.embedding_model),
         settings=settings,
         **kwargs,
     )
+    # recall snapshots are written on a timer, in the background: the host calls a test enumerates
+    # must not depend on how long it ran (snapshots: tests/contract/test_index_snapshot.py)
+    svc.index.snapshot_delay = 3600.0
+    return svc
 
 
 async def host_env(

@@ -26,6 +26,7 @@ from components.tools.recall_memory import RecallMemory
 from components.tools.remember import Remember
 from ltm.domain.tombstone import value_key
 from ltm.service import Actor, Settings
+from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
 from ltm.service.injection import BEGIN, END
 from main import LongTermMemory
 from tests.support import build_service
@@ -144,7 +145,9 @@ class World:
         return await tool.call(params, session, qid)
 
     def state(self) -> tuple[dict[str, bytes], list[str]]:
-        return dict(self.handler.storage), sorted(self.handler.vector_rows(KB)["ids"])
+        # recall index snapshots are a cache the plugin rewrites in the background, reads included
+        storage = {k: v for k, v in self.handler.storage.items() if not k.startswith(SNAPSHOT_PREFIX)}
+        return storage, sorted(self.handler.vector_rows(KB)["ids"])
 
 
 async def world(config: dict[str, Any] | None = None, llm: Any = None) -> World:

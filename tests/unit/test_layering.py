@@ -58,16 +58,34 @@ def test_no_print_in_plugin_code(path: Path) -> None:
 
 
 def private_reaches(source: str) -> list[str]:
-    """Where ``source`` uses another object's or module's private name: ``x._name`` (unless ``x`` is
-    ``self`` or ``cls``) or ``from m import _name``. Dunders are public."""
+    """Where ``source`` uses another module's private name: ``x._name`` (unless ``x`` is ``self`` or
+    ``cls``, or ``_name`` is an attribute this module's own classes define, e.g. a classmethod filling
+    a fresh instance) or ``from m import _name``. Dunders are public."""
+    tree = ast.parse(source)
+    own = _own_private_attributes(tree)
     out: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names if _private(a.name)]
-        elif isinstance(node, ast.Attribute) and _private(node.attr):
+        elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
             if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
                 out.append(f"{node.lineno}: {ast.unparse(node)}")
     return out
+
+
+def _own_private_attributes(tree: ast.Module) -> set[str]:
+    """Private attributes the module's classes define: methods, class-level names, ``self._x = ...``."""
+    own: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _private(node.name):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _private(node.attr):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    own.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and _private(node.id):
+                own.add(node.id)
+    return own
 
 
 def _private(name: str) -> bool:
@@ -83,6 +101,14 @@ def test_the_private_name_check_flags_what_it_should() -> None:
         "        svc._fetch()\n"
         "        self.service._backend()\n"
         "        return cls._table, self.__class__, svc.__dict__\n"
+        "class B:\n"
+        "    def __init__(self):\n"
+        "        self._size = 0\n"
+        "    @classmethod\n"
+        "    def fresh(cls):\n"
+        "        b = cls()\n"
+        "        b._size = 1\n"
+        "        return b\n"
     )
     assert private_reaches(snippet) == [
         "1: from ltm.service.settings import _int",

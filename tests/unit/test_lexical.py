@@ -182,3 +182,24 @@ def test_incremental_equals_fresh_build(ops: list[tuple[str, int, list[str]]], q
     assert got.keys() == want.keys()
     for k, v in want.items():
         assert got[k] == pytest.approx(v)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_words, max_size=12))
+def test_distinct_terms_counts_the_texts_terms(words: list[str]) -> None:
+    """What the ranking's information prior reads from the index is the text's own distinct term
+    count (as ``content_terms`` would tokenize it), not the size of a bookkeeping tuple."""
+    from ltm.domain.ranking import content_terms
+
+    text = " ".join(words)
+    idx = BM25Index()
+    idx.add("d", text)
+    idx.add("other", "apple pear boat train memory")  # another document changes nothing
+    assert idx.distinct_terms("d") == idx.term_count("d") == len(set(tokenize(text))) == content_terms(text)
+    assert idx.distinct_terms("missing") is None
+
+
+def test_distinct_terms_of_a_long_text() -> None:
+    idx = BM25Index()
+    idx.add("d", "I signed up for a pottery class at the community center on Friday with my sister")
+    assert idx.distinct_terms("d") == 7  # sign, pottery, class, community, center, friday, sister
