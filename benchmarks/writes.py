@@ -42,7 +42,7 @@ from typing import Any
 from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.domain.scope import Criteria, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
@@ -159,7 +159,7 @@ async def _bulk_delete(root: Path, rows: int, repeats: int) -> dict[str, Any]:
                     try:
                         await st.svc.bulk_delete(scope, Criteria(statuses=None), ADMIN, tag="bulk")
                         raise AssertionError("the refused chunk did not fail the delete")
-                    except MemoryError_:
+                    except LtmError:
                         pass
                     back.append((time.perf_counter() - t0) * 1000)
                     back_calls = dict(st.counts)

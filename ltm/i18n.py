@@ -117,7 +117,7 @@ def _echo(value: Any, limit: int = MAX_ECHO_CHARS) -> Any:
 
 
 def error_text(exc: Any, lang: str | None = None) -> str:
-    """Render a service error (``MemoryError_``) in the caller's language."""
-    raw = dict(getattr(exc, "args_", {}) or {})
+    """Render a service error (``LtmError``) in the caller's language."""
+    raw = dict(getattr(exc, "params", {}) or {})
     args = {k: _echo(v, 4 * MAX_ECHO_CHARS if k == "detail" else MAX_ECHO_CHARS) for k, v in raw.items()}
     return t(getattr(exc, "key", "error.generic"), lang, **args)

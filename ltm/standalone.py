@@ -25,7 +25,7 @@ from typing import Any
 from .adapters.chroma_index import ChromaIndex
 from .adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
 from .adapters.sqlite_kv import SqliteKeyValueStore
-from .domain.errors import MemoryError_
+from .domain.errors import LtmError
 from .domain.scope import Criteria
 from .i18n import error_text
 from .service import Actor, MemoryService, Settings
@@ -109,7 +109,7 @@ async def run(args: argparse.Namespace) -> int:
                 kb_id=KB, session_name=DEMO_SESSION, bot_uuid="standalone", sender_id=args.speaker
             )
             await _demo(service, demo_scope, actor)
-    except MemoryError_ as exc:
+    except LtmError as exc:
         sys.stderr.write(error_text(exc) + "\n")
         return 2
     return 0

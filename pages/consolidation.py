@@ -3,7 +3,7 @@ discard as ``!memory consolidate``, calling the same :class:`~ltm.service.consol
 
 Each route takes the scope the router derived (``scope_of(service, body)``), the request body (a
 ``pages.requests.Body`` or the raw dict) and the console actor, and returns a JSON-safe dict. Refusals
-are service errors (``MemoryError_`` with ``consol.*`` keys) that the router renders with
+are service errors (``LtmError`` with ``consol.*`` keys) that the router renders with
 ``error_text``; a malformed ``proposal_id`` is refused before any service call.
 
 =================================  ======  =====================================================

@@ -29,7 +29,7 @@ class BadRequest(Exception):
     def __init__(self, key: str, **args: Any) -> None:
         super().__init__(key)
         self.key = key
-        self.args_ = args
+        self.params = args
 
 
 class Body:

@@ -47,7 +47,7 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
@@ -479,8 +479,8 @@ async def handle(
         )
         return PageResponse.ok(await route.handler(ctx))
     except BadRequest as exc:
-        return PageResponse.fail(CONSOLE.t(exc.key, lang, **exc.args_))
-    except MemoryError_ as exc:
+        return PageResponse.fail(CONSOLE.t(exc.key, lang, **exc.params))
+    except LtmError as exc:
         return PageResponse.fail(error_text(exc, lang))
     except Exception:
         log.exception("console request %s failed", endpoint[:80])

@@ -14,7 +14,7 @@ from typing import Any
 
 from components.commands import render
 from ltm.domain import consolidation as rules
-from ltm.domain.errors import MemoryError_, ScopeError
+from ltm.domain.errors import LtmError, ScopeError
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text, t
 from ltm.service import Actor
@@ -30,7 +30,7 @@ CANDIDATE_CHARS = 90
 class _Cleaned:
     def __init__(self, key: str, args: dict[str, Any]) -> None:
         self.key = key
-        self.args_ = args
+        self.params = args
 
 
 def consolidator_of(plugin: Any) -> Consolidator:
@@ -51,8 +51,8 @@ def _actor(ctx: Any, scope: Scope, actor: Actor | None) -> Actor:
     )
 
 
-def _error(lang: str, exc: MemoryError_) -> str:
-    args = {k: render.clean(v, 160) if isinstance(v, str) else v for k, v in dict(exc.args_ or {}).items()}
+def _error(lang: str, exc: LtmError) -> str:
+    args = {k: render.clean(v, 160) if isinstance(v, str) else v for k, v in dict(exc.params or {}).items()}
     return error_text(_Cleaned(exc.key, args), lang)
 
 
@@ -163,7 +163,7 @@ async def consolidate_preview(plugin: Any, ctx: Any, scope: Scope, lang: str, ac
     try:
         preview = await consolidator_of(plugin).preview(scope, _actor(ctx, scope, actor), lang=lang)
         return render_preview(lang, preview)
-    except MemoryError_ as exc:
+    except LtmError as exc:
         return [_error(lang, exc)]
     except Exception:
         log.exception("consolidate preview failed (query %s)", getattr(ctx, "query_id", None))
@@ -184,7 +184,7 @@ async def consolidate_run(
         pid = (proposal_id or "").strip() or None
         result = await consolidator_of(plugin).run(scope, _actor(ctx, scope, actor), pid)
         return render_run(lang, result)
-    except MemoryError_ as exc:
+    except LtmError as exc:
         return [_error(lang, exc)]
     except Exception:
         log.exception("consolidate run failed (query %s)", getattr(ctx, "query_id", None))

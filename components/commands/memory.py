@@ -28,8 +28,8 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
-from components.hostglue import scope_of_turn
-from ltm.domain.errors import MemoryError_, PermissionDenied, ScopeError
+from components.turn import scope_of_turn
+from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
 from ltm.domain.tombstone import value_key
@@ -66,7 +66,7 @@ class _Cleaned:
 
     def __init__(self, key: str, args: dict[str, Any]) -> None:
         self.key = key
-        self.args_ = args
+        self.params = args
 
 
 class MemoryCommand(Command):
@@ -131,22 +131,22 @@ class MemoryCommand(Command):
             return replies or [t("cmd.error.internal", lang)]
         except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
             return [self._error(lang, exc) + "\n" + t("cmd.refused.how", lang, sender=render.clean(speaker, 60) or "-")]
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return [self._error(lang, exc)]
         except Exception:
             log.exception("!memory failed (query %s)", getattr(ctx, "query_id", None))
             return [t("cmd.error.internal", lang)]
 
     @staticmethod
-    def _error(lang: str, exc: MemoryError_) -> str:
+    def _error(lang: str, exc: LtmError) -> str:
         """``error_text`` with every argument cleaned: service errors may echo stored or typed text."""
-        exc_args = dict(getattr(exc, "args_", {}) or {})
+        exc_args = dict(getattr(exc, "params", {}) or {})
         cleaned = {k: render.clean(v, 160) if isinstance(v, str) else v for k, v in exc_args.items()}
         return error_text(_Cleaned(exc.key, cleaned), lang)
 
     @staticmethod
     def _usage_error(lang: str, exc: ParseError) -> str:
-        args = {k: render.clean(v, 60) if isinstance(v, str) else v for k, v in exc.args_.items()}
+        args = {k: render.clean(v, 60) if isinstance(v, str) else v for k, v in exc.params.items()}
         return t(exc.key, lang, **args) + "\n" + t("cmd.usage.hint", lang)
 
     @staticmethod

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.domain.models import is_record_id
 from ltm.domain.privilege import requires_admin
 from ltm.domain.scope import STATUSES
@@ -48,7 +48,7 @@ class ParseError(Exception):
     def __init__(self, key: str, **args: Any) -> None:
         super().__init__(key)
         self.key = key
-        self.args_ = args
+        self.params = args
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def parse_value(raw: str, flag: str, limit: int = MAX_VALUE_CHARS) -> str:
 def parse_time(raw: str, flag: str) -> tuple[str, float]:
     try:
         dt = parse_instant(raw, flag)
-    except MemoryError_ as exc:
+    except LtmError as exc:
         raise ParseError("cmd.parse.bad_time", flag="--" + flag, value=_clip(raw, 40)) from exc
     return to_iso(dt), dt.timestamp()
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
 from ltm.domain.text import neutralize
@@ -165,7 +165,7 @@ def date_text(value: Any) -> str:
         return "-"
     try:
         return parse_instant(value, "time").strftime("%Y-%m-%d %H:%M UTC")
-    except MemoryError_:
+    except LtmError:
         return clean(value, 40) or "-"
 
 

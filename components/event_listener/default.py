@@ -18,7 +18,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
-from components.hostglue import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
+from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService

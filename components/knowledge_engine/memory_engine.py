@@ -21,7 +21,7 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.domain.text import neutralize, neutralize_data
 from ltm.i18n import error_text
 from ltm.service import Actor
@@ -77,7 +77,7 @@ class MemoryEngine(KnowledgeEngine):
                 sender_id=str(rs.get("sender_id") or ""),
             )
             result = await service.recall(scope, context.query, limit=top_k, with_profiles=False, budget_tokens=100000)
-        except MemoryError_ as exc:
+        except LtmError as exc:
             log.warning("engine retrieve refused: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": error_text(exc)})
         # What the host retrieves goes to a model: neutralised as the injected block is.
@@ -106,7 +106,7 @@ class MemoryEngine(KnowledgeEngine):
             n = await self.plugin.service.ingest_document(kb_id, meta.document_id, payload, Actor(surface="engine"))
         except (ValueError, UnicodeDecodeError) as exc:
             return IngestionResult(document_id=meta.document_id, status=DocumentStatus.FAILED, error_message=str(exc))
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return IngestionResult(
                 document_id=meta.document_id, status=DocumentStatus.FAILED, error_message=error_text(exc)
             )

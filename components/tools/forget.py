@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import tool_error, tool_scope
-from ltm.domain.errors import MemoryError_, ValidationError
+from components.turn import tool_error, tool_scope
+from ltm.domain.errors import LtmError, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,6 @@ class Forget(Tool):
             reason = p.get("reason") if isinstance(p.get("reason"), str) else ""
             scope, actor = await tool_scope(self.plugin, session, query_id)
             episode = await self.plugin.service.forget(scope, eid.strip(), actor, reason=reason)
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return tool_error(self.plugin, exc, deleted=0)
         return {"ok": True, "deleted": 1, "id": episode.id, "content": episode.content}

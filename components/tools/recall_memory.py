@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import lang_of, tool_scope
-from ltm.domain.errors import MemoryError_, ValidationError
+from components.turn import lang_of, tool_scope
+from ltm.domain.errors import LtmError, ValidationError
 from ltm.domain.models import bounded_int
 from ltm.domain.text import neutralize_data
 from ltm.domain.timefields import parse_instant
@@ -41,7 +41,7 @@ class RecallMemory(Tool):
                 budget_tokens=100000,
                 **times,
             )
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return {"ok": False, "error": error_text(exc, lang_of(self.plugin))}
         # The result goes to the model: neutralised as the injected block is (the records are not).
         return {

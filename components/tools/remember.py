@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import tool_error, tool_scope
-from ltm.domain.errors import MemoryError_
+from components.turn import tool_error, tool_scope
+from ltm.domain.errors import LtmError
 
 log = logging.getLogger(__name__)
 ALLOWED = ("content", "importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "supersedes")
@@ -21,7 +21,7 @@ class Remember(Tool):
             raw = {k: v for k, v in (params if isinstance(params, dict) else {}).items() if k in ALLOWED}
             raw.setdefault("source_ref", f"query:{query_id}")
             done = await self.plugin.service.remember(scope, raw, actor, origin="tool")
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return tool_error(self.plugin, exc)
         episode, retired = done
         return {

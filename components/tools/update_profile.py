@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.hostglue import tool_error, tool_scope
-from ltm.domain.errors import MemoryError_
+from components.turn import tool_error, tool_scope
+from ltm.domain.errors import LtmError
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,6 @@ class UpdateProfile(Tool):
             profile = await self.plugin.service.update_profile(
                 scope, (params if isinstance(params, dict) else {}), actor
             )
-        except MemoryError_ as exc:
+        except LtmError as exc:
             return tool_error(self.plugin, exc)
         return {"ok": True, "profile": profile.to_dict()}

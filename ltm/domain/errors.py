@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class MemoryError_(Exception):  # noqa: N801 - avoids shadowing the builtin MemoryError
+class LtmError(Exception):  # noqa: N801 - avoids shadowing the builtin MemoryError
     """Base class: a request the service refused. Nothing was written."""
 
     key = "error.generic"
@@ -15,46 +15,46 @@ class MemoryError_(Exception):  # noqa: N801 - avoids shadowing the builtin Memo
         self.detail = detail
         if key:
             self.key = key
-        self.args_ = {"detail": detail, **args}
+        self.params = {"detail": detail, **args}
 
 
-class ValidationError(MemoryError_):
+class ValidationError(LtmError):
     """An input field is malformed; rejected before any write."""
 
     key = "error.validation"
 
 
-class NotFoundError(MemoryError_):
+class NotFoundError(LtmError):
     """The addressed record does not exist in this scope."""
 
     key = "error.not_found"
 
 
-class ScopeError(MemoryError_):
+class ScopeError(LtmError):
     """The request has no usable scope (no session identity, no memory knowledge base)."""
 
     key = "error.scope"
 
 
-class ConflictError(MemoryError_):
+class ConflictError(LtmError):
     """The request conflicts with the state of a record (e.g. superseding a non-active record)."""
 
     key = "error.conflict"
 
 
-class PermissionDenied(MemoryError_):
+class PermissionDenied(LtmError):
     """The caller lacks the privilege for this verb."""
 
     key = "error.permission"
 
 
-class BackendError(MemoryError_):
+class BackendError(LtmError):
     """A storage or model call failed with an authoritative error; nothing was written."""
 
     key = "error.backend"
 
 
-class FencedError(MemoryError_):
+class FencedError(LtmError):
     """Writes to this scope are refused: an earlier write's outcome is unknown (see fences)."""
 
     key = "error.fenced"

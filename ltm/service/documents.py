@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any
 
-from ..domain.errors import MemoryError_, ValidationError
+from ..domain.errors import LtmError, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.timefields import to_iso
@@ -65,7 +65,7 @@ class Documents:
                 if not isinstance(shared, bool):
                     raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
-            except MemoryError_ as exc:
+            except LtmError as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
             plan.append((scope, data, shared))
         for scope, data, _shared in plan:  # tombstones refuse the whole document before anything is written

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..domain.episode_views import EXPORT_FIELDS, export_record
-from ..domain.errors import MemoryError_, ValidationError
+from ..domain.errors import LtmError, ValidationError
 from ..domain.models import (
     CONFIDENCE_CLASSES,
     ORIGINS,
@@ -297,7 +297,7 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
         try:
             data = validate_episode_input(fields, default_claim="unknown")
             timestamp = normalize_optional(item.get("timestamp"), "timestamp")
-        except MemoryError_ as exc:
+        except LtmError as exc:
             raise _fail(n, exc.detail or exc.key) from exc
         h = content_hash(data.content)
         given_hash = item.get("content_hash")
@@ -333,7 +333,7 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
             raise _fail(n, "extra: expected an object", field="extra")
         try:
             check_data(extra, "extra")
-        except MemoryError_ as exc:
+        except LtmError as exc:
             raise _fail(n, "extra: contains a character that is not text", field="extra") from exc
         try:
             if len(canonical_json(extra)) > MAX_EXTRA_CHARS:

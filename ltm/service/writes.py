@@ -51,7 +51,7 @@ from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
 from ..domain import privilege as policy
-from ..domain.errors import BackendError, FencedError, MemoryError_, PermissionDenied, ScopeError
+from ..domain.errors import BackendError, FencedError, LtmError, PermissionDenied, ScopeError
 from ..domain.models import Episode
 from ..domain.scope import (
     FENCE_PREFIX,
@@ -113,7 +113,7 @@ async def backend(aw: Awaitable[T], what: str) -> T:
     """Await a backend call; a failure that is not ours becomes a :class:`BackendError`."""
     try:
         return await aw
-    except MemoryError_:
+    except LtmError:
         raise
     except Exception as exc:
         log.warning("%s failed: %s", what, exc)
@@ -521,7 +521,7 @@ class WriteEngine:
             self.index.invalidate(scope.collection, scope.user_key)  # the write may have landed
             await self.set_fence(lock_key, scope, operation, "cancelled after dispatch")
             raise
-        except MemoryError_:
+        except LtmError:
             raise
         except Exception as exc:
             if is_unknown_outcome(exc):
@@ -579,7 +579,7 @@ class WriteEngine:
                 for i in range(0, len(ids), batch)
                 for e in await self.fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + batch])), limit=1)
             ]
-        except MemoryError_ as exc:
+        except LtmError as exc:
             log.warning("%s applied; read-back failed, not verified: %s", operation, exc)
             return
         if still:

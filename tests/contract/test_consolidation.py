@@ -23,7 +23,7 @@ from babel.messages.pofile import read_po
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from ltm.adapters.host_chat import message_text
 from ltm.domain import consolidation as rules
-from ltm.domain.errors import ConflictError, FencedError, MemoryError_, NotFoundError, ValidationError
+from ltm.domain.errors import ConflictError, FencedError, LtmError, NotFoundError, ValidationError
 from ltm.domain.models import Episode, content_hash
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
@@ -733,7 +733,7 @@ class TestProposalChecks:
             await real_delete(key)
 
         monkeypatch.setattr(fast.svc.kv, "delete", failing_delete)
-        with pytest.raises(MemoryError_) as info:
+        with pytest.raises(LtmError) as info:
             await fast.cons.discard(a, ADMIN, pid)
         assert info.value.key == "error.backend" and not await fast.svc.fences()
         assert [p.id for p in await fast.cons.list_proposals(a)] == [pid]  # positive control: still there
@@ -1172,7 +1172,7 @@ def test_errors_render() -> None:
 
     for exc in (
         ConflictError("x", key="consol.error.proposal_expired", days=7),
-        MemoryError_("x", key="consol.error.budget"),
+        LtmError("x", key="consol.error.budget"),
     ):
         for lang in LANGUAGES:
             text = error_text(exc, lang)

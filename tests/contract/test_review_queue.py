@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.errors import ConflictError, MemoryError_, NotFoundError, ParkedError, TombstonedError
+from ltm.domain.errors import ConflictError, LtmError, NotFoundError, ParkedError, TombstonedError
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor
@@ -209,7 +209,7 @@ class TestConflicts:
             )
         assert await contents(w.service, w.alice, None) == before  # never silently overwrites or keeps both
         text = error_text(exc.value, "en_US")
-        cid = exc.value.args_["candidate"]
+        cid = exc.value.params["candidate"]
         assert cid in text and old.id in text and "supersedes" in text
         c = await w.review.get(w.alice, cid)
         assert c.status == "conflict" and c.origin == "tool" and c.content == "Alice prefers Go."
@@ -234,7 +234,7 @@ class TestConflicts:
         old, _ = await w.service.remember(w.alice, {"content": "我住在北京。"}, ADMIN)
         with pytest.raises(ParkedError) as exc:
             await w.service.remember(w.alice, {"content": "我搬到上海了。"}, ADMIN)
-        d = await w.review.accept(w.alice, exc.value.args_["candidate"], ADMIN, "用户确认搬家")
+        d = await w.review.accept(w.alice, exc.value.params["candidate"], ADMIN, "用户确认搬家")
         assert not d.parked and [e.id for e in d.superseded] == [old.id]
         assert d.episode is not None and d.episode.extra == {"candidate_id": d.candidate.id}
         assert d.candidate.status == "accepted" and d.candidate.superseded == [old.id]
@@ -248,7 +248,7 @@ class TestConflicts:
         old, _ = await w.service.remember(w.alice, {"content": "I prefer Python."}, ADMIN)
         with pytest.raises(ParkedError) as exc:
             await w.service.remember(w.alice, {"content": "I prefer Go."}, ADMIN)
-        cid = exc.value.args_["candidate"]
+        cid = exc.value.params["candidate"]
         rejected = await w.review.reject(w.alice, cid, ADMIN, "misheard")
         assert rejected.status == "rejected" and rejected.result_id.startswith("tb_")
         assert (await w.service.get_episode(w.alice, old.id)).status == "active"
@@ -280,7 +280,7 @@ class TestConflicts:
         with pytest.raises(ParkedError) as exc:
             await w.service.remember(w.alice, {"content": "I am 31 years old."}, ADMIN)
         await w.service.forget(w.alice, old.id, ADMIN)
-        d = await w.review.accept(w.alice, exc.value.args_["candidate"], ADMIN)
+        d = await w.review.accept(w.alice, exc.value.params["candidate"], ADMIN)
         assert not d.parked and d.superseded == [] and await contents(w.service, w.alice) == ["I am 31 years old."]
 
     async def test_only_the_same_speakers_records_conflict(self, tmp_path: Path) -> None:
@@ -334,7 +334,7 @@ async def _twice_rejected(w: World) -> str:
     (c1,) = (await w.review.extract(w.alice, "I prefer Java.", LISTENER)).candidates
     with pytest.raises(ParkedError) as exc:
         await w.service.remember(w.alice, {"content": "i prefer JAVA"}, ADMIN)  # the model's tool call
-    c2 = exc.value.args_["candidate"]
+    c2 = exc.value.params["candidate"]
     await w.review.reject(w.alice, c1.id, ADMIN, "not true")
     with pytest.raises(TombstonedError):  # path: accepting another candidate with the value
         await w.review.accept(w.alice, c2, ADMIN)
@@ -534,7 +534,7 @@ class TestStore:
             await real_set(key, value)
 
         monkeypatch.setattr(w.service.kv, "set", flaky_set)
-        with pytest.raises(MemoryError_) as info:
+        with pytest.raises(LtmError) as info:
             await w.review.accept(w.alice, c.id, ADMIN)
         assert info.value.key == "error.backend"
         assert (await w.review.get(w.alice, c.id)).status == "pending"

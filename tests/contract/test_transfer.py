@@ -190,7 +190,7 @@ class TestRefusals:
         batch = [{"content": "fine one"}, {"content": "fine two"}, {"content": "bad", "event_at": "tomorrow"}]
         with pytest.raises(ValidationError) as err:
             await import_scope(service, c, batch, ADMIN)
-        assert err.value.key == "cmd.transfer.item" and err.value.args_["n"] == 3
+        assert err.value.key == "cmd.transfer.item" and err.value.params["n"] == 3
         assert sum((await service.count_by_status(c)).values()) == 0
         assert await service.audit_count(c) == 0
         assert (await import_scope(service, c, batch[:2], ADMIN)).imported == 2

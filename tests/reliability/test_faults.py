@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 
 from ltm.adapters.host_index import strip_host_keys
-from ltm.domain.errors import FencedError, MemoryError_
+from ltm.domain.errors import FencedError, LtmError
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
@@ -447,7 +447,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
         except asyncio.CancelledError:
             if not fault.name.startswith("cancel"):
                 problems.append(f"{cell}: CancelledError without a cancellation")
-        except MemoryError_ as exc:
+        except LtmError as exc:
             error = exc
             try:
                 assert_clear_message(error_text(exc, "en_US"))
@@ -615,7 +615,7 @@ async def test_error_answer_on_the_data_write_is_not_fenced_and_retry_succeeds(d
     try:
         svc = host_service(fake, settings, det.clock)
         fake.arm(call.index, ERROR_ANSWER)
-        with pytest.raises(MemoryError_) as info:
+        with pytest.raises(LtmError) as info:
             await _run_remember(svc, t.ctx)
         assert info.value.key == "error.backend"
         assert data_state(fake) == t.before

@@ -36,7 +36,7 @@ from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
-from ltm.domain.errors import MemoryError_
+from ltm.domain.errors import LtmError
 from ltm.i18n import error_text, t
 from ltm.service import Actor
 from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
@@ -345,7 +345,7 @@ def test_engine_ingest_payloads(h: Harness) -> None:
         n_before = len(before[1])
         try:
             n = h.run(h.service.ingest_document(KB, f"doc-{next(doc_no)}", payload, ADMIN))
-        except MemoryError_ as exc:
+        except LtmError as exc:
             _note("ingest: refused")
             assert_clear_message(error_text(exc, "en_US"))
             assert_clear_message(error_text(exc, "zh_Hans"), lang="zh_Hans")
@@ -534,7 +534,7 @@ def test_an_instant_at_the_edge_of_the_calendar_is_refused_cleanly(h: Harness, v
     out = h.run(h.tool("recall_memory").call({"query": "edge", "time_from": value}, h.session, h.next_query()))
     assert out["ok"] is False
     assert_clear_message(out["error"])
-    with pytest.raises(MemoryError_):
+    with pytest.raises(LtmError):
         h.run(
             h.service.ingest_document(
                 KB, "doc-edge", [{"content": "x", "session_name": "person_a", "event_at": value}], ADMIN
@@ -600,7 +600,7 @@ def test_a_malformed_or_overlong_id_names_no_memory(h: Harness, eid: str) -> Non
     before = h.state()
     out = h.run(h.tool("forget").call({"episode_id": eid}, h.session, h.next_query()))
     assert out["ok"] is False, out
-    assert out["error"] == error_text(MemoryError_("", key="error.not_found", id=eid.strip()), "en_US")
+    assert out["error"] == error_text(LtmError("", key="error.not_found", id=eid.strip()), "en_US")
     encodable(out)
     body = {"kb_id": KB, "session_name": "person_fz", "bot_uuid": BOT, "sender_id": "fz", "id": eid}
     resp = h.run(handle(h.service, PageRequest(endpoint="/episode/forget", method="POST", body=body)))
@@ -652,7 +652,7 @@ def test_hostile_text_in_an_import_is_refused_naming_the_field(h: Harness, item:
 )
 def test_hostile_text_in_a_document_is_refused_naming_the_field(h: Harness, item: dict[str, Any], field: str) -> None:
     before = h.state()
-    with pytest.raises(MemoryError_) as caught:
+    with pytest.raises(LtmError) as caught:
         h.run(h.service.ingest_document(KB, "doc-hostile", [item], ADMIN))
     for lang in ("en_US", "zh_Hans"):
         assert_clear_message(error_text(caught.value, lang), lang=lang)

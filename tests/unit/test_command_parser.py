@@ -46,7 +46,7 @@ class TestTokenizer:
     def test_unterminated(self) -> None:
         with pytest.raises(ParseError) as err:
             tokenize('search "open')
-        assert err.value.key == "cmd.parse.unterminated_quote" and err.value.args_["position"] == 8
+        assert err.value.key == "cmd.parse.unterminated_quote" and err.value.params["position"] == 8
 
     def test_quoted_flag_is_text(self) -> None:
         toks = tokenize('"--status" --status')
@@ -178,8 +178,8 @@ def _check(line: str) -> None:
     except ParseError as exc:
         for lang in LANGUAGES:
             assert exc.key in catalog(lang), exc.key
-            catalog(lang)[exc.key].format(**exc.args_)  # every placeholder is filled
-            assert t(exc.key, lang, **exc.args_).strip()
+            catalog(lang)[exc.key].format(**exc.params)  # every placeholder is filled
+            assert t(exc.key, lang, **exc.params).strip()
         return
     assert isinstance(parsed, Parsed)
     assert parsed.verb == "summary" or parsed.verb in VERBS

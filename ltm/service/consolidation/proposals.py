@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from ...domain import consolidation as rules
-from ...domain.errors import MemoryError_
+from ...domain.errors import LtmError
 from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key
 from ...domain.timefields import parse_instant
 from ..memory_service import MemoryService
@@ -210,7 +210,7 @@ class ProposalStore:
     def expired(self, p: Proposal) -> bool:
         try:
             created = parse_instant(p.created_at, "created_at")
-        except MemoryError_:
+        except LtmError:
             return True
         return self.service.clock() - created > timedelta(days=PROPOSAL_TTL_DAYS)
 

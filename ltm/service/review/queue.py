@@ -290,7 +290,7 @@ class ReviewQueue(ReviewPart):
                 )
                 proposals = rules.parse_model_result(raw, turn, s.max_per_turn)
             except rules.ModelResultError as exc:
-                report.model_error = str(exc.args_.get("reason") or exc)
+                report.model_error = str(exc.params.get("reason") or exc)
                 log.warning("candidate model result rejected in %s: %s", scope.user_key, report.model_error)
                 return report
             except TimeoutError:
@@ -309,7 +309,7 @@ class ReviewQueue(ReviewPart):
                     scope, p, actor, origin=mode, source_ref=source_ref, redactions=turn.redactions
                 )
             except TombstonedError as exc:
-                report.skipped.append(("tombstoned", str(exc.args_.get("tombstone"))))
+                report.skipped.append(("tombstoned", str(exc.params.get("tombstone"))))
                 continue
             except _Skip as skip:
                 report.skipped.append((skip.why, skip.detail))
@@ -317,7 +317,7 @@ class ReviewQueue(ReviewPart):
             except ConflictError as exc:
                 if exc.key != "review.error.queue_full":
                     raise
-                report.skipped.append(("queue_full", str(exc.args_.get("limit"))))
+                report.skipped.append(("queue_full", str(exc.params.get("limit"))))
                 log.warning("review queue of %s is full; candidate dropped", scope.user_key)
                 continue
             report.candidates.append(cand)

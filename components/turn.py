@@ -11,7 +11,7 @@ from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
-from ltm.domain.errors import FencedError, MemoryError_
+from ltm.domain.errors import FencedError, LtmError
 from ltm.domain.scope import Scope
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
@@ -97,14 +97,14 @@ def lang_of(plugin: Any) -> str:
     return plugin.service.settings.language
 
 
-def tool_error(plugin: Any, exc: MemoryError_, **extra: Any) -> dict[str, Any]:
+def tool_error(plugin: Any, exc: LtmError, **extra: Any) -> dict[str, Any]:
     """A write tool's failure as the model reads it. When the outcome of a write is unknown (the
     scope is fenced: this write or an earlier one was not confirmed), the model is told so plainly,
     with ``outcome: "unknown"``, and that repeating the same memory later is safe (a repeat of a
     stored one is recognised), instead of a bare error it would answer with an immediate retry."""
     lang = lang_of(plugin)
     if isinstance(exc, FencedError):
-        args = dict(getattr(exc, "args_", {}) or {})
+        args = dict(getattr(exc, "params", {}) or {})
         key = "tool.outcome_unknown" if exc.key == "error.fenced_now" else "tool.writes_paused"
         return {"ok": False, **extra, "outcome": "unknown", "error": t(key, lang, **args)}
     return {"ok": False, **extra, "error": error_text(exc, lang)}
