@@ -442,8 +442,14 @@ class FakeHostHandler(Handler):
         return query
 
     def _list_pipeline_kbs(self, data: dict[str, Any]) -> dict[str, Any]:
+        # host: the query variable _knowledge_base_uuids when set (a listener may have edited it),
+        # else the runner's configured KBs (plugin/handler.py _get_pipeline_knowledge_base_uuids)
         query = self._query(data)
-        return {"knowledge_bases": [self._kb_info(k) for k in query.pipeline_kbs if k in self.knowledge_bases]}
+        if "_knowledge_base_uuids" in query.variables:
+            uuids = [str(k) for k in query.variables["_knowledge_base_uuids"] or [] if k]
+        else:
+            uuids = list(query.pipeline_kbs)
+        return {"knowledge_bases": [self._kb_info(k) for k in uuids if k in self.knowledge_bases]}
 
     def _get_query_var(self, data: dict[str, Any]) -> dict[str, Any]:
         # host: query.variables[key] -> a missing key is a KeyError (SDK ref §4.2)
