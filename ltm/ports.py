@@ -124,3 +124,17 @@ def is_unknown_outcome(exc: BaseException) -> bool:
     if isinstance(exc, (WriteOutcomeUnknown, TimeoutError, ConnectionError)):
         return True
     return any(cls.__name__ in UNKNOWN_OUTCOME_ERRORS for cls in type(exc).__mro__)
+
+
+def is_connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection to the host is gone: in LangBot's debug mode a plugin
+    restart reconnects inside the same process, and a timer of the previous instance then meets
+    its closed connection (``ConnectionClosedError``, recognised by name like above)."""
+    seen: BaseException | None = exc
+    for _ in range(5):  # the error itself or what an adapter wrapped
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionError) or any(c.__name__ == "ConnectionClosedError" for c in type(seen).__mro__):
+            return True
+        seen = seen.__cause__
+    return False

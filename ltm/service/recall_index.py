@@ -52,7 +52,7 @@ import numpy as np
 from ..domain.errors import BackendError
 from ..domain.lexical import BM25Index
 from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
-from ..ports import KeyValueStore, VectorIndex
+from ..ports import KeyValueStore, VectorIndex, is_connection_lost
 from . import index_snapshot
 
 log = logging.getLogger(__name__)
@@ -809,6 +809,9 @@ class RecallIndex:
                 raise
             except Exception as exc:
                 self.snapshot_counts["failed"] += 1
+                if is_connection_lost(exc):  # a restart of the plugin: the next instance builds its own
+                    log.info("recall snapshots not written: the host connection is closed (%s)", exc)
+                    break
                 log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
         return written
 

@@ -8,6 +8,7 @@ list) and a live row of the same scope is present.
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+from langbot_plugin.entities.io.errors import ConnectionClosedError
 
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
@@ -449,3 +451,30 @@ async def test_a_fault_at_the_snapshot_read_falls_back_to_the_host(fault: Fault)
 
 async def scope_of_host(svc: MemoryService) -> Scope:
     return await svc.scope_for(kb_id=KB_HOST, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+
+
+@pytest.mark.parametrize(
+    ("error", "level"),
+    [
+        (ConnectionClosedError("Connection closed"), logging.INFO),  # a plugin restart in debug mode
+        (BackendError("disk full"), logging.WARNING),  # control: a real failure stays a warning
+    ],
+)
+async def test_a_snapshot_write_on_a_closed_connection_is_not_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, error: Exception, level: int
+) -> None:
+    world = World(tmp_path)
+    a = await world.process()
+    s = await scope_of(a)
+    await a.remember(s, {"content": LIVE}, USER)
+    await a.recall(s, "blue bicycle")
+
+    async def failing_set(key: str, value: bytes) -> None:
+        raise error
+
+    world.kv.set = failing_set  # type: ignore[method-assign]
+    with caplog.at_level(logging.INFO, logger="ltm.service.recall_index"):
+        assert await a.index.flush_snapshots() == 0
+    snapshot_lines = [r for r in caplog.records if "snapshot" in r.getMessage()]
+    assert snapshot_lines and {r.levelno for r in snapshot_lines} == {level}
+    assert a.index.snapshot_counts["failed"] >= 1
