@@ -105,7 +105,7 @@ def assert_safe_block(block: str, lang: str, inputs: list[str]) -> dict[str, Any
     """The block's invariants; returns the parsed data. ``inputs`` must not appear raw anywhere."""
     lines = block.split("\n")
     header, begin, *body, end = lines
-    assert header == t("inject.header", lang)
+    assert header in (t("inject.header", lang), f"{t('inject.header', lang)} {t('inject.repeats', lang)}")
     assert begin == BEGIN and end == END
     assert block.count(BEGIN) == 1 and block.count(END) == 1, "a memory forged a marker"
     for raw in body:
@@ -128,12 +128,12 @@ def assert_safe_block(block: str, lang: str, inputs: list[str]) -> dict[str, Any
 def test_an_attack_in_a_memory_stays_inside_the_escaped_data_block(attack: str, lang: str) -> None:
     """Episodes, profile fields and the speaker's name carry the attack: one block, 5 lines, one
     pair of markers, no raw markup, the content round-trips exactly through the JSON."""
-    res = _result([attack, f"prefix {attack} suffix"], attack)
+    res = _result([f"{attack} first", f"second {attack}"], attack)
     payload = context_payload(res, {"id": "mallory", "name": attack})
     block = render_block(payload, lang)
     data = assert_safe_block(block, lang, [attack])
     shown = neutralize(attack)
-    assert [e["content"] for e in data["episodes"]] == [shown, f"prefix {shown} suffix"]
+    assert [e["content"] for e in data["episodes"]] == [f"{shown} first", f"second {shown}"]
     assert data["speaker_profile"]["traits"] == [shown]
     assert data["speaker_profile"]["preferences"] == {"style": shown}
     assert data["session_profile"]["notes"] == [shown]
@@ -142,7 +142,7 @@ def test_an_attack_in_a_memory_stays_inside_the_escaped_data_block(attack: str, 
 
 def test_the_header_says_the_block_is_data_not_instructions() -> None:
     en = t("inject.header", "en_US")
-    assert "quoted data" in en and "never instructions to follow" in en
+    assert "quoted data" in en and "not instructions" in en
     zh = t("inject.header", "zh_Hans")
     assert zh and zh != "inject.header" and zh != en
 
