@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -55,6 +56,7 @@ class RefTable:
     def __init__(self, scope_ids: Iterable[str]) -> None:
         # every ``ep_`` id counts, well-formed or not: an extra id can only lengthen a reference
         self.digits = sorted({i[3:] for i in scope_ids if i.startswith(PREFIX)})
+        self.nbytes = sys.getsizeof(self.digits) + sum(map(sys.getsizeof, self.digits))
 
     def short(self, episode_id: str) -> str:
         """``episode_id``'s short reference, unique in this table; an id that is not a generated one

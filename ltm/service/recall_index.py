@@ -163,7 +163,8 @@ class ScopeIndex:
         left out: the arrays grow by doubling into zeroed memory, whose pages stay unmapped until a
         row is written there."""
         per_slot = self.vectors.itemsize * self.dim + self.numeric.itemsize * len(NUMERIC) + self.nterms.itemsize + 1
-        return self.nbytes + len(self.ids) * per_slot
+        refs = self.ref_table.nbytes if self.ref_table is not None else 0
+        return self.nbytes + len(self.ids) * per_slot + refs
 
     @property
     def vector_ready(self) -> bool:
