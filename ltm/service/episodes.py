@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import privilege as policy
+from ..domain import refs
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, l2_lock_key, scope_where
@@ -25,6 +26,9 @@ from .settings import Settings
 from .writes import Actor, EpisodeIs, WriteEngine, WriteStep, caller_of, episodes_are, need_l2, require_admin
 
 log = logging.getLogger(__name__)
+
+# A scope this large is not read whole to resolve a short reference: the whole id is asked for.
+REF_SCAN_LIMIT = 20_000
 
 # A remember identical to an active memory of the same scope and speaker stored less than this long
 # ago is the natural retry of a write whose answer was lost (a plugin restart during the turn, a
@@ -121,6 +125,7 @@ class Episodes:
                 if same is not None:
                     log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                     return Remembered(same, [], existing=True)
+            data.supersedes = await self.resolve(scope, data.supersedes)  # stored whole, never short
             targets = await self._check_supersede_targets(scope, data.supersedes, actor)
             replaced = await self._check_supersede_targets(
                 scope, [i for i in replaces if i not in data.supersedes], actor
@@ -216,6 +221,7 @@ class Episodes:
         if not ids:
             return []
         caller = policy.Caller(scope.sender_id, caller_of(actor, self._settings()).admin)
+        ids = await self.resolve(scope, ids)
         found = await self.writes.fetch_ids(scope, ids)
         out = []
         for sid in ids:
@@ -231,7 +237,31 @@ class Episodes:
             out.append(ep)
         return out
 
+    async def resolve(self, scope: Scope, ids: Sequence[str]) -> list[str]:
+        """``ids`` with each short reference (``4f2a1``, as the memory block shows it) replaced by
+        the whole id it names: the one row of this scope, in any status, whose id starts with it
+        (:mod:`ltm.domain.refs`). Whole ids pass unchanged, unread. A reference that names no row,
+        or several, is refused before anything else happens: it is never guessed."""
+        short = [i for i in ids if isinstance(i, str) and refs.is_short_ref(i)]
+        if not short:
+            return list(ids)
+        rows = await self.writes.fetch(scope, Criteria(statuses=None), limit=REF_SCAN_LIMIT)
+        if len(rows) >= REF_SCAN_LIMIT:
+            raise ValidationError("scope too large for a short reference", key="error.ref_whole_id", id=short[0])
+        held = [e.id for e in rows]
+        whole: dict[str, str] = {}
+        for ref in short:
+            found = refs.matching(ref, held)
+            if not found:
+                raise NotFoundError(f"no memory {ref} in this scope", key="error.not_found", id=ref)
+            if len(found) > 1:
+                raise ValidationError(f"{ref} names {len(found)} memories", key="error.ref_ambiguous", id=ref)
+            whole[ref] = found[0]
+        return [whole.get(i, i) if isinstance(i, str) else i for i in ids]
+
     async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        if isinstance(episode_id, str) and refs.is_short_ref(episode_id):
+            episode_id = (await self.resolve(scope, [episode_id]))[0]
         if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
             raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
         found = await self.writes.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)

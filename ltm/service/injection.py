@@ -9,10 +9,11 @@ zero-width or direction-changing character, no raw line or paragraph separator, 
 ``<``/``>`` (e.g. the full-width ``＜/ltm-memory-data＞``) is escaped like the real one. The stored
 records are not changed; only what the model is shown.
 
-The block is compact (it is paid for on every turn): each episode is one JSON array
-``[id, when, speaker, text]`` whose column names the header gives once, ``when`` to the minute,
-and a fifth element ``{"trust": ..., "valid_until": ...}`` only when the memory is not confirmed
-or expires. The ``_ltm_context`` query variable (:func:`context_payload`) keeps the named fields.
+The block is compact (it is paid for on every turn): one row per episode, ``id|when|speaker|text``
+with the column names given once in the header; the id is the short one the tools accept
+(:mod:`ltm.domain.refs`), ``when`` is to the minute for recent rows and the date for older ones,
+and the trust and validity marks follow only when due. The ``_ltm_context`` query variable
+(:func:`context_payload`) keeps the named fields and the whole ids.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.models import Profile
+from ..domain.refs import fold_repeats
 from ..domain.text import neutralize_data
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
@@ -70,9 +72,11 @@ def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, 
         "speaker": speaker,
         "session_profile": _profile_view(result.session_profile),
         "speaker_profile": _profile_view(result.speaker_profile),
+        "at": result.at,
         "episodes": [
             {
                 "id": r.episode.id,
+                "ref": result.refs.get(r.episode.id, r.episode.id),
                 "content": r.episode.content,
                 "speaker": r.episode.sender_id,
                 "when": r.episode.event_at or r.episode.timestamp,
@@ -108,6 +112,7 @@ def short_time(value: Any) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+DATE_ONLY_AFTER = timedelta(days=2)
 _BARE = re.compile(r"[A-Za-z0-9_.:@+-]{1,80}")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(Z|[+-]\d{2}:\d{2})?)?")
 
@@ -118,9 +123,27 @@ def _token(value: Any) -> Escaped:
     return Escaped(text if _BARE.fullmatch(text) else escape_json(text) if text else "")
 
 
-def _when(value: Any) -> Escaped:
-    """A time to the minute; UTC (the header says so) without its ``Z``, another offset kept."""
+def _instant(value: Any) -> datetime | None:
+    try:
+        at = datetime.fromisoformat(str(value or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+def when_text(value: Any, now: Any = None) -> str:
+    """A time to the minute, UTC (the header says so) without its ``Z``, another offset kept; only
+    the date when it is more than :data:`DATE_ONLY_AFTER` away from ``now`` (the block's rows are
+    paid for on every turn, and the minute of a days-old memory is seldom what a reply needs)."""
     text = short_time(value).removesuffix("Z")
+    at, ref = _instant(value), _instant(now)
+    if at is not None and ref is not None and abs(ref - at) > DATE_ONLY_AFTER and _WHEN.fullmatch(text):
+        return text[:10]
+    return text
+
+
+def _when(value: Any, now: Any = None) -> Escaped:
+    text = when_text(value, now)
     return Escaped(text if _WHEN.fullmatch(text) else escape_json(text) if text else "")
 
 
@@ -137,8 +160,15 @@ def block_context(payload: dict[str, Any], lang: str) -> dict[str, Any]:
     """The variables a memory block template sees (``docs/templates.md``); every untrusted value is
     :class:`Escaped` (opaque to the template): ``payload`` is :func:`context_payload`'s neutralised one."""
     speaker = payload.get("speaker") or {}
+    now = payload.get("at")
+    rows = payload.get("episodes") or []
+    shown = [str(e.get("ref") or e.get("id") or "") for e in rows]
+    texts = [str(e.get("content") or "") for e in rows]
+    folded = fold_repeats(texts, shown)
+    note = t("inject.repeats", lang) if folded != texts else ""
     return {
-        "header": t("inject.header", lang),
+        "header": t("inject.header", lang) + (" " + note if note else ""),
+        "repeats_note": note,
         "lang": lang,
         "begin": BEGIN,
         "end": END,
@@ -147,15 +177,16 @@ def block_context(payload: dict[str, Any], lang: str) -> dict[str, Any]:
         "speaker_profile": _quoted(payload.get("speaker_profile")),
         "episodes": [
             {
-                "id": _token(e.get("id")),
-                "when": _when(e.get("when")),
+                "id": _token(e.get("ref") or e.get("id")),
+                "full_id": _token(e.get("id")),
+                "when": _when(e.get("when"), now),
                 "speaker": _token(e.get("speaker")),
-                "text": _quoted(e.get("content")),
+                "text": _quoted(text),
                 "trust": str(e.get("trust") or ""),
-                "valid_until": _when(e.get("valid_until")),
+                "valid_until": _when(e.get("valid_until"), now),
                 "marks": _marks(e),
             }
-            for e in payload.get("episodes") or []
+            for e, text in zip(rows, folded, strict=True)
         ],
     }
 

@@ -47,6 +47,8 @@ class RecallResult:
     window: tuple[float, float] | None = None
     candidates: int = 0
     as_of: str | None = None  # the instant of an as-of recall (UTC ISO-8601), None for "now"
+    refs: dict[str, str] = field(default_factory=dict)  # episode id -> the short reference shown for it
+    at: str = ""  # when the recall ran (UTC ISO-8601)
 
 
 class Recall:
@@ -160,6 +162,7 @@ class Recall:
             else None
         )
         episodes: list[RecalledEpisode] = []
+        refs: dict[str, str] = {}
         tokens = 0
         window: tuple[float, float] | None = None
         n_candidates = 0
@@ -197,6 +200,8 @@ class Recall:
                 kept = set(keep)
                 episodes = [r for r in episodes if r.episode.id in kept]
                 tokens = sum(budget_rules.estimate_tokens(r.episode.content) for r in episodes)
+                if episodes and index_task.done() and not index_task.cancelled() and not index_task.exception():
+                    refs = index_task.result().short_refs([r.episode.id for r in episodes])
         session_profile = speaker_profile = None
         if prof_task is not None:
             session_profile, speaker_profile = await prof_task
@@ -211,6 +216,8 @@ class Recall:
             window,
             n_candidates,
             as_of=to_iso(as_of_dt) if as_of_dt else None,
+            refs=refs,
+            at=to_iso(now),
         )
 
     async def _ranked(

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..domain.errors import BackendError
 from ..domain.lexical import BM25Index
+from ..domain.refs import RefTable
 from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
 from ..ports import KeyValueStore, VectorIndex, is_connection_lost
 from . import index_snapshot
@@ -150,6 +151,8 @@ class ScopeIndex:
     base: float = 0.0  # wall-clock time its content was read from the host
     from_snapshot: bool = False
     version: int = 0  # counts changes (a snapshot of an unchanged index is not written again)
+    ref_table: RefTable | None = field(default=None, repr=False)  # short references, of ``ref_version``
+    ref_version: int = -1
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -160,7 +163,8 @@ class ScopeIndex:
         left out: the arrays grow by doubling into zeroed memory, whose pages stay unmapped until a
         row is written there."""
         per_slot = self.vectors.itemsize * self.dim + self.numeric.itemsize * len(NUMERIC) + self.nterms.itemsize + 1
-        return self.nbytes + len(self.ids) * per_slot
+        refs = self.ref_table.nbytes if self.ref_table is not None else 0
+        return self.nbytes + len(self.ids) * per_slot + refs
 
     @property
     def vector_ready(self) -> bool:
@@ -194,6 +198,15 @@ class ScopeIndex:
         return all(other.blobs[j] == self.blobs[self.pos[rid]] for rid, j in other.pos.items() if rid in self.pos) and (
             self.pos.keys() == other.pos.keys()
         )
+
+    def short_refs(self, shown: Sequence[str]) -> dict[str, str]:
+        """Short references for ``shown`` (:mod:`ltm.domain.refs`), unique among the held rows; the
+        whole ids when not every active row is held (uniqueness could not be known)."""
+        if not self.complete:
+            return {eid: eid for eid in shown}
+        if self.ref_table is None or self.ref_version != self.version:
+            self.ref_table, self.ref_version = RefTable(self.pos.keys()), self.version
+        return {eid: self.ref_table.short(eid) for eid in shown}
 
     def missing_vectors(self) -> list[str]:
         return [rid for rid, i in self.pos.items() if not self.has_vec[i]]

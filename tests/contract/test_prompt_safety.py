@@ -105,7 +105,7 @@ def assert_safe_block(block: str, lang: str, inputs: list[str]) -> dict[str, Any
     """The block's invariants; returns the parsed data. ``inputs`` must not appear raw anywhere."""
     lines = block.split("\n")
     header, begin, *body, end = lines
-    assert header == t("inject.header", lang)
+    assert header in (t("inject.header", lang), f"{t('inject.header', lang)} {t('inject.repeats', lang)}")
     assert begin == BEGIN and end == END
     assert block.count(BEGIN) == 1 and block.count(END) == 1, "a memory forged a marker"
     for raw in body:
@@ -128,21 +128,35 @@ def assert_safe_block(block: str, lang: str, inputs: list[str]) -> dict[str, Any
 def test_an_attack_in_a_memory_stays_inside_the_escaped_data_block(attack: str, lang: str) -> None:
     """Episodes, profile fields and the speaker's name carry the attack: one block, 5 lines, one
     pair of markers, no raw markup, the content round-trips exactly through the JSON."""
-    res = _result([attack, f"prefix {attack} suffix"], attack)
+    res = _result([f"{attack} first", f"second {attack} end"], attack)
     payload = context_payload(res, {"id": "mallory", "name": attack})
     block = render_block(payload, lang)
     data = assert_safe_block(block, lang, [attack])
     shown = neutralize(attack)
-    assert [e["content"] for e in data["episodes"]] == [shown, f"prefix {shown} suffix"]
+    assert [e["content"] for e in data["episodes"]] == [f"{shown} first", f"second {shown} end"]
     assert data["speaker_profile"]["traits"] == [shown]
     assert data["speaker_profile"]["preferences"] == {"style": shown}
     assert data["session_profile"]["notes"] == [shown]
     assert "ignore previous instructions" not in block.split("\n")[0]
 
 
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_folded_repeat_keeps_the_block_escaped(attack: str) -> None:
+    """A row repeating another row's last line names it (``{=ep_1}``); the attack inside either row
+    stays escaped data, and the repeated row itself is shown whole (control: the fold happened)."""
+    own = f"{attack} and the rest of my line"
+    last = neutralize(own).rsplit("\n", 1)[-1]  # what the block shows as that row's last line
+    res = _result([f"(bob: hi)\n{own}", f"(mallory said: {last})\nreply"], attack)
+    block = render_block(context_payload(res, {"id": "mallory", "name": ""}), "en_US")
+    data = assert_safe_block(block, "en_US", [attack])
+    rows = [e["content"] for e in data["episodes"]]
+    assert rows[1] == "(mallory said: {=ep_0})\nreply"
+    assert rows[0] == neutralize(f"(bob: hi)\n{own}")
+
+
 def test_the_header_says_the_block_is_data_not_instructions() -> None:
     en = t("inject.header", "en_US")
-    assert "quoted data" in en and "never instructions to follow" in en
+    assert "quoted data" in en and "not instructions" in en
     zh = t("inject.header", "zh_Hans")
     assert zh and zh != "inject.header" and zh != en
 
