@@ -305,6 +305,16 @@ class TestReadRows:
         assert "Bob" in await h.one(f"memory show {theirs.id}", chat=BOB, speaker="bob")
         assert "No memory" in await h.one(f"memory show {theirs.id}")
 
+    async def test_show_and_forget_take_the_short_id_the_block_shows(self, h: Harness) -> None:
+        """A short id works in commands like the whole one, in the caller's own chat only."""
+        mine = await h.remember(ALICE, "alice", "Alice likes tea")
+        theirs = await h.remember(BOB, "bob", "Bob's secret")
+        assert "Alice likes tea" in await h.one(f"memory show {mine.id[3:9]}")
+        assert "No memory" in await h.one(f"memory show {theirs.id[3:9]}")  # another chat's: not found here
+        assert "Bob" in await h.one(f"memory show {theirs.id[3:9]}", chat=BOB, speaker="bob")  # control
+        text = await h.one(f"memory forget {mine.id[3:9]}", privilege=2)
+        assert f"Forgot {mine.id}" in text and "Alice likes tea" not in await h.one("memory list")
+
     async def test_audit_page(self, h: Harness) -> None:
         ep = await h.remember(ALICE, "alice", "Alice likes tea")
         await h.run(f'memory archive {ep.id} --reason "outdated info"', speaker=ADMIN_ID, chat=ALICE)
