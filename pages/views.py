@@ -116,18 +116,21 @@ async def injection_view(service: MemoryService, scope: Scope) -> dict[str, Any]
     if not snap:
         return {"snapshot": None, "episodes": []}
     ids = snap.get("episodes") if isinstance(snap, dict) else None
+    shown = snap.get("shown_ids") if isinstance(snap, dict) else None
     episodes: list[dict[str, Any]] = []
     if isinstance(ids, list):
-        for eid in ids[:MAX_INJECTION_EPISODES]:
+        for n, eid in enumerate(ids[:MAX_INJECTION_EPISODES]):
             eid = str(eid)
+            ref = str(shown[n]) if isinstance(shown, list) and len(shown) == len(ids) else eid
+            seen = {"shown_as": ref} if ref != eid else {}  # the short id the model was given for it
             if not scope.collection:
-                episodes.append({"id": eid, "missing": True})
+                episodes.append({"id": eid, "missing": True, **seen})
                 continue
             try:
                 e = await service.get_episode(scope, eid)
-                episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False})
+                episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False, **seen})
             except NotFoundError:
-                episodes.append({"id": eid, "missing": True})
+                episodes.append({"id": eid, "missing": True, **seen})
     return {"snapshot": snap, "episodes": episodes}
 
 

@@ -19,6 +19,7 @@ from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
+from ltm.domain.budget import estimate_tokens
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService
@@ -72,6 +73,7 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
         "blocks": 1 if block else 0,
         "chars": len(block),
         "tokens": result.tokens,
+        "block_tokens": estimate_tokens(block),
         "speaker": speaker,
         "profiles_used": [
             kind
@@ -79,6 +81,7 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
             if p is not None and not p.is_empty()
         ],
         "episodes": [r.episode.id for r in result.episodes],
+        "shown_ids": [result.refs.get(r.episode.id, r.episode.id) for r in result.episodes],
         "query_id": getattr(ctx, "query_id", None),
     }
     writes.append(service.save_injection(scope, snapshot))

@@ -224,6 +224,7 @@ def test_click_through_every_panel(console: Console, server: ConsoleServer) -> N
     c.f.locator("#panel-injection h3", has_text="Last injection").wait_for()
     text = c.f.locator("#panel-injection").inner_text()
     assert "Alice drinks jasmine tea" in text and "(no longer in this space)" in text and HOSTILE_SCRIPT in text
+    assert f"(shown to the model as {seeded.tea_id[3:8]})" in text and "Block tokens (estimate)" in text
     c.assert_no_script_ran()
     c.shot("06-injection")
 

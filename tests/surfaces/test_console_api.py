@@ -450,6 +450,9 @@ async def test_injection(page: MemoryConsole, seeded: Seeded) -> None:
         ("ep_gone000000000000000", True),
     ]
     assert d["episodes"][0]["content"] == "Alice drinks jasmine tea every morning"
+    assert d["episodes"][0]["shown_as"] == seeded.tea_id[3:8]  # the short id the model was given
+    assert "shown_as" not in d["episodes"][1]  # control: a row shown by its whole id says nothing more
+    assert d["snapshot"]["block_tokens"] == 120
     assert await ok(page, "/injection", scope_body(seeded.bob)) == {"snapshot": None, "episodes": []}
     no_kb = scope_body(seeded.alice)
     no_kb["scope"]["kb_id"] = ""

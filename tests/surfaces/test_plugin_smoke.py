@@ -99,6 +99,8 @@ async def test_whole_plugin_loads_and_every_surface_runs_once() -> None:
     assert "jasmine tea" in prompt[1].content and "Ursula" in prompt[1].content
     qv = fake.queries[2].variables
     assert qv["_ltm_context"]["episodes"][0]["id"] == first_id
+    ref = qv["_ltm_context"]["episodes"][0]["ref"]
+    assert first_id.startswith(f"ep_{ref}") and f"\n{ref}|" in prompt[1].content  # the block's short id
     assert qv["_knowledge_base_uuids"] == ["other-kb"]  # the runner will not recall the memory KB twice
 
     # Another session of the same bot: positive control above, nothing here.

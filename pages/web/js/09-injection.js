@@ -13,6 +13,7 @@
     var eps = d.episodes.length ? h('ol', null, d.episodes.map(function (e) {
       return h('li', { 'data-episode-id': e.id },
         h('span', { className: 'mono muted', text: e.id + ' ' }),
+        e.shown_as ? h('span', { className: 'muted', 'data-shown-as': e.shown_as, text: '(' + T('inj.shown_as', { ref: e.shown_as }) + ') ' }) : null,
         e.missing ? h('span', { className: 'muted', text: T('inj.missing') })
           : h('span', null, statusBadge(e.status), ' ', h('span', { text: e.content })));
     })) : h('span', { className: 'muted', text: T('inj.no_episodes') });
@@ -25,6 +26,7 @@
           [T('inj.blocks'), dash(s.blocks)],
           [T('inj.chars'), dash(s.chars)],
           [T('inj.tokens'), dash(s.tokens)],
+          [T('inj.block_tokens'), dash(s.block_tokens)],
           [T('inj.speaker'), dash(speaker)],
           [T('inj.profiles'), Array.isArray(s.profiles_used) && s.profiles_used.length ? s.profiles_used.map(function (k) { return TV('inj.profile', k); }).join(', ') : '—'],
           [T('inj.query_id'), dash(s.query_id)],

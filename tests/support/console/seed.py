@@ -135,9 +135,11 @@ async def seeded_service(tmp: Path) -> Seeded:
             "blocks": 1,
             "chars": 321,
             "tokens": 80,
+            "block_tokens": 120,
             "speaker": {"id": "alice", "name": HOSTILE_SCRIPT},
             "profiles_used": ["session", "speaker"],
             "episodes": [tea.id, s.hostile_ids[1], "ep_gone000000000000000"],
+            "shown_ids": [tea.id[3:8], s.hostile_ids[1], "ep_gone000000000000000"],  # the block's short ids
             "query_id": 7,
         },
     )
