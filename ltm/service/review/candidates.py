@@ -25,7 +25,7 @@ from ...domain import candidates as rules
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.scope import Scope, audience_of, candidate_key, l2_lock_key, may_read, reader_audience
 from ...domain.tombstone import value_key
-from ..writes import Actor, KvListHas, KvListLacks, WriteStep, backend, need_l2
+from ..writes import Actor, KvListHas, KvListLacks, WriteStep, backend, need_l2, scope_of_record
 from .records import Record, ReviewPart, actor_record
 
 log = logging.getLogger(__name__)
@@ -213,16 +213,7 @@ class CandidateStore(ReviewPart):
     def readable(scope: Scope, cand: Candidate) -> bool:
         """The read rule of episodes (:func:`ltm.domain.scope.reader_audience`) for a candidate: the
         audience of what is written where it was proposed."""
-        d = cand.scope
-        where = Scope(
-            session_name=str(d.get("session_name") or ""),
-            bot_uuid=str(d.get("bot_uuid") or ""),
-            isolation=str(d.get("isolation") or ""),
-            session_key=str(d.get("session_key") or ""),
-            scope_key=str(d.get("scope_key") or ""),
-            user_key=str(d.get("user_key") or ""),
-        )
-        return may_read(scope, audience_of(where))
+        return may_read(scope, audience_of(scope_of_record(cand.scope)))
 
     async def list(
         self, scope: Scope, *, page: int = 1, page_size: int = 10, all_statuses: bool = False
