@@ -24,9 +24,11 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..domain.errors import ValidationError
 from ..domain.models import Profile
 from ..domain.refs import fold_repeats
 from ..domain.text import neutralize_data
+from ..domain.timefields import parse_instant
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
 from ..templates import Escaped, TemplateRefused, compile_operator_template, render_data, shipped_template
@@ -123,23 +125,16 @@ def _token(value: Any) -> Escaped:
     return Escaped(text if _BARE.fullmatch(text) else escape_json(text) if text else "")
 
 
-def _instant(value: Any) -> datetime | None:
-    try:
-        at = datetime.fromisoformat(str(value or "").replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return at if at.tzinfo is not None else None
-
-
 def when_text(value: Any, now: Any = None) -> str:
     """A time to the minute, UTC (the header says so) without its ``Z``, another offset kept; only
     the date when it is more than :data:`DATE_ONLY_AFTER` away from ``now`` (the block's rows are
     paid for on every turn, and the minute of a days-old memory is seldom what a reply needs)."""
     text = short_time(value).removesuffix("Z")
-    at, ref = _instant(value), _instant(now)
-    if at is not None and ref is not None and abs(ref - at) > DATE_ONLY_AFTER and _WHEN.fullmatch(text):
-        return text[:10]
-    return text
+    try:
+        age = abs(parse_instant(now, "now") - parse_instant(value, "when"))
+    except ValidationError:  # no instant to compare with: the time stays as it is
+        return text
+    return text[:10] if age > DATE_ONLY_AFTER and _WHEN.fullmatch(text) else text
 
 
 def _when(value: Any, now: Any = None) -> Escaped:
