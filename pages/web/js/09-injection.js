@@ -13,7 +13,7 @@
     var eps = d.episodes.length ? h('ol', null, d.episodes.map(function (e) {
       return h('li', { 'data-episode-id': e.id },
         h('span', { className: 'mono muted', text: e.id + ' ' }),
-        e.shown_as ? h('span', { className: 'muted', 'data-shown-as': e.shown_as, text: '(' + T('inj.shown_as', { ref: e.shown_as }) + ') ' }) : null,
+        e.shown_as ? h('span', { className: 'muted', 'data-shown-as': e.shown_as, text: T('inj.shown_as', { ref: e.shown_as }) + ' ' }) : null,
         e.missing ? h('span', { className: 'muted', text: T('inj.missing') })
           : h('span', null, statusBadge(e.status), ' ', h('span', { text: e.content })));
     })) : h('span', { className: 'muted', text: T('inj.no_episodes') });
