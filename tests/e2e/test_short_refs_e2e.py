@@ -41,5 +41,8 @@ def test_the_model_forgets_and_corrects_by_the_short_id_it_was_shown(stack: Stac
         assert "I keep my spare key under the blue flowerpot" not in after
         assert "I play the cello on Sundays with my sister" not in after
 
+        shown_old = chat.command(f"!memory show {short_cello}")  # a command takes the short id too
+        assert cello["id"] in shown_old and "supersed" in shown_old.lower(), shown_old
+
         unknown = call_tool(chat, "forget", {"episode_id": "fffff"})
         assert unknown.get("ok") is False and unknown.get("deleted") == 0, unknown
