@@ -36,7 +36,9 @@ __all__ = [
     "MAX_TEMPLATE_BYTES",
     "Escaped",
     "TemplateRefused",
+    "clear_operator_cache",
     "compile_operator_template",
+    "operator_cache_size",
     "render_data",
     "render_shipped",
     "shipped_source",
@@ -223,6 +225,15 @@ def compile_operator_template(source: str) -> Any:
     if isinstance(got, TemplateRefused):
         raise got
     return got
+
+
+def operator_cache_size() -> int:
+    """How many operator template texts are held compiled (at most :data:`CACHE_SIZE`)."""
+    return _compiled.cache_info().currsize
+
+
+def clear_operator_cache() -> None:
+    _compiled.cache_clear()
 
 
 def _generate(template: Any, context: Mapping[str, Any]) -> str:

@@ -116,14 +116,14 @@ def test_budgets_leave_room_for_real_templates() -> None:
 
 
 def test_compiled_templates_are_cached_per_text_and_bounded() -> None:
-    templates._compiled.cache_clear()
+    templates.clear_operator_cache()
     a = compile_operator_template("<data>A{{ name }}</data>")
     assert compile_operator_template("<data>A{{ name }}</data>") is a  # same text: compiled once
     b = compile_operator_template("<data>B{{ name }}</data>")
     assert b is not a and render_data(b, CTX, B, E) == '<data>B"n"</data>'  # another text: its own entry
     for i in range(templates.CACHE_SIZE + 5):
         compile_operator_template(f"<data>{i}</data>")
-    assert templates._compiled.cache_info().currsize <= templates.CACHE_SIZE
+    assert templates.operator_cache_size() <= templates.CACHE_SIZE
     with pytest.raises(TemplateRefused):
         compile_operator_template("{% for %}")
     with pytest.raises(TemplateRefused):  # a refusal is cached too, and still raised
