@@ -82,6 +82,16 @@ async def cold(world: World, scope_ident: Scope) -> tuple[MemoryService, Any]:
     return svc, idx
 
 
+async def snapshotted(world: World, *contents: str) -> tuple[MemoryService, Scope, list[Any]]:
+    """A process whose scope remembered ``contents`` (as the user), recalled once and wrote its snapshot."""
+    svc = await world.process()
+    scope = await scope_of(svc)
+    episodes = [(await svc.remember(scope, {"content": c}, USER))[0] for c in contents]
+    await svc.recall(scope, "warm")
+    await svc.index.flush_snapshots()
+    return svc, scope, episodes
+
+
 async def test_a_cold_scope_is_answered_from_its_snapshot_without_listing_the_host(tmp_path: Path) -> None:
     world = World(tmp_path)
     a = await world.process()
@@ -167,11 +177,7 @@ async def test_a_retired_row_never_comes_back_from_a_snapshot(tmp_path: Path, ve
 
 async def test_imported_rows_are_in_the_next_snapshot(tmp_path: Path) -> None:
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    live, _ = await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [live] = await snapshotted(world, LIVE)
     await import_scope(a, s, {"episodes": [{"id": "x1", "content": VICTIM}]}, ADMIN)
     await a.index.flush_snapshots()
     _, idx = await cold(world, s)
@@ -183,12 +189,7 @@ async def test_a_void_snapshot_is_deleted_not_only_ignored(tmp_path: Path) -> No
     """The stored copy of a scope written by a process that does not hold its index is deleted:
     a retired row's text does not stay in storage."""
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    victim, _ = await a.remember(s, {"content": VICTIM}, USER)
-    await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [victim, _] = await snapshotted(world, VICTIM, LIVE)
     key = index_snapshot.base_key(KB, s.user_key) + "snap"
     assert VICTIM.encode() in (await world.kv.get(key) or b"")  # positive control
     other = await world.process()
@@ -199,11 +200,7 @@ async def test_a_void_snapshot_is_deleted_not_only_ignored(tmp_path: Path) -> No
 
 async def test_a_write_with_an_unknown_outcome_voids_the_snapshot(tmp_path: Path) -> None:
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    live, _ = await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [live] = await snapshotted(world, LIVE)
     world.vectors.fail_next = "upsert"  # lands, but the caller cannot know
     with pytest.raises(Exception):  # noqa: B017 - fenced
         await a.remember(s, {"content": "Alice plays go on Mondays"}, USER)
@@ -234,11 +231,7 @@ async def test_a_snapshot_write_failure_fails_neither_the_turn_nor_the_write(tmp
 
 async def test_a_snapshot_read_failure_falls_back_to_the_host(tmp_path: Path) -> None:
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    ep, _ = await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [ep] = await snapshotted(world, LIVE)
     world.kv.fail_get = "recall/"
     b, idx = await cold(world, s)
     assert not idx.from_snapshot and world.vectors.calls["list"] == 1 and set(idx.pos) == {ep.id}
@@ -247,11 +240,7 @@ async def test_a_snapshot_read_failure_falls_back_to_the_host(tmp_path: Path) ->
 
 async def test_a_stamp_that_cannot_move_refuses_the_write_before_it_is_sent(tmp_path: Path) -> None:
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    ep, _ = await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [ep] = await snapshotted(world, LIVE)
     world.kv.fail_set = "/stamp"
     with pytest.raises(BackendError):
         await a.forget(s, ep.id, ADMIN)
@@ -285,11 +274,7 @@ async def test_a_snapshot_is_only_read_for_its_own_scope(tmp_path: Path) -> None
 async def test_an_old_snapshot_answers_and_is_refreshed_from_the_host(tmp_path: Path) -> None:
     """Writes made outside this plugin: a snapshot older than the TTL is used and rebuilt behind."""
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    ep, _ = await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [ep] = await snapshotted(world, LIVE)
     b = await world.process()
     b.index.wall = lambda: time.time() + 10_000
     sb = await scope_of(b)
@@ -315,11 +300,7 @@ async def test_a_scope_over_the_size_bound_has_no_snapshot(tmp_path: Path, monke
 
 async def test_removing_a_knowledge_base_deletes_its_snapshots(tmp_path: Path) -> None:
     world = World(tmp_path)
-    a = await world.process()
-    s = await scope_of(a)
-    await a.remember(s, {"content": LIVE}, USER)
-    await a.recall(s, "warm")
-    await a.index.flush_snapshots()
+    a, s, [_] = await snapshotted(world, LIVE)
     snap = index_snapshot.base_key(KB, s.user_key) + "snap"
     assert await world.kv.get(snap) is not None
     await a.unregister_kb(KB)
