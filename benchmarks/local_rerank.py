@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .embeddings import Embeddings
+
 __all__ = ["LOCAL_RERANKERS", "E5Embedder", "E5Reranker", "answer_scores", "make_local_reranker"]
 
 _RRF_K = 60.0
@@ -49,7 +51,6 @@ class E5Reranker:
     def __init__(
         self, *, cache_file: Path | None = None, blend: float | None = None, timeout_s: float = 30.0, threads: int = 1
     ) -> None:
-        from .locomo import Embeddings  # the benchmark's text -> vector cache (and .npz file)
 
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # read when the engine loads
         try:
