@@ -105,7 +105,6 @@ class MemoryService:
         self.fences = self.writes.fences
         self.fence_of = self.writes.fence_of
         self.clear_fence = self.writes.clear_fence
-        self.clear_scope_fences = self.writes.clear_scope_fences
         self.clear_kb_fences = self.writes.clear_kb_fences
         self.recover = self.writes.recover
         self.wait_recovered = self.writes.wait_recovered
@@ -118,6 +117,12 @@ class MemoryService:
     def caller(self, actor: Actor) -> policy.Caller:
         """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
         return caller_of(actor, self.settings)
+
+    async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
+        """Lift the write fences of a scope (the console's Clear fence; recovery and the engine
+        lifecycle clear their own through the write engine). A memory admin's verb."""
+        require_admin("fences.clear", actor, self.settings)
+        return await self.writes.clear_scope_fences(scope, actor, reason)
 
     async def audit_export(
         self, scope: Scope, actor: Actor, page: int | None = None, page_size: int = 100

@@ -73,7 +73,6 @@ OUTSIDE_MATRIX = {
     "MemoryService.fence_of": "write fences of the installation (recovery)",
     "MemoryService.clear_fence": "recovery and the engine lifecycle clear their own fences",
     "MemoryService.clear_kb_fences": "recovery and the engine lifecycle clear their own fences",
-    "MemoryService.clear_scope_fences": "the console's operator only (no chat surface reaches it)",
     "MemoryService.recover": "recovery of the installation's journal",
     "MemoryService.start_recovery": "recovery of the installation's journal",
     "MemoryService.stop_recovery": "recovery of the installation's journal",
@@ -178,6 +177,7 @@ ROWS: dict[str, tuple[str, Call]] = {
     "transfer.export_scope": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l2")),
     "transfer.export_scope(l1)": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l1")),
     "MemoryService.audit_export": ("audit.export", lambda e, a: e.svc.audit_export(e.scope, a)),
+    "MemoryService.clear_scope_fences": ("fences.clear", lambda e, a: e.svc.clear_scope_fences(e.scope, a)),
 }
 
 # Rows whose admitted call must change what is stored (the positive control of a write); the others
