@@ -13,6 +13,7 @@ controls), and reads are open to the member too.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import re
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ltm.service.health as health
 import ltm.service.transfer as transfer
@@ -283,3 +286,34 @@ async def test_the_service_enforces_the_documented_matrix(tmp_path: Path, row: s
         pytest.fail(f"{row} failed for {who}: {exc.key} {exc}")
     if row in WRITES:  # positive control: the admitted call did write (and audit) something
         assert await stored_state(env.svc) != before, f"{row} by {who} changed nothing"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sender=st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12),
+    privilege=st.integers(min_value=-1, max_value=3),
+)
+def test_only_an_admin_id_or_the_host_admin_passes_the_services_guard(
+    tmp_path: Path, sender: str, privilege: int
+) -> None:
+    """At the boundary: any speaker id but the listed one, with any host privilege but 2, is
+    refused by the service verb itself and nothing is deleted; the listed id passes (control)."""
+
+    async def run() -> None:
+        svc = await build_service(
+            "numpy", tmp_path, settings=lambda: Settings.from_config({"admin_sender_ids": "ops-lead"})
+        )
+        scope = await scope_of(svc, "group_g1", sender)
+        await svc.remember(await scope_of(svc, "group_g1", "carol"), {"content": "Carol likes tea"}, CAROL)
+        actor = Actor(surface="tool", sender_id=sender, privilege=privilege)
+        admin = privilege == 2 or sender == "ops-lead"
+        if admin:
+            assert await svc.bulk_delete(scope, Criteria(statuses=None), actor) == 1
+        else:
+            with pytest.raises(PermissionDenied):
+                await svc.bulk_delete(scope, Criteria(statuses=None), actor)
+            assert (await svc.count_by_status(scope))["active"] == 1
+        listed = Actor(surface="tool", sender_id="ops-lead")
+        assert await svc.bulk_delete(scope, Criteria(statuses=None), listed) == (0 if admin else 1)
+
+    asyncio.run(run())
