@@ -1,4 +1,8 @@
-"""``!memory``: parse the line, check the privilege policy, call one service verb, render the reply.
+"""``!memory``: parse the line, pre-check the privilege policy, call one service verb, render the reply.
+
+The pre-check only words a refusal for the chat (who counts as an admin, which sender id was
+seen); the guard is the service verb itself, which asks the same policy with the caller's
+:class:`~ltm.service.Actor` and refuses with the same localized text.
 
 Dispatch (SDK ``Command._execute``): the host splits ``command_text`` on single spaces, the SDK
 looks the first parameter up among the registered subcommands and, on a miss, calls ``"*"`` without
@@ -212,7 +216,7 @@ class MemoryCommand(Command):
 
     async def _do_audit(self, c: Call) -> list[str]:
         if c.p.action == "export":
-            entries, total = await self.service.audit_page(c.scope, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
+            entries, total = await self.service.audit_export(c.scope, c.actor, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
             pages = max(1, -(-total // AUDIT_EXPORT_PAGE_SIZE))
             doc = {
                 "format": "ltm-audit/1",
@@ -248,7 +252,8 @@ class MemoryCommand(Command):
         return [str(k) for k in kbs] if isinstance(kbs, list) else None
 
     async def _do_health(self, c: Call) -> list[str]:
-        report = await run_health(self.service, c.scope, await self._pipeline_kbs(c.ctx, c.v), probe=c.admin)
+        kbs = await self._pipeline_kbs(c.ctx, c.v)
+        report = await run_health(self.service, c.scope, kbs, probe=c.admin, actor=c.actor)
         text = render.health(c.lang, report)
         if not c.admin:
             text += "\n" + t("cmd.health.probe_admin", c.lang)

@@ -82,6 +82,7 @@ POLICY: dict[str, Rule] = {
         Rule("import", IMPORT),
         Rule("export", EXPORT),
         Rule("audit.export", EXPORT),
+        Rule("fences.clear", MUTATE),  # the console's Clear fence; no chat command
     )
 }
 

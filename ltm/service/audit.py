@@ -36,6 +36,7 @@ class AuditEntry:
     reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     collection: str = ""  # the memory knowledge base ("" for a scope without one)
+    operator: str = ""  # the console's operator who did it ("" for a chat surface)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

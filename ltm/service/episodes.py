@@ -200,7 +200,8 @@ class Episodes:
             if episode.confidence == "confirmed":
                 return episode
             at = to_iso(self.writes.clock())
-            extra = {**episode.extra, "confirmed_by": actor.sender_id or actor.surface, "confirmed_at": at}
+            by = actor.operator or actor.sender_id or actor.surface
+            extra = {**episode.extra, "confirmed_by": by, "confirmed_at": at}
             updated = episode.retagged(confidence="confirmed", extra=extra)
             step = self.writes.rewrite_step(
                 scope,
@@ -379,7 +380,9 @@ class Episodes:
         """Delete every episode of this scope matching ``criteria`` (and ``tag``); returns the count
         that was present before and is gone after (read back). All or nothing: a delete of more than
         ``delete_batch`` rows is several backend calls, and a failure in a later one writes the
-        earlier ones back. The retire pipeline's writes commit with it; its cascade follows."""
+        earlier ones back. The retire pipeline's writes commit with it; its cascade follows. A memory
+        admin's verb (the cascade's own :meth:`delete_derived` follows an allowed removal)."""
+        require_admin("delete", actor, self._settings())
         return await self._delete_matching(scope, criteria, actor, reason, tag, cascade=True)
 
     async def delete_derived(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str) -> int:

@@ -19,6 +19,7 @@ from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
 from ..ports import VectorRecord
 from .injection import template_check
 from .memory_service import MemoryService
+from .writes import Actor, require_admin
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,15 @@ class HealthReport:
 
 
 async def run_health(
-    service: MemoryService, scope: Scope, pipeline_kbs: Sequence[str] | None = None, *, probe: bool = True
+    service: MemoryService,
+    scope: Scope,
+    pipeline_kbs: Sequence[str] | None = None,
+    *,
+    probe: bool = True,
+    actor: Actor | None = None,
 ) -> HealthReport:
+    """The setup checks of ``scope``; with ``probe``, the isolation probe too, which writes two
+    temporary records and so is a memory admin's (``actor``; refused without one)."""
     checks: list[Check] = [Check("memory_block_template", *template_check(service.settings.memory_block_template))]
     kb = await service.kb_settings(scope.collection) if scope.collection else None
     if kb is None:
@@ -75,6 +83,7 @@ async def run_health(
         checks.append(Check("embedding_model", RED, "health.embedding_failed", {"detail": str(exc)[:200]}))
         return HealthReport(checks)
     if probe:
+        require_admin("health.probe", actor, service.settings)
         checks.append(await isolation_probe(service, kb.kb_id, vecs[0]))
     return HealthReport(checks)
 

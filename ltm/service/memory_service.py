@@ -30,7 +30,7 @@ from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retire import RetireEvent
 from .settings import Settings
 from .snapshots import InjectionSnapshots
-from .writes import Actor, WriteEngine, WriteStep, backend, caller_of
+from .writes import Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
 
 class MemoryService:
@@ -101,12 +101,10 @@ class MemoryService:
 
         self.audit_count = self.audit.scope_count
         self.audit_page = self.audit.scope_page
-        self.audit_export = self.audit.scope_export
 
         self.fences = self.writes.fences
         self.fence_of = self.writes.fence_of
         self.clear_fence = self.writes.clear_fence
-        self.clear_scope_fences = self.writes.clear_scope_fences
         self.clear_kb_fences = self.writes.clear_kb_fences
         self.recover = self.writes.recover
         self.wait_recovered = self.writes.wait_recovered
@@ -119,6 +117,25 @@ class MemoryService:
     def caller(self, actor: Actor) -> policy.Caller:
         """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
         return caller_of(actor, self.settings)
+
+    async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
+        """Lift the write fences of a scope (the console's Clear fence; recovery and the engine
+        lifecycle clear their own through the write engine). A memory admin's verb."""
+        require_admin("fences.clear", actor, self.settings)
+        return await self.writes.clear_scope_fences(scope, actor, reason)
+
+    async def audit_export(
+        self, scope: Scope, actor: Actor, page: int | None = None, page_size: int = 100
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The audit log of ``scope`` as an export, with its total: every entry oldest first, or
+        with ``page`` one page of ``page_size`` newest first. Entries are shown as the read rule
+        lets the scope see them. A memory admin's verb (a whole-log dump; ``audit_page`` is the
+        open read)."""
+        require_admin("audit.export", actor, self.settings)
+        if page is None:
+            entries = await self.audit.scope_export(scope)
+            return entries, len(entries)
+        return await self.audit.scope_page(scope, page, page_size)
 
     # ------------------------------------------------------------------ the stores (the write engine's)
     @property

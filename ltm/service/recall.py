@@ -19,7 +19,7 @@ from ..domain import ranking, timewindow
 from ..domain import rerank as rerank_rules
 from ..domain.episode_views import recall_view
 from ..domain.models import Episode, Profile
-from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, scope_where
+from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, reader_audience, scope_where
 from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
 from ..ports import Embedder, Reranker, VectorIndex
@@ -201,7 +201,8 @@ class Recall:
                 episodes = [r for r in episodes if r.episode.id in kept]
                 tokens = sum(budget_rules.estimate_tokens(r.episode.content) for r in episodes)
                 if episodes and index_task.done() and not index_task.cancelled() and not index_task.exception():
-                    refs = index_task.result().short_refs([r.episode.id for r in episodes])
+                    shown = [r.episode.id for r in episodes]
+                    refs = index_task.result().short_refs(shown, reader_audience(scope))
         session_profile = speaker_profile = None
         if prof_task is not None:
             session_profile, speaker_profile = await prof_task

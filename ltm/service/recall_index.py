@@ -125,6 +125,10 @@ def _number(v: Any) -> float:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
 
 
+# Reader tables kept per scope index (each reader audience of a bot-isolation scope has its own).
+READER_REF_TABLES = 8
+
+
 @dataclass
 class ScopeIndex:
     """The active rows of one scope. Slots are appended; a removed row leaves a dead slot
@@ -153,6 +157,8 @@ class ScopeIndex:
     version: int = 0  # counts changes (a snapshot of an unchanged index is not written again)
     ref_table: RefTable | None = field(default=None, repr=False)  # short references, of ``ref_version``
     ref_version: int = -1
+    # per reader audience (bot isolation): references unique among the rows that reader can read
+    reader_refs: dict[tuple[str, ...], RefTable] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -164,6 +170,7 @@ class ScopeIndex:
         row is written there."""
         per_slot = self.vectors.itemsize * self.dim + self.numeric.itemsize * len(NUMERIC) + self.nterms.itemsize + 1
         refs = self.ref_table.nbytes if self.ref_table is not None else 0
+        refs += sum(t.nbytes for t in self.reader_refs.values())
         return self.nbytes + len(self.ids) * per_slot + refs
 
     @property
@@ -199,14 +206,36 @@ class ScopeIndex:
             self.pos.keys() == other.pos.keys()
         )
 
-    def short_refs(self, shown: Sequence[str]) -> dict[str, str]:
-        """Short references for ``shown`` (:mod:`ltm.domain.refs`), unique among the held rows; the
-        whole ids when not every active row is held (uniqueness could not be known)."""
+    def short_refs(self, shown: Sequence[str], audience: Sequence[str] | None = None) -> dict[str, str]:
+        """Short references for ``shown`` (:mod:`ltm.domain.refs`), unique among the held rows a
+        reader of ``audience`` (:func:`ltm.domain.scope.reader_audience`; None: every row) can
+        read, so a reference is never lengthened by a row hidden from its reader (its length
+        would say that a hidden id starts with the same digits). The whole ids when not every
+        active row is held (uniqueness could not be known)."""
         if not self.complete:
             return {eid: eid for eid in shown}
-        if self.ref_table is None or self.ref_version != self.version:
-            self.ref_table, self.ref_version = RefTable(self.pos.keys()), self.version
-        return {eid: self.ref_table.short(eid) for eid in shown}
+        if self.ref_version != self.version:
+            self.ref_table, self.ref_version = None, self.version
+            self.reader_refs.clear()
+        if audience is None:
+            if self.ref_table is None:
+                self.ref_table = RefTable(self.pos.keys())
+            table = self.ref_table
+        else:
+            key = tuple(audience)
+            table = self.reader_refs.get(key)
+            if table is None:
+                allowed = set(key)
+                readable = [
+                    rid
+                    for rid, i in self.pos.items()
+                    if str(unpack_metadata(self.blobs[i]).get("audience") or "") in allowed  # type: ignore[arg-type]
+                ]
+                table = RefTable(readable)
+                while len(self.reader_refs) >= READER_REF_TABLES:  # the oldest reader's goes first
+                    self.reader_refs.pop(next(iter(self.reader_refs)))
+                self.reader_refs[key] = table
+        return {eid: table.short(eid) for eid in shown}
 
     def missing_vectors(self) -> list[str]:
         return [rid for rid, i in self.pos.items() if not self.has_vec[i]]

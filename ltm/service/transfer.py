@@ -63,7 +63,7 @@ from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from .memory_service import MemoryService
-from .writes import Actor, WriteStep, need_l2
+from .writes import Actor, WriteStep, need_l2, require_admin
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +126,10 @@ async def export_scope(
 
     L2 episodes are ordered oldest first (timestamp, id); with ``page_size`` the document holds one
     page and says ``page``/``pages``/``total`` (each page carries its own checksum and imports on
-    its own; links across pages are re-joined through ``import_original_id``).
+    its own; links across pages are re-joined through ``import_original_id``). A memory admin's
+    verb (a whole-scope dump): refused before anything is read.
     """
+    require_admin("export", actor, service.settings)
     now = to_iso(service.clock())
     if layer == "l1":
         session = await service.get_profile(scope, "session")
@@ -374,7 +376,9 @@ def _imported_marks(item: ImportItem) -> tuple[str, dict[str, Any]]:
 
 
 async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
-    """Import L2 episodes into ``scope`` (see the module docstring). Validates the whole batch first."""
+    """Import L2 episodes into ``scope`` (see the module docstring). Validates the whole batch first.
+    A memory admin's verb: refused before the document is read."""
+    require_admin("import", actor, service.settings)
     need_l2(scope)
     plan = validate_batch(_episodes_of(payload))
     batch = "imp_" + uuid.uuid4().hex[:12]

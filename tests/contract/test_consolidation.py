@@ -115,7 +115,7 @@ class Env:
         return out
 
     async def ops(self, scope: Scope) -> list[str]:
-        return [e["operation"] for e in await self.svc.audit_export(scope)]
+        return [e["operation"] for e in await self.svc.audit.scope_export(scope)]
 
     async def all_rows(self, scope: Scope) -> dict[str, Episode]:
         return {e.id: e for e in await self.svc.fetch(scope, Criteria(statuses=None))}
@@ -789,7 +789,7 @@ class TestArchive:
         a = await scope_of(fast.svc)
         await fast.cons.run(a, ADMIN)  # nothing to do
         assert await fast.ops(a) == ["consolidation.run"]
-        entry = (await fast.svc.audit_export(a))[-1]
+        entry = (await fast.svc.audit.scope_export(a))[-1]
         assert entry["surface"] == "test" and entry["sender"] == "admin"
 
     async def test_with_proposal_also_archives(self, fast: Env) -> None:
@@ -1040,7 +1040,7 @@ class TestCommandAndConsole:
         assert again == [catalog("zh_Hans")["consol.error.proposal_used"]]
         bad = await consolidate_run(plugin, ctx, a, "en_US", "nonsense")
         assert bad == [catalog("en_US")["consol.error.proposal_id"]]
-        audit = await fast.svc.audit_export(a)
+        audit = await fast.svc.audit.scope_export(a)
         assert audit[-1]["operation"] == "consolidation.run" and audit[-1]["query_id"] == 7
 
     async def test_console_routes_same_service(self, fast: Env) -> None:
@@ -1060,7 +1060,7 @@ class TestCommandAndConsole:
         assert out["summary"]["origin"] == "consolidation" and out["proposal_id"] == pid
         with pytest.raises(ConflictError):
             await run_route(fast.svc, fast.cons, a, {**body, "proposal_id": pid}, console)
-        entry = (await fast.svc.audit_export(a))[-1]
+        entry = (await fast.svc.audit.scope_export(a))[-1]
         assert entry["operation"] == "consolidation.run" and entry["surface"] == "console"
         assert (await discard_route(fast.svc, fast.cons, a, {"proposal_id": pid}, console))["discarded"] is False
         with pytest.raises(ValidationError):

@@ -12,7 +12,7 @@ from ltm.domain.scope import filter_conditions
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import MemoryService
 from ltm.service.health import GREEN, RED, run_health
-from tests.support import KB, scope_of
+from tests.support import ADMIN, KB, scope_of
 
 pytestmark = pytest.mark.asyncio
 KEPT = ("text", "file_id", "uuid")
@@ -61,7 +61,7 @@ class MetadataDroppingIndex:
 
 async def test_green_on_real_engines(service: MemoryService) -> None:
     scope = await scope_of(service)
-    report = await run_health(service, scope, [KB])
+    report = await run_health(service, scope, [KB], actor=ADMIN)
     assert report.verdict == GREEN, report.to_dict()
     assert [c.name for c in report.checks] == [
         "memory_block_template",
@@ -77,7 +77,7 @@ async def test_green_on_real_engines(service: MemoryService) -> None:
 async def test_red_on_metadata_dropping_backend(fast_service: MemoryService) -> None:
     fast_service.vectors = MetadataDroppingIndex()
     scope = await scope_of(fast_service)
-    report = await run_health(fast_service, scope, [KB])
+    report = await run_health(fast_service, scope, [KB], actor=ADMIN)
     probe = report.checks[-1]
     assert probe.name == "isolation_probe" and probe.verdict == RED
     assert "another key" in probe.args["detail"]

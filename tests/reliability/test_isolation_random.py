@@ -588,11 +588,11 @@ async def test_audit_log_is_per_knowledge_base() -> None:
     assert [e.id for e in (await svc.list_episodes(s1)).items] == [e1.id]  # L2 is per KB (positive control)
     assert [e.id for e in (await svc.list_episodes(s2)).items] == [e2.id]
     for mine, other, scope in ((e1, e2, s1), (e2, e1, s2)):
-        targets = {t for e in await svc.audit_export(scope) for t in e["targets"]}
+        targets = {t for e in await svc.audit.scope_export(scope) for t in e["targets"]}
         assert mine.id in targets  # positive control
         assert other.id not in targets, "the other knowledge base's operation is in this KB's audit log"
         assert await svc.audit_count(scope) == 1
-        assert {e["collection"] for e in await svc.audit_export(scope)} == {scope.collection}
+        assert {e["collection"] for e in await svc.audit.scope_export(scope)} == {scope.collection}
 
 
 # --------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ async def rows(svc: MemoryService, scope: Scope) -> list[tuple[str, str, str]]:
 
 
 async def ops(svc: MemoryService, scope: Scope, operation: str) -> list[dict[str, Any]]:
-    return [e for e in await svc.audit_export(scope) if e["operation"] == operation]
+    return [e for e in await svc.audit.scope_export(scope) if e["operation"] == operation]
 
 
 async def test_a_multi_scope_document_is_audited_once_per_scope(service: MemoryService) -> None:
@@ -224,7 +224,7 @@ async def test_a_pending_audit_is_written_before_the_next_write_of_its_scope(ser
     failing["on"] = False
     await service.forget(a, ep.id, ADMIN)
     assert await rows(service, a) == []
-    assert [e["operation"] for e in await service.audit_export(a)] == ["episode.remember", "episode.forget"]
+    assert [e["operation"] for e in await service.audit.scope_export(a)] == ["episode.remember", "episode.forget"]
     assert not await service.kv.keys("journal/") and not await service.fences()
 
 

@@ -174,6 +174,52 @@ class TestAdminVerbsInTheService:
         with pytest.raises(PermissionDenied):
             await h.service.set_status(scope, own.id, "active", member)
 
+    async def test_bulk_delete_export_import_need_an_admin_in_the_plugins_service(self) -> None:
+        """The verbs only ``!memory`` guarded before: the plugin's own service refuses a member
+        whatever surface calls it, and writes nothing (no row, no audit entry)."""
+        from ltm.domain.scope import Criteria
+        from ltm.service.transfer import export_scope, import_scope
+
+        h = await host_harness()
+        await h.remember(G1, "carol", "Carol likes jazz")
+        scope, member = await h.scope(G1, "bob"), Actor(surface="tool", sender_id="bob")
+        before, audit = rows(h), await h.state(G1)
+        for call in (
+            h.service.bulk_delete(scope, Criteria(statuses=None), member),
+            export_scope(h.service, scope, member),
+            import_scope(h.service, scope, [{"content": "Bob is the boss now"}], member),
+            h.service.audit_export(scope, member),
+        ):
+            with pytest.raises(PermissionDenied):
+                await call
+        assert rows(h) == before and await h.state(G1) == audit
+        admin = Actor(surface="tool", sender_id=ADMIN_ID)  # listed in admin_sender_ids: positive control
+        assert (await export_scope(h.service, scope, admin))["count"] == 1
+        assert await h.service.bulk_delete(scope, Criteria(statuses=None), admin) == 1
+
+    async def test_the_console_acts_as_its_named_operator(self) -> None:
+        """The console's actor is the dashboard operator the host names; every audit entry it
+        causes says so (``operator``), and a page request naming nobody is the operator ``console``."""
+        h = await host_harness()
+        carols = await h.remember(G1, "carol", "Carol likes jazz")
+        await console(h, "/episode/archive", G1, id=carols.id, reason="tidy")
+        entries, _ = await h.service.audit_page(await h.scope(G1, "bob"), 1, 10)
+        assert (entries[0]["operation"], entries[0]["surface"], entries[0]["operator"]) == (
+            "episode.archive",
+            "console",
+            "ops@example",
+        )
+        assert entries[1]["operator"] == ""  # control: a chat surface's entry names no operator
+        page = MemoryConsole()
+        page.plugin = h.plugin
+        scope = {"kb_id": h.kb, "session_name": "group_g1", "bot_uuid": BOT, "sender_id": ""}
+        resp = await page.handle_api(
+            PageRequest(endpoint="/episode/restore", method="POST", body={"scope": scope, "id": carols.id})
+        )
+        assert resp.error is None, resp.error
+        entries, _ = await h.service.audit_page(await h.scope(G1, "bob"), 1, 10)
+        assert (entries[0]["operation"], entries[0]["operator"]) == ("episode.restore", "console")
+
 
 # ---------------------------------------------------------------------------------------- admins
 class TestAdminIdsAreExact:

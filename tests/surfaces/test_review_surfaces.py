@@ -458,9 +458,9 @@ async def _snapshot(w: World) -> Any:
     episodes = (await w.service.list_episodes(scope, statuses=None, page_size=100)).items
     cands = (await w.review.list(scope, all_statuses=True)).items
     ids = {e.id: f"<ep:{e.content}>" for e in episodes} | {c.id: f"<cand:{c.content}>" for c in cands}
-    ids |= {op: "<op>" for op in re.findall(r"'op_id': '(\w+)'", str(await w.service.audit_export(scope)))}
+    ids |= {op: "<op>" for op in re.findall(r"'op_id': '(\w+)'", str(await w.service.audit.scope_export(scope)))}
     tombs, _ = await w.review.list_tombstones(scope)
-    audit = await w.service.audit_export(scope)
+    audit = await w.service.audit.scope_export(scope)
     return _normalise(
         {
             "episodes": sorted(
@@ -475,7 +475,10 @@ async def _snapshot(w: World) -> Any:
                 key=lambda d: d["content"],
             ),
             "tombstones": [{k: v for k, v in t.to_dict().items() if k != "at"} for t in tombs],
-            "audit": [{k: v for k, v in a.items() if k not in ("at", "sender", "surface", "query_id")} for a in audit],
+            "audit": [
+                {k: v for k, v in a.items() if k not in ("at", "sender", "surface", "query_id", "operator")}
+                for a in audit
+            ],
         },
         ids,
     )

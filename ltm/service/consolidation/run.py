@@ -45,7 +45,7 @@ from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
-from ..writes import Actor, WriteStep, backend, episodes_are, need_l2
+from ..writes import Actor, WriteStep, backend, episodes_are, need_l2, require_admin
 from .proposals import PROPOSAL_TTL_DAYS, Proposal, ProposalStore, new_proposal_id
 from .settings import ConsolidationSettings
 
@@ -232,7 +232,9 @@ class Consolidator:
 
     # ------------------------------------------------------------------ preview
     async def preview(self, scope: Scope, actor: Actor, *, lang: str | None = None) -> Preview:
-        """Candidates and (with a model) a stored one-use summary proposal. Changes no memory."""
+        """Candidates and (with a model) a stored one-use summary proposal. Changes no memory. A
+        memory admin's verb (it stores a proposal and spends a model call)."""
+        require_admin("consolidate", actor, self.service.settings)
         need_l2(scope)
         s = self.settings
         svc = self.service
@@ -330,7 +332,8 @@ class Consolidator:
     async def run(self, scope: Scope, actor: Actor, proposal_id: str | None = None) -> RunResult:
         """Archive the superseded candidates and, with ``proposal_id``, apply that reviewed proposal.
         Refused (nothing changes, nothing audited) when disabled or when the proposal is missing,
-        used, stale, expired or of another scope."""
+        used, stale, expired or of another scope. A memory admin's verb."""
+        require_admin("consolidate", actor, self.service.settings)
         need_l2(scope)
         s = self.settings
         if not s.enabled:
@@ -459,7 +462,9 @@ class Consolidator:
 
     # ------------------------------------------------------------------ discard
     async def discard(self, scope: Scope, actor: Actor, proposal_id: str) -> bool:
-        """Drop a pending proposal of this scope (audited). False when there is none."""
+        """Drop a pending proposal of this scope (audited). False when there is none. A memory
+        admin's verb."""
+        require_admin("consolidate", actor, self.service.settings)
         need_l2(scope)
         if not rules.PROPOSAL_ID_RE.match(str(proposal_id)):
             raise ValidationError("malformed proposal id", key="consol.error.proposal_id")

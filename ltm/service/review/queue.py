@@ -42,7 +42,7 @@ from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
-from ..writes import Actor, WriteStep, need_l2
+from ..writes import Actor, WriteStep, need_l2, require_admin
 from .candidates import ACCEPTED, CONFLICT, OPEN, PENDING, REJECTED, Candidate, CandidatePage, CandidateStore
 from .records import ReviewPart, actor_record, clean_reason
 from .tombstones import Tombstone, TombstoneBook
@@ -323,7 +323,7 @@ class ReviewQueue(ReviewPart):
             report.candidates.append(cand)
             if s.auto_apply and mode == "rules" and cand.status == PENDING:
                 auto = Actor(surface="auto-apply", sender_id=actor.sender_id, query_id=actor.query_id)
-                decision = await self.accept(scope, cand.id, auto, reason="candidate_auto_apply")
+                decision = await self._accept(scope, cand.id, auto, reason="candidate_auto_apply")
                 if not decision.parked:
                     report.accepted.append(cand.id)
         log.info(
@@ -395,7 +395,13 @@ class ReviewQueue(ReviewPart):
 
         A pending candidate that now contradicts an active memory is parked instead (``parked``);
         accepting a ``conflict`` candidate supersedes the memories it contradicts. A tombstoned
-        value is refused and the candidate is left as it was."""
+        value is refused and the candidate is left as it was. A memory admin's verb."""
+        require_admin("candidate", actor, self.service.settings)
+        return await self._accept(scope, candidate_id, actor, reason)
+
+    async def _accept(self, scope: Scope, candidate_id: str, actor: Actor, reason: str) -> Decision:
+        """:meth:`accept` once allowed: by an admin, or by ``candidate_auto_apply`` (the operator's
+        standing decision for rule-extracted candidates)."""
         reason = clean_reason(reason)
         need_l2(scope)
         op = "candidate.accept"
@@ -453,7 +459,9 @@ class ReviewQueue(ReviewPart):
 
     async def reject(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Candidate:
         """Refuse an open candidate: it is never written or recalled, stays inspectable, and its
-        value gets a tombstone (one all-or-nothing mutation). A conflict's other side stays as it is."""
+        value gets a tombstone (one all-or-nothing mutation). A conflict's other side stays as it is.
+        A memory admin's verb."""
+        require_admin("candidate", actor, self.service.settings)
         reason = clean_reason(reason)
         need_l2(scope)
         op = "candidate.reject"

@@ -20,7 +20,7 @@ from ...domain.errors import NotFoundError, TombstonedError
 from ...domain.scope import TOMB_PREFIX, Scope, kb_part, l2_lock_key, owned_keys
 from ...domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..retire import RetireEvent
-from ..writes import Actor, KvCites, WriteStep, backend, need_l2
+from ..writes import Actor, KvCites, WriteStep, backend, need_l2, require_admin
 from .records import Record, ReviewPart, actor_record, clean_reason
 
 log = logging.getLogger(__name__)
@@ -152,7 +152,8 @@ class TombstoneBook(ReviewPart):
         return items[start : start + page_size], len(items)
 
     async def lift_tombstone(self, scope: Scope, tombstone_id: str, actor: Actor, reason: str = "") -> Tombstone:
-        """An admin lifts a tombstone: the value may be stored again. Audited."""
+        """An admin lifts a tombstone: the value may be stored again. Audited. A memory admin's verb."""
+        require_admin("tombstone", actor, self.service.settings)
         need_l2(scope)
         reason = clean_reason(reason)
         if not isinstance(tombstone_id, str) or not TOMBSTONE_ID.match(tombstone_id):
