@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .text import neutralize
 
@@ -212,8 +213,29 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+# Every rule needs a digit or one of these in the text (look-alike letters folded, lower case):
+# most memories have neither, and skip the patterns (the recall hot path redacts rerank rows).
+_TRIGGERS = (
+    "pass", "pw", "pin", "secret", "token", "key", "credential", "otp", "cvv", "cvc", "code", "bearer",
+    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED,
+)  # fmt: skip
+
+
+def _may_hold(text: str) -> bool:
+    lower = text.translate(_CONFUSABLES).lower()
+    return any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS)
+
+
+def _has_leet(text: str) -> bool:
+    """A letter next to a symbol or digit read as a letter, or a non-ASCII look-alike: only then
+    can folding find a keyword that is not there as it is."""
+    return not text.isascii() or bool(re.search(r"[A-Za-z][@$0-9!|]|[@$0-9!|][A-Za-z]", text))
+
+
 def credential_spans(text: str) -> list[tuple[int, int]]:
     """The spans of credential values in ``text`` (already :func:`canonical`), merged, in order."""
+    if not _may_hold(text):
+        return []
     spans = [m.span() for p in _SECRET_PATTERNS for m in p.finditer(text)]
     spans += _card_spans(text)
     for m in _TOKEN_RUN.finditer(text):
@@ -221,22 +243,27 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
         if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
             spans.append(m.span())
     spans += _value_spans(text)
-    folded = _fold_same_length(text)
-    if folded != text:
-        spans += _value_spans(folded)
+    if _has_leet(text):
+        folded = _fold_same_length(text)
+        if folded != text:
+            spans += _value_spans(folded)
     return _merge(spans)
 
 
+@lru_cache(maxsize=4096)
 def looks_like_credential(sentence: str) -> bool:
     """API keys, tokens, one-time codes, passwords and PINs with their value, card numbers; or a
     text where one was already redacted (it is kept away from models all the same)."""
     text = canonical(sentence)
     if REDACTED in text or credential_spans(text):
         return True
+    if not _may_hold(text) or not (_has_leet(text) or _INNER_SEP.search(text)):
+        return False
     folded = _folded_keywords(text)
     return folded != text and bool(_value_spans(folded))
 
 
+@lru_cache(maxsize=4096)
 def redact_text(text: str) -> tuple[str, int]:
     """``text`` with every credential value replaced by :data:`REDACTED`, and how many were. Text
     without one is returned unchanged; text with one is returned in its :func:`canonical` form."""
@@ -245,10 +272,9 @@ def redact_text(text: str) -> tuple[str, int]:
     clean = canonical(text)
     spans = credential_spans(clean)
     if not spans:
-        folded = _folded_keywords(clean)
-        if folded != clean and _value_spans(folded):  # "pass-w0rd is x": the keyword was split
-            return REDACTED, 1
-        return text, 0
+        if not looks_like_credential(clean):
+            return text, 0
+        return REDACTED, 1  # "pass-w0rd is x": the keyword was split, the value is not placed
     out, last = [], 0
     for a, b in spans:
         out.append(clean[last:a])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .text import neutralize
 
@@ -196,10 +197,31 @@ def _link(text: str) -> bool:
     return bool(_INSERTION.search(text))
 
 
+# Every rule needs one of these in the (lower-cased) text; most memories have none and skip the
+# patterns (the block checks each row it injects).
+_TRIGGERS = (
+    "sys", "assistant", "developer", "<|", "[inst", "[/inst", "<<", "##", "ignore", "disregard", "forget",
+    "override", "bypass", "overrule", "new instruction", "new rule", "new directive", "you", "from now",
+    "mode", "jailbreak", "pretend", "act ", "behave", "roleplay", "role-play", "no restriction", "no rule",
+    "no limit", "no filter", "no guideline", "the ai", "this ai", "the bot", "this bot", "chatbot",
+    "the model", "this model", "language model", "prompt", "instruction", "henceforth", "going forward",
+    "from here on", "always", "never", "only", "every time", "each time", "answer", "repl", "respons",
+    "messag", "recommendation", "question", "conversation", "chat", "tell", "inform", "remind", "convince",
+    "say to", "http", "www", ".com", ".net", ".org", ".io", ".ly", ".me", ".cn", ".co", ".shop", ".xyz",
+    ".app", ".link", ".top", ".site", ".dev", "referral", "affiliate", "promo", "coupon", "discount",
+    "invite", "invitation", "tracking", "系统", "助手", "忽略", "无视", "忘", "覆盖", "绕过", "你", "模式",
+    "从现在", "从今以后", "扮演", "假装", "假扮", "不受", "提示", "指令", "ai必", "ai应", "ai永", "ai总",
+    "机器人", "以后", "今后", "每", "总是", "始终", "永远", "一律", "所有", "都要", "任何时候", "绝不", "一直",
+    "告诉", "链接", "码",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
 def instruction_like(text: str) -> str | None:
     """The kind (one of :data:`KINDS`) of the first rule ``text`` matches, or None."""
     form = _form(text)
-    if not form:
+    lower = form.lower()
+    if not form or not any(t in lower for t in _TRIGGERS):
         return None
     for kind, patterns in (
         ("role_marker", _ROLE_MARKER),
