@@ -217,7 +217,8 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 # most memories have neither, and skip the patterns (the recall hot path redacts rerank rows).
 _TRIGGERS = (
     "pass", "pw", "pin", "secret", "token", "key", "credential", "otp", "cvv", "cvc", "code", "bearer",
-    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED,
+    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_", "gh",
+    "xox", "akia", "aiza", "hf_", "eyj", "glpat",
 )  # fmt: skip
 
 

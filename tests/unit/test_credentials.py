@@ -94,3 +94,19 @@ def test_property_redaction_is_total_and_idempotent(text: str) -> None:
     once, _ = redact_text(text)
     assert redact_text(once)[0] == once
     assert isinstance(looks_like_credential(text), bool)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-abcdefghijklmnopqrstuv",  # a key shape without a digit: the shortcut must not skip it
+        "AKIAABCDEFGHIJKLMNOP",
+        "glpat-abcdefghijklmnopqrst",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "https://bob:hunter@example.com",
+        "my pa$$word is letmein",
+    ],
+)
+def test_key_shapes_without_digits_are_still_caught(text: str) -> None:
+    assert looks_like_credential(text) and redact_text(text)[1] >= 1
