@@ -42,12 +42,14 @@ def test_instruction_like_memories_wait_for_review_and_are_marked(stack: Stack) 
     assert "developer mode" in candidates and t("cmd.cand.instruction_like", "en_US") in candidates, candidates
     assert "developer mode" not in listed, listed  # not an active memory
     assert stored["content"] == "My wifi password is: [redacted].", stored
-    assert "tiger-lily" not in listed and "[redacted]" in listed, listed
+    assert "tiger-lily" not in listed and "redacted" in listed, listed  # the reply escapes [ ] as ［ ］
     blocks = [x for x in injected_texts(turn.prompt) if BEGIN in x]
     assert len(blocks) == 1, blocks
     data = read_block(blocks[0])
     assert data is not None, blocks[0]
     marks = {e["content"]: e["marks"] for e in data["episodes"]}
-    assert marks.get(STEERING_DOC) == [t("inject.instruction_like", "en_US")], marks
-    assert marks.get(BENIGN_DOC) == [], marks  # control: an ordinary memory carries no mark
+    mark = t("inject.instruction_like", "en_US")
+    # a document's rows are "unconfirmed" (claim unknown) as well: the instruction mark comes first
+    assert marks.get(STEERING_DOC) == [mark, "unconfirmed"], marks
+    assert marks.get(BENIGN_DOC) == ["unconfirmed"], marks  # control: an ordinary memory, no mark
     assert all("tiger-lily" not in x for x in injected_texts(turn.prompt))
