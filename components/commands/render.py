@@ -427,6 +427,8 @@ def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
         subs.append(t("cmd.cand.model", lang, advice=advice, note=note))
     if c.redactions:
         subs.append(t("cmd.cand.redacted", lang, n=int(c.redactions)))
+    if "instruction-like" in (getattr(c, "flags", None) or []):
+        subs.append(t("cmd.cand.instruction_like", lang))
     if c.status == "conflict":
         subs += _conflict_subs(lang, c.conflicts_with)
     if c.status in ("accepted", "rejected"):

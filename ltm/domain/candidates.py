@@ -24,6 +24,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import credentials
 from .errors import ValidationError
 from .text import neutralize
 
@@ -138,103 +139,9 @@ def bounded_user_text(text: str, limit: int = MAX_INPUT_CHARS) -> tuple[str, boo
 # credentials
 # --------------------------------------------------------------------------------------------
 
-_SECRET_PATTERNS = [
-    re.compile(p, re.I)
-    for p in (
-        r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",
-        r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
-        r"\bgh[pousr]_[A-Za-z0-9]{20,}",
-        r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-        r"\bglpat-[A-Za-z0-9_\-]{16,}",
-        r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-        r"\bAKIA[0-9A-Z]{16}\b",
-        r"\bAIza[0-9A-Za-z_\-]{30,}",
-        r"\bhf_[A-Za-z0-9]{30,}",
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-        r"\bbearer\s+[A-Za-z0-9._\-+/=]{16,}",
-        r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@",  # scheme://user:password@host
-    )
-]
-# A long run of token characters mixing letters and digits (keys, tokens, hashes).
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{24,}")
-_KEYWORDS_EN = (
-    r"pass(?:word|wd|phrase|code)?|pwd|pin(?: code)?|secret|token|api[ _-]?key|access[ _-]?key|"
-    r"secret[ _-]?key|private[ _-]?key|credentials?|otp|one[- ]time (?:code|password|pin)|"
-    r"(?:verification|auth(?:entication)?|security|login|2fa|mfa|sms|confirmation) code"
-)
-_KEYWORDS_ZH = r"密码|口令|验证码|校验码|动态码|短信码|令牌|密钥|秘钥|私钥|安全码|取件码|支付码"
-_KW_SEP = re.compile(
-    rf"(?:{_KEYWORDS_EN}|{_KEYWORDS_ZH})\s*(?:is|was|are|=|:|：|是|为|就是|设为|改成|改为)\s*[\"'“‘「]?[^\s\"'”’」。，,]{{3,}}",
-    re.I,
-)
-_KW_ONLY = re.compile(rf"(?:{_KEYWORDS_EN})", re.I)
-_KW_DIGITS = re.compile(
-    rf"(?:{_KEYWORDS_EN}|{_KEYWORDS_ZH})\s*[\"'“‘「]?(?=[^\s]*\d)[^\s\"'”’」。，,]{{4,}}",
-    re.I,
-)
-
-
-# Payment card numbers: 13-19 digits, optionally grouped by single spaces or dashes, Luhn-valid.
-_CARD = re.compile(r"(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d])")
-# Latin look-alikes (Cyrillic, Greek) and the symbols and digits written for letters ("p@ssw0rd").
-_CONFUSABLES = str.maketrans(
-    "аеорсухіјѕԁԛԝкмнтвАЕОРСХІЈЅКМНТВαεορτυνικχΑΕΟΡΤΥΝΙΚΧ",
-    "aeopcyxijsdqwkmhtbAEOPCXIJSKMHTBaeoptuvikxAEOPTYNIKX",
-)
-_LEET = str.maketrans(
-    {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t"}
-)
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$!|]+")
-_INNER_SEP = re.compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
-
-
-def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def has_card_number(text: str) -> bool:
-    """A Luhn-valid run of 13-19 digits (spaces or dashes between groups allowed)."""
-    for m in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and _luhn_ok(digits) and len(set(digits)) > 1:
-            return True
-    return False
-
-
-def looks_like_credential(sentence: str) -> bool:
-    """API keys, tokens, one-time codes, passwords (a keyword with a value, or a known key shape) and
-    card numbers. Matched on the text a model would see: NFKC, invisible characters removed (no
-    ``pass\u200bword``), and the keywords also on a copy with look-alikes folded (``p@ssword``)."""
-    text = neutralize(unicodedata.normalize("NFKC", sentence))
-    if any(p.search(text) for p in _SECRET_PATTERNS) or has_card_number(text):
-        return True
-    for run in _TOKEN_RUN.findall(text):
-        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
-            return True
-    if _KW_SEP.search(text) or _KW_DIGITS.search(text):
-        return True
-    folded = _folded_keywords(text)
-    return folded != text and bool(_KW_SEP.search(folded) or _KW_DIGITS.search(folded))
-
-
-def _folded_keywords(text: str) -> str:
-    """The text with look-alike letters read as Latin, inner separators dropped, and each word that
-    then reads as a keyword once its symbols and digits are read as letters (``p@ss-w0rd``) folded
-    to it; other words stay as they are, so a value's digits stay digits."""
-
-    def fold(m: re.Match[str]) -> str:
-        word = m.group()
-        folded = word.translate(_LEET)
-        return folded if folded != word and _KW_ONLY.fullmatch(folded) else word
-
-    return _LEET_WORD.sub(fold, _INNER_SEP.sub("", text.translate(_CONFUSABLES)))
+# The rules live in :mod:`ltm.domain.credentials`; these names are the extractor's view of them.
+looks_like_credential = credentials.looks_like_credential
+has_card_number = credentials.has_card_number
 
 
 def redact(sentences: list[str]) -> tuple[list[str], int]:

@@ -70,3 +70,10 @@ class ParkedError(ConflictError):
     """The statement contradicts an active memory; it was parked as a candidate for review, not written."""
 
     key = "review.error.parked"
+
+
+class InstructionLikeError(ConflictError):
+    """The statement reads as an instruction to the assistant, not a fact about the user; it waits in
+    the review queue as a candidate marked ``instruction-like``, and nothing was stored."""
+
+    key = "review.error.instruction_like"

@@ -12,6 +12,7 @@ import json
 import logging
 from typing import Any
 
+from ..domain.credentials import redact_text
 from ..domain.errors import LtmError, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, l2_lock_key
@@ -65,6 +66,7 @@ class Documents:
                 if not isinstance(shared, bool):
                     raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
+                data.content, _ = redact_text(data.content)  # a secret in a document is not stored
             except LtmError as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
             plan.append((scope, data, shared))

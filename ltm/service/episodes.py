@@ -16,6 +16,7 @@ from typing import Any
 
 from ..domain import privilege as policy
 from ..domain import refs
+from ..domain.credentials import redact_text
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, l2_lock_key, scope_where
@@ -117,6 +118,7 @@ class Episodes:
         even while the scope is fenced: that is how a write whose outcome was unknown is found."""
         need_l2(scope)
         data = validate_episode_input(raw)
+        data.content, _ = redact_text(data.content)  # a secret said in passing is never stored
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.writes.locks.hold(l2_lock_key(scope)):

@@ -25,7 +25,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.errors import ValidationError
-from ..domain.models import Profile
+from ..domain.instructions import INSTRUCTION_LIKE, is_instruction_like
+from ..domain.models import Episode, Profile
 from ..domain.refs import fold_repeats
 from ..domain.text import neutralize_data
 from ..domain.timefields import parse_instant
@@ -68,6 +69,14 @@ def _profile_view(p: Profile | None) -> dict[str, Any] | None:
     return out
 
 
+def marked_instruction(episode: Episode) -> bool:
+    """Whether the block marks this memory as instruction-like: an admin accepted it with the mark
+    (``extra["flags"]``), or its text reads as one (a row stored by an older build, an import, a
+    document, a service without a review queue)."""
+    flags = episode.extra.get("flags") if isinstance(episode.extra, dict) else None
+    return (isinstance(flags, list) and INSTRUCTION_LIKE in flags) or is_instruction_like(episode.content)
+
+
 def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, Any]:
     """The ``_ltm_context`` query variable and the body of the injected block (neutralised)."""
     payload = {
@@ -90,6 +99,7 @@ def context_payload(result: RecallResult, speaker: dict[str, str]) -> dict[str, 
                     else {}
                 ),
                 **({"valid_until": r.episode.valid_until} if r.episode.valid_until else {}),
+                **({"instruction_like": True} if marked_instruction(r.episode) else {}),
             }
             for r in result.episodes
         ],
@@ -161,6 +171,7 @@ def block_context(payload: dict[str, Any], lang: str) -> dict[str, Any]:
     texts = [str(e.get("content") or "") for e in rows]
     folded = fold_repeats(texts, shown)
     note = t("inject.repeats", lang) if folded != texts else ""
+    instruction_mark = t("inject.instruction_like", lang)
     return {
         "header": t("inject.header", lang) + (" " + note if note else ""),
         "repeats_note": note,
@@ -178,6 +189,7 @@ def block_context(payload: dict[str, Any], lang: str) -> dict[str, Any]:
                 "speaker": _token(e.get("speaker")),
                 "text": _quoted(text),
                 "trust": str(e.get("trust") or ""),
+                "instruction": instruction_mark if e.get("instruction_like") else "",
                 "valid_until": _when(e.get("valid_until"), now),
                 "marks": _marks(e),
             }

@@ -17,6 +17,7 @@ from typing import Any
 from ..domain import budget as budget_rules
 from ..domain import ranking, timewindow
 from ..domain import rerank as rerank_rules
+from ..domain.credentials import redact_text
 from ..domain.episode_views import recall_view
 from ..domain.models import Episode, Profile
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, reader_audience, scope_where
@@ -312,8 +313,10 @@ class Recall:
         head = ranked[: max(k, rerank_rules.DEFAULT_POOL)]
         try:
             reranker = self._reranker_for(scope.collection, kb)
+            # the rerank model is a model outside the plugin: a secret in an older row does not go to it
+            texts = [redact_text(c.text)[0] for c, _ in head]
             answer = await asyncio.wait_for(
-                reranker.rerank(query, [c.text for c, _ in head], kb.rerank_timeout_s), kb.rerank_timeout_s
+                reranker.rerank(redact_text(query)[0], texts, kb.rerank_timeout_s), kb.rerank_timeout_s
             )
         except TimeoutError:
             log.warning("rerank model %s timed out after %.1fs; fused order kept", kb.rerank_model, kb.rerank_timeout_s)

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..domain.credentials import redact_text
 from ..domain.episode_views import EXPORT_FIELDS, export_record
 from ..domain.errors import LtmError, ValidationError
 from ..domain.models import (
@@ -305,6 +306,9 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
         given_hash = item.get("content_hash")
         if given_hash not in (None, "") and given_hash != h:
             raise _fail(n, "content_hash does not match the content (edited?)", field="content_hash")
+        data.content, redactions = redact_text(data.content)  # a secret in the file is not stored
+        if redactions:
+            h = content_hash(data.content)
         oid = _text(item.get("id"), n, "id", MAX_ID_CHARS)
         if oid:
             if oid in seen_ids:

@@ -29,6 +29,7 @@ from ltm.domain import budget as budget_rules
 from ltm.domain.models import Episode, Profile
 from ltm.domain.text import neutralize
 from ltm.i18n import t
+from ltm.service import Actor
 from ltm.service.injection import BEGIN, END, context_payload, escape_json, read_block, render_block
 from ltm.service.memory_service import RecalledEpisode, RecallResult
 from tests.support.host_runtime import FakeHostHandler
@@ -222,6 +223,15 @@ async def _turn(ctl: Any, fake: FakeHostHandler, qid: int, text: str) -> EventCo
     return ctx
 
 
+async def _accept_parked(ctl: Any) -> dict[str, Any]:
+    """An admin accepts the newest open candidate of the chat (an instruction-like remember)."""
+    plugin = component(ctl, "Tool", "remember").plugin
+    scope = await plugin.service.scope_for(kb_id=KB, session_name="person_m", bot_uuid=BOT, sender_id="m")
+    (cand, *_) = (await plugin.review.list(scope)).items
+    decision = await plugin.review.accept(scope, cand.id, Actor(surface="test", sender_id="admin", privilege=2))
+    return {"ok": True, "content": decision.episode.content}
+
+
 @pytest.mark.asyncio
 async def test_an_attack_stored_through_the_tools_is_injected_only_as_data() -> None:
     """remember + update_profile tools store attacks; the next turn's system message carries them
@@ -238,6 +248,8 @@ async def test_an_attack_stored_through_the_tools_is_injected_only_as_data() -> 
         if "\x00" in attack:  # NUL is not storable text: refused before any write
             assert not out["ok"] and "content" in out["error"], out
             continue
+        if not out["ok"] and "instruction-like" in out["error"]:
+            out = await _accept_parked(ctl)  # parked for review: stored only once an admin accepts it
         assert out["ok"], out
         stored.append(out["content"])
     upd = await component(ctl, "Tool", "update_profile").call(

@@ -69,6 +69,8 @@ class Candidate(Record):
     reason: str = ""
     result_id: str = ""
     superseded: list[str] = field(default_factory=list)
+    # "instruction-like" (ltm.domain.instructions): never auto-applied; accepted, injected with a mark
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -101,6 +103,7 @@ class CandidateStore(ReviewPart):
         source_ref: str = "",
         redactions: int = 0,
         episode_fields: dict[str, Any] | None = None,
+        flags: list[str] | None = None,
     ) -> Candidate:
         cand = Candidate(
             id=new_candidate_id(),
@@ -122,6 +125,7 @@ class CandidateStore(ReviewPart):
             conflicts_with=conflicts,
             created_at=self._now(),
             created_by=actor_record(actor),
+            flags=list(flags or []),
         )
         kind = "parked" if status == CONFLICT else "proposed"
         operation = "candidate.propose"
@@ -141,7 +145,9 @@ class CandidateStore(ReviewPart):
             open_.append({"id": cand.id, "seq": cand.seq, "status": cand.status, "value_key": cand.value_key})
             audit = (
                 [cand.id, *[c["id"] for c in conflicts]][:50],
-                f"candidate {cand.id} {kind} ({cand.classification}, {origin})",
+                f"candidate {cand.id} {kind} ({cand.classification}, {origin}"
+                + "".join(f", {f}" for f in cand.flags)
+                + ")",
             )
             steps = [
                 self.service.writes.kv_step(

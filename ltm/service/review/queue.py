@@ -34,7 +34,8 @@ from typing import Any
 
 from ...domain import candidates as rules
 from ...domain.conflict import find_conflicts
-from ...domain.errors import ConflictError, ParkedError, TombstonedError
+from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
+from ...domain.instructions import INSTRUCTION_LIKE, instruction_like
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope
 from ...domain.tombstone import value_key
@@ -52,6 +53,10 @@ log = logging.getLogger(__name__)
 CONFLICT_SCAN_LIMIT = 2_000
 # Statements from these origins are checked for conflicts; every origin is checked for tombstones.
 CONFLICT_ORIGINS: tuple[str, ...] = ("tool", "command", "console")
+# Statements from these origins that read as instructions to the assistant wait for review. An
+# import or a document is an admin's or operator's own choice of records: stored, and marked where
+# they are injected (ltm.service.injection), like every active instruction-like row.
+INSTRUCTION_ORIGINS: tuple[str, ...] = CONFLICT_ORIGINS
 EPISODE_FIELDS = ("importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "source_ref")
 
 
@@ -153,6 +158,8 @@ class ReviewQueue(ReviewPart):
         tb = await self.tombstones.tombstone_for(scope, data.content, scope.sender_id)
         if tb is not None:
             raise self.tombstones.refusal(tb)
+        if origin in INSTRUCTION_ORIGINS and instruction_like(data.content):
+            await self._park_instruction(scope, data, actor, origin)
         if origin not in CONFLICT_ORIGINS or data.supersedes:
             return
         conflicts = await self._episode_conflicts(scope, data.content)
@@ -176,6 +183,28 @@ class ReviewQueue(ReviewPart):
             ids=ids,
             existing=" / ".join(c["content"] for c in conflicts)[:300],
         )
+
+    async def _park_instruction(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
+        """Queue an instruction-like statement as a candidate marked ``instruction-like`` (or find the
+        one already waiting for it) and refuse the write: it is never stored active unreviewed."""
+        vk = value_key(data.content, scope.sender_id)
+        waiting = [o["id"] for o in await self.candidates.open_list(scope) if o.get("value_key") == vk]
+        if waiting:
+            cid = waiting[0]
+        else:
+            cand = await self.candidates.insert(
+                scope,
+                rules.Proposal(data.content, "", rules.classify(data.content) or "preference"),
+                actor,
+                origin=origin,
+                status=PENDING,
+                conflicts=[],
+                source_ref=data.source_ref,
+                episode_fields={k: getattr(data, k) for k in EPISODE_FIELDS},
+                flags=[INSTRUCTION_LIKE],
+            )
+            cid = cand.id
+        raise InstructionLikeError(f"instruction-like; parked as {cid}", candidate=cid)
 
     async def _episode_conflicts(self, scope: Scope, content: str) -> list[dict[str, Any]]:
         """Active, currently valid memories of this speaker that ``content`` contradicts."""
@@ -261,6 +290,7 @@ class ReviewQueue(ReviewPart):
                 "source_ref": source_ref,
                 "tags": [proposal.classification],
             },
+            flags=[INSTRUCTION_LIKE] if instruction_like(proposal.content) else [],
         )
 
     async def _same_statement(self, scope: Scope, content: str) -> Episode | None:
@@ -321,7 +351,7 @@ class ReviewQueue(ReviewPart):
                 log.warning("review queue of %s is full; candidate dropped", scope.user_key)
                 continue
             report.candidates.append(cand)
-            if s.auto_apply and mode == "rules" and cand.status == PENDING:
+            if s.auto_apply and mode == "rules" and cand.status == PENDING and not cand.flags:
                 auto = Actor(surface="auto-apply", sender_id=actor.sender_id, query_id=actor.query_id)
                 decision = await self._accept(scope, cand.id, auto, reason="candidate_auto_apply")
                 if not decision.parked:
@@ -445,7 +475,7 @@ class ReviewQueue(ReviewPart):
                         raw,
                         actor,
                         origin="candidate",
-                        links={"candidate_id": cand.id},
+                        links={"candidate_id": cand.id, **({"flags": list(cand.flags)} if cand.flags else {})},
                         guarded=False,
                         also=with_episode,
                     )
