@@ -81,7 +81,8 @@ _SAFE_METHODS = frozenset(
     "rpartition rsplit rstrip split splitlines startswith strip swapcase title upper values".split()
 )
 _BUILTIN_VALUES = (str, bytes, int, float, complex, list, tuple, dict, set, frozenset, range)
-_ITER, _CONCAT = "ltm:iter", "ltm:concat"  # not names a template can spell: only the compiler uses them
+# not names a template can spell: only the compiler uses them
+_ITER, _CONCAT, _SIZED = "ltm:iter", "ltm:concat", "ltm:sized"
 
 
 class Escaped(str):
@@ -285,17 +286,40 @@ def _bounded_filter(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 class _Counting(NodeTransformer):
     """Routes what the sandbox cannot intercept through counted hooks: every ``{% for %}`` draws
-    from :func:`_iterate`, every ``~`` is :func:`_concat`."""
+    from :func:`_iterate`, every ``~`` is :func:`_concat`, and every list, tuple or dict literal and
+    ``{% set %}`` block is sized as it is built (nested literals could otherwise grow a value
+    exponentially, for a comparison or ``in`` to walk)."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:  # noqa: N802 (Jinja's visitor names)
         self.generic_visit(node)
-        node.iter = nodes.Filter(node.iter, _ITER, [], [], None, None, lineno=node.lineno)
+        node.iter = _hook(node.iter, _ITER)
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:  # noqa: N802
         self.generic_visit(node)
-        listed = nodes.List(list(node.nodes), lineno=node.lineno)
-        return nodes.Filter(listed, _CONCAT, [], [], None, None, lineno=node.lineno)
+        return _hook(nodes.List(list(node.nodes), lineno=node.lineno), _CONCAT)
+
+    def visit_List(self, node: nodes.List) -> nodes.Node:  # noqa: N802
+        self.generic_visit(node)
+        return _hook(node, _SIZED)
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:  # noqa: N802
+        self.generic_visit(node)
+        return _hook(node, _SIZED)
+
+    def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:  # noqa: N802
+        self.generic_visit(node)
+        return _hook(node, _SIZED) if node.ctx == "load" else node  # a store target stays a target
+
+    def visit_AssignBlock(self, node: nodes.AssignBlock) -> nodes.Node:  # noqa: N802
+        self.generic_visit(node)
+        if node.filter is None:  # the block's text is joined, then passed through this hook
+            node.filter = nodes.Filter(None, _SIZED, [], [], None, None, lineno=node.lineno)
+        return node
+
+
+def _hook(node: nodes.Expr, name: str) -> nodes.Filter:
+    return nodes.Filter(node, name, [], [], None, None, lineno=node.lineno)
 
 
 def _finalize(value: Any) -> Any:
@@ -377,6 +401,7 @@ def _environment(loader: FileSystemLoader | None) -> _Sandbox:
     env.filters = {name: _bounded_filter(env.filters[name], name) for name in _SAFE_FILTERS}
     env.filters[_ITER] = _iterate
     env.filters[_CONCAT] = _concat
+    env.filters[_SIZED] = _result
     env.finalize = _finalize
     env.globals = {"range": _bounded_range}
     return env

@@ -145,6 +145,29 @@ def test_filter_and_method_results_are_capped(expr: str) -> None:
     assert got["seconds"] < 5 and got["peak_mb"] < PEAK_MB, got
 
 
+def test_nested_literals_cannot_grow_a_value_for_a_comparison_to_walk() -> None:
+    """Two chains of list literals, each level ten of the one below: comparing the tops would walk
+    10 ** 30 pairs; a dict literal and a {% set %} block are sized the same way."""
+    ten = lambda v: "[" + ",".join([v] * 10) + "]"  # noqa: E731
+    levels = "".join(f"{{% set a{i + 1} = {ten(f'a{i}')} %}}{{% set b{i + 1} = {ten(f'b{i}')} %}}" for i in range(30))
+    source = "{% set a0 = 'x' %}{% set b0 = 'x' %}" + levels + "<data>{{ a30 == b30 }}</data>"
+    assert len(source.encode()) <= templates.MAX_TEMPLATE_BYTES
+    assert_stopped(guarded(source), "value")
+    dicts = "".join(f"{{% set d{i + 1} = {{1: d{i}, 2: d{i}, 3: d{i}}} %}}" for i in range(30))
+    got = guarded("{% set d0 = 'x' * 100 %}" + dicts + "<data>{{ d30 == d30|list }}</data>")
+    assert_stopped(got, "value")
+    block = "{% set s = 'x' * 4000 %}<data>{% set t %}{{ s }}{{ s }}{{ s }}{{ s }}{{ s }}{% endset %}{{ t }}</data>"
+    assert_stopped(guarded(block), "value")
+    # controls: the same shapes, small
+    assert render("{% set a = [1, 2] %}{% set b = [a, a] %}<data>{{ b == [[1, 2], [1, 2]] }}</data>") == (
+        "<data>True</data>"
+    )
+    assert render("{% set t %}{{ 'x' * 3000 }}{{ 'y' * 3000 }}{% endset %}<data>{{ t|length }}</data>") == (
+        "<data>6000</data>"
+    )
+    assert render("{% for a, b in [(1, 2), (3, 4)] %}{{ a + b }}{% endfor %}<data></data>") == "37<data></data>"
+
+
 def test_controls_filters_near_their_limits_render() -> None:
     assert render("<data>{{ ([1]|batch(15000, 0)|first)|length }}</data>") == "<data>15000</data>"
     assert render("<data>{{ (range(10)|slice(3)|list)|length }}</data>") == "<data>3</data>"
