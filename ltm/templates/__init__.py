@@ -379,7 +379,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def getitem(self, obj: Any, argument: Any) -> Any:
         _tick()
         _no_format(obj, argument)
-        return super().getitem(obj, argument)
+        got = super().getitem(obj, argument)
+        return _result(got) if isinstance(argument, slice) else got  # a slice is a new value
 
 
 def _no_format(obj: Any, name: Any) -> None:
