@@ -112,11 +112,13 @@ class _Render:
     """What is left of one render's budgets (one per render, in a context variable: renders on other
     threads or tasks never share it)."""
 
-    __slots__ = ("built", "deadline", "ops", "weights")
+    __slots__ = ("built", "deadline", "ops", "value_limit", "weights")
 
-    def __init__(self) -> None:
+    def __init__(self, trusted: bool = False) -> None:
         self.ops = MAX_OPERATIONS
-        self.built = MAX_BUILT_CHARS
+        # a shipped layout gets stored text itself, bounded by the service (a page of memories)
+        self.value_limit = MAX_BUILT_CHARS if trusted else MAX_STRING_CHARS
+        self.built = MAX_BUILT_CHARS * (10 if trusted else 1)
         self.deadline = time.monotonic() + MAX_RENDER_SECONDS
         # id -> (value, deep size): each container is measured once per render; holding the value
         # keeps its id from being reused while the render lasts
@@ -153,19 +155,26 @@ def _weight(value: Any) -> int:
     seen = memo.get(id(value))
     if seen is not None and seen[0] is value:
         return seen[1]
+    limit = _value_limit()
     total = 1
     items: Iterable[Any] = value.items() if isinstance(value, dict) else value
     for item in items:
         total += _weight(item[0]) + _weight(item[1]) if isinstance(value, dict) else _weight(item)
-        if total > MAX_STRING_CHARS:
+        if total > limit:
             break  # at least this: enough to refuse it
     memo[id(value)] = (value, total)
     return total
 
 
+def _value_limit() -> int:
+    state = _budget.get()
+    return state.value_limit if state is not None else MAX_STRING_CHARS
+
+
 def _check_size(value: Any) -> Any:
-    if _weight(value) > MAX_STRING_CHARS:
-        raise _BudgetError("value", f"a value larger than {MAX_STRING_CHARS} characters")
+    limit = _value_limit()
+    if _weight(value) > limit:
+        raise _BudgetError("value", f"a value larger than {limit} characters")
     return value
 
 
@@ -206,8 +215,8 @@ def _materialise(value: Any) -> Any:
     for item in value:
         _tick()
         total += _weight(item)
-        if total > MAX_STRING_CHARS:
-            raise _BudgetError("value", f"a sequence larger than {MAX_STRING_CHARS} characters")
+        if total > _value_limit():
+            raise _BudgetError("value", f"a sequence larger than {_value_limit()} characters")
         out.append(item)
     _spend(len(out))
     return out
@@ -237,8 +246,8 @@ def _concat(parts: list[Any]) -> str:
         _check_size(part)
         piece = part if isinstance(part, str) else str(part)
         total += len(piece)
-        if total > MAX_STRING_CHARS:
-            raise _BudgetError("value", f"a concatenation longer than {MAX_STRING_CHARS} characters")
+        if total > _value_limit():
+            raise _BudgetError("value", f"a concatenation longer than {_value_limit()} characters")
         pieces.append(piece)
     return _result("".join(pieces))
 
@@ -250,8 +259,8 @@ def _ints(values: Iterable[Any]) -> list[int]:
 def _check_filter_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """The arguments that size a filter's result, checked before it runs."""
     rest = [*args[1:], *kwargs.values()]
-    if name in ("batch", "slice") and any(abs(n) > MAX_STRING_CHARS for n in _ints(rest)):
-        raise _BudgetError("value", f"{name} larger than {MAX_STRING_CHARS}")
+    if name in ("batch", "slice") and any(abs(n) > _value_limit() for n in _ints(rest)):
+        raise _BudgetError("value", f"{name} larger than {_value_limit()}")
     if name == "round" and any(abs(n) > MAX_PRECISION for n in _ints(rest)):
         raise _BudgetError("value", f"round to more than {MAX_PRECISION} digits")
     if name == "sum":  # sum(environment, iterable, attribute, start): numbers only, never list + list
@@ -261,12 +270,12 @@ def _check_filter_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any])
     if name == "join" and len(args) >= 2:  # join(eval_ctx, value, d, attribute)
         sep = kwargs.get("d", args[2] if len(args) > 2 else "")
         count = len(args[1]) if isinstance(args[1], list | tuple | dict | str) else 0
-        if len(str(sep)) * count > MAX_STRING_CHARS:
-            raise _BudgetError("value", f"a join longer than {MAX_STRING_CHARS} characters")
+        if len(str(sep)) * count > _value_limit():
+            raise _BudgetError("value", f"a join longer than {_value_limit()} characters")
     if name == "replace" and len(args) >= 3:
         s, old, new = (str(x) for x in args[:3])
         grows = (s.count(old) if old else len(s) + 1) * max(0, len(new) - len(old))
-        if len(s) + grows > MAX_STRING_CHARS:
+        if len(s) + grows > _value_limit():
             raise _BudgetError("value", "replace would build a value larger than its budget")
 
 
@@ -344,13 +353,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _tick()
         if operator == "*" and isinstance(right, int) and isinstance(left, str | list | tuple):
-            if len(left) * max(0, right) > MAX_STRING_CHARS:
+            if len(left) * max(0, right) > _value_limit():
                 raise _BudgetError("value", "repetition larger than its budget")
         if operator == "*" and isinstance(left, int) and isinstance(right, str | list | tuple):
-            if len(right) * max(0, left) > MAX_STRING_CHARS:
+            if len(right) * max(0, left) > _value_limit():
                 raise _BudgetError("value", "repetition larger than its budget")
         if operator in ("*", "+") and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
-            if len(left) + len(right) > MAX_STRING_CHARS:
+            if len(left) + len(right) > _value_limit():
                 raise _BudgetError("value", "a sum larger than its budget")
         if operator == "*" and _ints((left, right)) == [left, right]:
             if left.bit_length() + right.bit_length() > MAX_INT_BITS:
@@ -472,8 +481,8 @@ def clear_operator_cache() -> None:
     _compiled.cache_clear()
 
 
-def _generate(template: Any, context: Mapping[str, Any]) -> str:
-    token = _budget.set(_Render())
+def _generate(template: Any, context: Mapping[str, Any], trusted: bool = False) -> str:
+    token = _budget.set(_Render(trusted))
     out: list[str] = []
     size = 0
     try:
@@ -564,4 +573,4 @@ def shipped_template(name: str) -> Any:
 
 def render_shipped(name: str, context: Mapping[str, Any]) -> str:
     """Render a shipped (trusted) layout template whose context the caller already neutralised."""
-    return _generate(_shipped_template(name), dict(context))
+    return _generate(_shipped_template(name), dict(context), trusted=True)

@@ -237,3 +237,17 @@ def test_any_greedy_template_renders_within_budgets_or_is_refused(drawn: list[tu
         assert got["seconds"] < 5 and got["peak_mb"] < PEAK_MB, got
         if got["ok"]:
             assert got["chars"] <= templates.MAX_OUTPUT_CHARS + len(values["v"])  # each value once on top
+
+
+def test_the_shipped_reply_layouts_keep_room_for_long_stored_text() -> None:
+    """The reply layouts are trusted and get stored text itself (no placeholders): a page of ten
+    records that carry 4,000 characters each is one value over an operator's value limit, though
+    the layout shows only a line of each."""
+    items = [{"head": f"row {i}", "subs": ["detail"], "content": chr(97 + i) * 4000} for i in range(10)]
+    out = templates.render_shipped("replies/entries.j2", {"title": "T", "items": items, "footer": []})
+    assert out.count("\n  detail") == 10 and "row 9" in out
+    # control: the same list in an operator template is over its value limit
+    ctx = {"items": items}
+    with pytest.raises(TemplateRefused) as err:
+        render_data(compile_operator_template("<data>{% for i in items %}{% endfor %}</data>"), ctx, B, E)
+    assert (err.value.reason, err.value.limit) == ("budget", "value")
