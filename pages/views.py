@@ -10,9 +10,9 @@ from ltm.domain.errors import NotFoundError
 from ltm.domain.models import Profile
 from ltm.domain.scope import Scope, scope_fence_keys
 from ltm.domain.timefields import parse_instant
-from ltm.i18n import LANGUAGES, t
+from ltm.i18n import LANGUAGES
 from ltm.service import MemoryService
-from ltm.service.health import HealthReport
+from ltm.service.health import HealthReport, explain
 from ltm.service.review import Candidate
 
 MAX_INJECTION_EPISODES = 50
@@ -141,7 +141,7 @@ def health_view(report: HealthReport) -> dict[str, Any]:
     checks = []
     for c in data["checks"]:
         args = c.get("args") or {}
-        checks.append({**c, "texts": {lang: t(c["key"], lang, **args) for lang in LANGUAGES}})
+        checks.append({**c, "texts": {lang: explain(c["key"], lang, args) for lang in LANGUAGES}})
     return {"verdict": data["verdict"], "checks": checks}
 
 

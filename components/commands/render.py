@@ -20,6 +20,7 @@ from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
+from ltm.service.health import explain
 from ltm.templates import render_shipped
 
 MAX_REPLY_CHARS = 3000
@@ -352,7 +353,7 @@ def health(lang: str, report: Any) -> str:
                 "mark": marks.get(c.verdict, "?"),
                 "name": clean(c.name, 40),
                 "verdict": t(f"health.verdict.{c.verdict}", lang),
-                "text": t(c.key, lang, **args),
+                "text": explain(c.key, lang, args),
             }
         )
     verdict = t(f"health.verdict.{overall}", lang)

@@ -23,7 +23,7 @@ from ltm.domain.budget import estimate_tokens
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.service import Actor, MemoryService
-from ltm.service.injection import context_payload, has_content, render_block
+from ltm.service.injection import context_payload, has_content, render_block_async
 from ltm.service.review import ExtractReport, ReviewQueue
 from ltm.service.turns import ServedTurns, identity
 
@@ -63,7 +63,9 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
         served.mark(who)
     speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
     payload = context_payload(result, speaker)
-    block = render_block(payload, settings.language, settings.memory_block_template) if has_content(payload) else ""
+    # off the event loop: an operator's template never stalls another chat's turn
+    template = settings.memory_block_template
+    block = await render_block_async(payload, settings.language, template) if has_content(payload) else ""
     if block:
         ctx.event.default_prompt.append(Message(role="system", content=block))
     writes.append(ctx.set_query_var(CONTEXT_VAR, payload))

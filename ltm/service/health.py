@@ -16,8 +16,9 @@ from typing import Any
 
 from ..domain.models import build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
+from ..i18n import t
 from ..ports import VectorRecord
-from .injection import template_check
+from .injection import template_check_async
 from .memory_service import MemoryService
 from .writes import Actor, require_admin
 
@@ -33,6 +34,14 @@ class Check:
     verdict: str
     key: str  # locale key of the explanation
     args: dict[str, Any] = field(default_factory=dict)
+
+
+def explain(key: str, lang: str, args: dict[str, Any]) -> str:
+    """A check's explanation in ``lang``; an arg ``note`` names (as a locale key) a second sentence
+    that follows it, formatted with the same args (a template's budget names the limit it hit)."""
+    text = t(key, lang, **args)
+    note = str(args.get("note") or "")
+    return f"{text} {t(note, lang, **args)}" if note.startswith("health.") else text
 
 
 @dataclass
@@ -60,7 +69,8 @@ async def run_health(
 ) -> HealthReport:
     """The setup checks of ``scope``; with ``probe``, the isolation probe too, which writes two
     temporary records and so is a memory admin's (``actor``; refused without one)."""
-    checks: list[Check] = [Check("memory_block_template", *template_check(service.settings.memory_block_template))]
+    template = await template_check_async(service.settings.memory_block_template)
+    checks: list[Check] = [Check("memory_block_template", *template)]
     kb = await service.kb_settings(scope.collection) if scope.collection else None
     if kb is None:
         checks.append(Check("kb_present", RED, "health.kb_missing"))

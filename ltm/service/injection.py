@@ -18,12 +18,17 @@ and the trust and validity marks follow only when due. The ``_ltm_context`` quer
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
+from .. import templates as engine
 from ..domain.errors import ValidationError
 from ..domain.instructions import INSTRUCTION_LIKE, is_instruction_like
 from ..domain.models import Episode, Profile
@@ -200,29 +205,96 @@ def block_context(payload: dict[str, Any], lang: str) -> dict[str, Any]:
 
 def render_block(payload: dict[str, Any], lang: str, template: str = "") -> str:
     """The block the listener appends: the operator's ``template`` when it renders (sandboxed, over
-    escaped data, markers kept), else the shipped one; a refused operator template is logged and
-    reported by the health check, and never stops the turn."""
+    escaped data, markers kept, within its budgets), else the shipped one; a refused operator
+    template is logged, remembered for the health check (:func:`turn_refusal`), and never stops the
+    turn."""
     context = block_context(payload, lang)
     if template.strip():
         try:
             return render_data(compile_operator_template(template), context, BEGIN, END)
         except TemplateRefused as exc:
             log.warning("memory_block_template refused (%s); the shipped template is used", exc)
+            _note_refusal(template, exc)
     return render_data(shipped_template(SHIPPED_BLOCK), context, BEGIN, END)
+
+
+# An operator template renders on these threads, never on the event loop: a render is bounded by
+# its budgets and deadline, and while it runs every other chat's turn goes on.
+_RENDER_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ltm-template")
+_REFUSALS: OrderedDict[str, TemplateRefused] = OrderedDict()  # template text -> a turn's last refusal
+_REFUSALS_LOCK = threading.Lock()
+
+
+def _note_refusal(template: str, exc: TemplateRefused) -> None:
+    with _REFUSALS_LOCK:
+        _REFUSALS[template] = exc
+        _REFUSALS.move_to_end(template)
+        while len(_REFUSALS) > engine.CACHE_SIZE:
+            _REFUSALS.popitem(last=False)
+
+
+def turn_refusal(template: str) -> TemplateRefused | None:
+    """How a turn last refused ``template`` (kept until the template text changes or the plugin
+    restarts), or None."""
+    with _REFUSALS_LOCK:
+        return _REFUSALS.get(template)
+
+
+def _hard_timeout() -> float:
+    # the render's own deadline stops it; this only covers a thread that cannot reach a check
+    return engine.MAX_RENDER_SECONDS * 3 + 1.0
+
+
+async def render_block_async(payload: dict[str, Any], lang: str, template: str = "") -> str:
+    """:func:`render_block` with the operator's template rendered off the event loop."""
+    if not template.strip():
+        return render_block(payload, lang)
+    job = asyncio.get_running_loop().run_in_executor(_RENDER_POOL, render_block, payload, lang, template)
+    try:
+        return await asyncio.wait_for(job, _hard_timeout())
+    except TimeoutError:
+        exc = TemplateRefused("budget", "the render did not finish in time", "time")
+        log.warning("memory_block_template refused (%s); the shipped template is used", exc)
+        _note_refusal(template, exc)
+        return render_block(payload, lang)
+
+
+def _refused(exc: TemplateRefused) -> tuple[str, str, dict[str, Any]]:
+    args: dict[str, Any] = {"reason": exc.reason, "detail": exc.detail}
+    if exc.limit in engine.LIMITS:  # the surfaces append this sentence, naming the limit it hit
+        args.update(limit=exc.limit, note=f"health.template_limit.{exc.limit}")
+    return "amber", "health.template_refused", args
 
 
 def template_check(template: str) -> tuple[str, str, dict[str, Any]]:
     """Health of an operator's memory block template: ``(verdict, locale key, args)``. It is checked
     where it can be: LangBot saves plugin config without asking the plugin, so a bad template is
-    reported here (console health, ``!memory health``) and the shipped one is used meanwhile."""
+    reported here (console health, ``!memory health``) and the shipped one is used meanwhile. A
+    template that renders over the sample but was refused on a turn (over a budget on real data) is
+    reported with that turn's refusal. ``args["note"]``, when set, is the locale key of a second
+    sentence naming the budget's limit."""
     if not (template or "").strip():
         return "green", "health.template_shipped", {}
     try:
         compiled = compile_operator_template(template)
         render_data(compiled, block_context(SAMPLE_PAYLOAD, "en_US"), BEGIN, END)
     except TemplateRefused as exc:
-        return "amber", "health.template_refused", {"reason": exc.reason, "detail": exc.detail}
+        return _refused(exc)
+    seen = turn_refusal(template)
+    if seen is not None:
+        return _refused(seen)
     return "green", "health.template_ok", {"bytes": len(template.encode("utf-8"))}
+
+
+async def template_check_async(template: str) -> tuple[str, str, dict[str, Any]]:
+    """:func:`template_check` off the event loop (it renders the operator's template)."""
+    if not (template or "").strip():
+        return template_check(template)
+    job = asyncio.get_running_loop().run_in_executor(_RENDER_POOL, template_check, template)
+    try:
+        return await asyncio.wait_for(job, _hard_timeout())
+    except TimeoutError:
+        return _refused(TemplateRefused("budget", "the render did not finish in time", "time"))
 
 
 _FIELD = re.compile(r'"(?:[^"\\]|\\.)*"|[^|]*')

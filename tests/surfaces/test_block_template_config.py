@@ -69,3 +69,31 @@ async def test_memory_health_reports_a_refused_template() -> None:
     ok = await host_harness({"memory_block_template": OPERATOR})
     good = await ok.one("memory health")
     assert "memory_block_template" in good and "refused" not in good  # control
+
+
+OVER_BUDGET = "{{ begin }}{% for e in episodes %}{% for i in range(40) %}{{ e.text }}{% endfor %}{% endfor %}{{ end }}"
+
+
+@pytest.mark.asyncio
+async def test_memory_health_names_the_limit_a_template_hit_in_the_chat_language() -> None:
+    h = await host_harness({"memory_block_template": OVER_BUDGET, "language": "zh_Hans"})
+    text = await h.one("memory health")
+    assert "\U0001f7e1" in text and t("health.template_limit.output", "zh_Hans") in text, text
+    ok = await host_harness({"memory_block_template": OPERATOR, "language": "zh_Hans"})
+    good = await ok.one("memory health")
+    assert "memory_block_template" in good and t("health.template_limit.output", "zh_Hans") not in good  # control
+
+
+def test_the_console_health_view_names_the_limit_in_every_language() -> None:
+    from ltm.i18n import LANGUAGES
+    from ltm.service.health import Check, HealthReport
+    from ltm.service.injection import template_check
+    from pages.views import health_view
+
+    view = health_view(HealthReport([Check("memory_block_template", *template_check(OVER_BUDGET))]))
+    texts = view["checks"][0]["texts"]
+    for lang in LANGUAGES:
+        assert texts[lang].endswith(t("health.template_limit.output", lang)), (lang, texts[lang])
+        assert texts[lang].startswith(t("health.template_refused", lang).split("{")[0])
+    shipped = health_view(HealthReport([Check("memory_block_template", *template_check(""))]))
+    assert shipped["checks"][0]["texts"]["en_US"] == t("health.template_shipped", "en_US")  # control: no note
