@@ -284,12 +284,17 @@ def psql(bin_dir: Path, port: int, sql: str, database: str = "postgres") -> str:
 
 
 def prepare_database(bin_dir: Path, port: int) -> str:
-    """Create LangBot's database and check pgvector is there; return ``version() / vector x.y.z``."""
+    """Create LangBot's database and check pgvector can be created there; return the versions.
+
+    The extension itself is left to LangBot: its migration 0013 runs ``CREATE EXTENSION IF NOT EXISTS
+    vector`` (as the configured role, a superuser here), which is what the e2e legs prove works. Checking it is
+    available first names the cause instead of a LangBot exit at start.
+    """
     psql(bin_dir, port, f"CREATE DATABASE {PG_DATABASE}")
-    # what LangBot's migration 0013 runs; failing here names the cause instead of a LangBot exit
-    psql(bin_dir, port, "CREATE EXTENSION IF NOT EXISTS vector", database=PG_DATABASE)
     version = psql(bin_dir, port, "SHOW server_version", database=PG_DATABASE)
-    vector = psql(bin_dir, port, "SELECT extversion FROM pg_extension WHERE extname = 'vector'", database=PG_DATABASE)
+    vector = psql(bin_dir, port, "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+    if not vector:
+        raise BackendError(f"PostgreSQL {version} in {bin_dir.parent} has no pgvector: LangBot cannot migrate")
     return f"PostgreSQL {version}, pgvector {vector}"
 
 

@@ -39,6 +39,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,7 @@ WEBCHAT_BOT_UUID = "websocket-proxy-bot"
 RUNNER_COMPONENT = "default"
 DEFAULT_SYSTEM_PROMPT = "You are the LongTermMemory e2e assistant. Use the memory tools when the user asks."
 FAKE_API_KEY = "sk-fake-e2e"
+LANGBOT_CONNECTED_LINE = "Connected to instance-scoped plugin runtime"
 
 
 class StackError(RuntimeError):
@@ -757,10 +759,44 @@ class Stack:
         lb_backends.remove_tree(self.pg_root)
         self.pg_root = None
 
+    def restart_langbot(self, timeout: float = 120.0) -> float:
+        """Stop LangBot and start it again on the same data (database, vector store, ``data/``), as an operator's
+        upgrade or reboot does; the plugin runtime and the plugins keep running. Open chats are closed (their
+        websockets die with LangBot). Returns the seconds until the plugins are initialized again."""
+        t0 = time.monotonic()
+        for chat in self._open_chats:
+            chat.close()
+        self._open_chats.clear()
+        self._default_chats.clear()
+        proc = self.processes.pop("langbot", None)
+        if proc is not None:
+            proc.stop(timeout=20.0)
+        first_start = {k: v for k, v in self.timings.items() if k.startswith("langbot_")}
+        self._start_langbot()
+        self.timings.update(first_start)  # keep the cold-start figures; the restart has its own
+        self._bootstrap_account()
+        self.wait_plugins_initialized([self.plugin, self.runner_plugin], timeout=timeout)
+        self.timings["langbot_restart"] = time.monotonic() - t0
+        logger.info("LangBot restarted on the same data in %.1fs", self.timings["langbot_restart"])
+        self._write_state()
+        return self.timings["langbot_restart"]
+
+    def db_query(self, sql: str) -> list[list[str]]:
+        """Rows of ``sql`` run on LangBot's own database (SQLite file or the stack's PostgreSQL), as strings."""
+        assert self.run_dir is not None
+        if self.backends.db == "postgresql":
+            bin_dir = lb_backends.postgres_bin_dir(self.host_venv, self.backends.pg_version)
+            if bin_dir is None or self.pg_port is None:
+                raise StackError("no PostgreSQL running for this stack")
+            out = lb_backends.psql(bin_dir, self.pg_port, sql, database=lb_backends.PG_DATABASE)
+            return [line.split("|") for line in out.splitlines() if line]
+        with contextlib.closing(sqlite3.connect(self.langbot_data_dir / "langbot.db")) as conn:
+            return [[str(v) for v in row] for row in conn.execute(sql).fetchall()]
+
     def _backend_env(self) -> dict[str, str]:
         return lb_backends.langbot_env(self.backends, self.langbot_data_dir, self.pg_port)
 
-    def _langbot_log_text(self) -> str:
+    def langbot_log_text(self) -> str:
         """LangBot's console log plus its ``data/logs`` files. Host fact: with ``vdb.use: milvus`` pymilvus's
         logging setup silences LangBot's console log; the files under ``data/logs/`` keep logging."""
         parts = []
@@ -776,6 +812,8 @@ class Stack:
     def _start_langbot(self) -> None:
         assert self.run_dir is not None
         t0 = time.monotonic()
+        # counted, not searched: after restart_langbot() the log files already hold the first start's line
+        connected_before = self.langbot_log_text().count(LANGBOT_CONNECTED_LINE)
         env = self._child_env(
             {
                 "API__HOST": "127.0.0.1",
@@ -804,7 +842,7 @@ class Stack:
         self.timings["langbot_http_ready"] = time.monotonic() - t0
         wait_for(
             "LangBot to connect to the plugin runtime",
-            lambda: "Connected to instance-scoped plugin runtime" in self._langbot_log_text(),
+            lambda: self.langbot_log_text().count(LANGBOT_CONNECTED_LINE) > connected_before,
             60,
             alive=proc.check_alive,
         )
