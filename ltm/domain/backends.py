@@ -38,7 +38,7 @@ def readback_delays(
     out: list[float] = []
     total, step = 0.0, max(first_s, 1e-3)
     while total + step <= budget_s + 1e-9:
-        out.append(round(step, 6))
+        out.append(step)
         total += step
         step = min(cap_s, step * factor)
     return tuple(out)
@@ -52,18 +52,23 @@ def file_id_where(file_id: str) -> dict[str, Any]:
     return {"file_id": {"$eq": file_id}}
 
 
+# What every backend stores; Milvus refuses an insert that lacks one ("Insert missed an field
+# `chunk_uuid`", the chunk uuid being metadata ``uuid``).
+KEPT_EVERYWHERE = ("text", "file_id", "uuid")
+
+
 def probe_metadata(probe_id: str, run: str) -> dict[str, Any]:
-    """The metadata of a backend probe record: ``file_id`` (kept everywhere) plus fields a
-    metadata-keeping backend returns unchanged."""
-    return {"file_id": probe_id, "text": PROBE_TEXT, "user_key": PROBE_USER_KEY, "ltm_probe": run}
+    """The metadata of a backend probe record: the fields every backend keeps (and Milvus requires)
+    plus fields a metadata-keeping backend returns unchanged."""
+    return {"file_id": probe_id, "text": PROBE_TEXT, "uuid": probe_id, "user_key": PROBE_USER_KEY, "ltm_probe": run}
 
 
 def metadata_verdict(sent: Mapping[str, Any], returned: Mapping[str, Any]) -> str:
-    """Whether the backend kept the probe's metadata: every field sent other than ``text`` and
-    ``file_id`` (which every backend keeps) must come back equal."""
-    own = {k: v for k, v in sent.items() if k not in ("text", "file_id")}
+    """Whether the backend kept the probe's metadata: every field sent beyond
+    :data:`KEPT_EVERYWHERE` must come back equal."""
+    own = {k: v for k, v in sent.items() if k not in KEPT_EVERYWHERE}
     if not own:
-        raise ValueError("a probe needs a field beyond text and file_id")
+        raise ValueError("a probe needs a field beyond text, file_id and uuid")
     return KEEPS_METADATA if all(returned.get(k) == v for k, v in own.items()) else DROPS_METADATA
 
 

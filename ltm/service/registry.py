@@ -27,7 +27,7 @@ from .writes import Actor, WriteEngine, backend
 log = logging.getLogger(__name__)
 
 KB_PREFIX = "kb/"
-PROBE_RETRY_S = 60.0  # an inconclusive backend probe is tried again on a use after this long
+PROBE_RETRY_S = 10.0  # an inconclusive backend probe is tried again on a use after this long
 
 EmbedderFor = Callable[[str, KbSettings], Embedder]
 RerankerFor = Callable[[str, KbSettings], Reranker]

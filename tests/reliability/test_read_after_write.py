@@ -132,3 +132,43 @@ async def test_delete_verification_still_refuses_a_delete_that_never_lands(tmp_p
 async def test_the_default_bound_covers_seekdb() -> None:
     assert 2.0 < sum(READBACK_DELAYS_S) < 5.0  # SeekDB: 0.1-2 s; a health run stays short
     assert sum(readback_delays(3.0)) <= 3.0 and readback_delays(0.01) == ()
+
+
+async def test_registration_ignores_a_verdict_in_the_creation_settings(tmp_path: Path) -> None:
+    """Only the probe decides: a ``backend`` the host's creation settings carry is not taken."""
+    svc = await build_service("numpy", tmp_path)
+    kb = await svc.register_kb("kb-2", {"embedding_model": "hash", "backend": "drops_metadata"})
+    assert kb.backend == "keeps_metadata"  # numpy keeps metadata: no probe needed
+    fake = FakeHostHandler(vdb="milvus")
+    hsvc = host_service(fake)
+    fake.add_knowledge_base(KB)
+    kb = await hsvc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL, "backend": "keeps_metadata"})
+    assert kb.backend == "drops_metadata" and fake.vector_rows(KB)["ids"] == []
+
+
+async def test_an_inconclusive_probe_is_retried_on_first_use() -> None:
+    """The KB is registered while the host cannot answer (the probe fails): the verdict stays
+    unknown and the KB works; the next use after the retry interval probes again."""
+    from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+
+    from ltm.service import registry
+
+    fake = FakeHostHandler(vdb="milvus")
+    svc = host_service(fake)
+    fake.add_knowledge_base(KB)
+    fake.fail_next(A.VECTOR_UPSERT)
+    kb = await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL})
+    assert kb.backend == ""
+    scope = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1")  # within the interval
+    assert scope.collection == KB
+    old = registry.PROBE_RETRY_S
+    registry.PROBE_RETRY_S = 0.0
+    try:
+        from ltm.domain.errors import ScopeError
+
+        with pytest.raises(ScopeError) as err:
+            await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1")
+        assert err.value.key == "error.backend_unsupported"
+    finally:
+        registry.PROBE_RETRY_S = old
+    assert (await svc.kb_settings(KB)).backend == "drops_metadata"  # stored: no probe on the next use

@@ -23,11 +23,11 @@ facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host 
   validation errors are the real ones.
 - ``vdb="milvus"`` instead answers like the host's Milvus (``pkg/vector/vdbs/milvus.py``; pgvector
   and Valkey Search drop metadata the same way): a record keeps only ``text``, ``file_id`` and the
-  chunk ``uuid``; a filter goes through a port of ``filter_utils.normalize_filter`` +
-  ``strip_unsupported_fields`` (any other field, ``$and`` included, is dropped), a delete whose
-  filter became empty is skipped (0); the first call on a KB creates its collection, with the
-  vectors' dimension on an insert and 1536 on anything else (search, list, delete), and a vector of
-  another dimension is refused.
+  chunk ``uuid``, and an insert lacking one of them is refused (seen on Milvus Lite); a filter goes
+  through a port of ``filter_utils.normalize_filter`` + ``strip_unsupported_fields`` (any other
+  field, ``$and`` included, is dropped), a delete whose filter became empty is skipped (0); the
+  first call on a KB creates its collection, with the vectors' dimension on an insert and 1536 on
+  anything else (search, list, delete), and a vector of another dimension is refused.
 - ``search_visible_after_s`` delays what vector search sees (SeekDB: a new vector is found only
   0.1-2 s after its write) while listing sees a write at once, as on SeekDB.
 """
@@ -344,9 +344,17 @@ class FakeHostHandler(Handler):
         ]
         if self.vdb == "milvus":
             if vectors:
-                self._milvus_dim(cid, kb_id, len(vectors[0]))
+                self._milvus_dim(cid, kb_id, len(vectors[0]))  # created before the insert is checked
                 for vec in vectors:
                     self._milvus_check_dim(cid, kb_id, vec)
+            for item in metadata or [{} for _ in vectors]:  # every schema field is required
+                for key, fld in (("text", "text"), ("file_id", "file_id"), ("uuid", "chunk_uuid")):
+                    if key not in item:
+                        raise _HostError(
+                            f"[VectorStoreError/DataNotMatchException] [collection_id={cid}] <DataNotMatchException: "
+                            f"(code=1, message=Insert missed an field `{fld}` to collection without set "
+                            "nullable==true or set default_value)>"
+                        )
             # add_embeddings keeps text, file_id and uuid (as chunk_uuid); every other key is lost
             scoped = [{k: item[k] for k in ("text", "file_id") if k in item} | _chunk(item) for item in scoped]
         kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors, "metadatas": scoped}
