@@ -172,3 +172,23 @@ async def test_an_inconclusive_probe_is_retried_on_first_use() -> None:
     finally:
         registry.PROBE_RETRY_S = old
     assert (await svc.kb_settings(KB)).backend == "drops_metadata"  # stored: no probe on the next use
+
+
+async def test_read_until_is_bounded_and_stops_when_done() -> None:
+    from ltm.service.readback import read_until
+
+    slept: list[float] = []
+
+    async def sleep(s: float) -> None:
+        slept.append(s)
+
+    reads = iter(range(100))
+
+    async def read() -> int:
+        return next(reads)
+
+    value, done = await read_until(read, lambda v: v >= 2, (0.1, 0.2, 0.3, 0.4), sleep)
+    assert (value, done, slept) == (2, True, [0.1, 0.2])  # stopped at the first conclusive read
+    slept.clear()
+    value, done = await read_until(read, lambda v: v < 0, (0.1, 0.2), sleep)
+    assert (done, slept, value) == (False, [0.1, 0.2], 5)  # never conclusive: len(delays) + 1 reads
