@@ -21,9 +21,9 @@ from ltm.service.settings import KbSettings
 
 
 @given(
-    budget=st.floats(min_value=0.0, max_value=60.0),
-    first=st.floats(min_value=0.001, max_value=1.0),
-    cap=st.floats(min_value=0.001, max_value=5.0),
+    budget=st.floats(min_value=0.0, max_value=10.0),
+    first=st.floats(min_value=0.01, max_value=1.0),
+    cap=st.floats(min_value=0.05, max_value=5.0),
 )
 def test_readback_delays_stay_within_the_budget(budget: float, first: float, cap: float) -> None:
     delays = readback_delays(budget, first_s=first, cap_s=cap)
