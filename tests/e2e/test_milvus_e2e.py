@@ -132,6 +132,15 @@ def test_a_kb_on_milvus_is_kept_unusable_and_every_surface_says_why(stack: Stack
         stack.page_api("/diagnostics", scope)
     assert MESSAGE in str(refused.value)
 
+    # the operator's log says it too: at creation, and once for the chat turns
+    assert stack.run_dir is not None
+    plugin_log = "".join(
+        f.read_text(encoding="utf-8", errors="replace")
+        for f in (Path(stack.run_dir) / "logs").glob("*LongTermMemory*.log")
+    )
+    assert "is unusable: its vector backend drops metadata" in plugin_log
+    assert f"memory unavailable for this turn: {MESSAGE}" in plugin_log
+
     state = milvus_state(stack)
     assert len(state.get("collections") or {}) == 1, state  # the memory KB's, made by the probe
     for name, coll in state["collections"].items():
