@@ -39,8 +39,10 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +54,9 @@ import httpx
 import yaml
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
+
+from e2e import backends as lb_backends
+from e2e.backends import BackendSettings
 
 logger = logging.getLogger("e2e.stack")
 
@@ -69,6 +74,7 @@ WEBCHAT_BOT_UUID = "websocket-proxy-bot"
 RUNNER_COMPONENT = "default"
 DEFAULT_SYSTEM_PROMPT = "You are the LongTermMemory e2e assistant. Use the memory tools when the user asks."
 FAKE_API_KEY = "sk-fake-e2e"
+LANGBOT_CONNECTED_LINE = "Connected to instance-scoped plugin runtime"
 
 
 class StackError(RuntimeError):
@@ -445,6 +451,7 @@ class Stack:
         embedder: str = "minilm",
         startup_timeout: float = 180.0,
         hot_reload: bool = False,
+        backends: BackendSettings | None = None,
     ) -> None:
         self.plugin = PluginRef.from_dir(Path(plugin_dir))
         self.runner_plugin = PluginRef.from_dir(Path(runner_plugin_dir))
@@ -461,6 +468,11 @@ class Stack:
         self.embedder = embedder
         self.startup_timeout = startup_timeout
         self.hot_reload = hot_reload
+        # LangBot's database.use / vdb.use (LTM_E2E_DB, LTM_E2E_VDB); see e2e/backends.py
+        self.backends = backends if backends is not None else BackendSettings.from_env()
+        self.pg_port: int | None = None
+        self.pg_root: Path | None = None
+        self.pg_version_info = ""
 
         self.run_dir: Path | None = None
         self.processes: dict[str, ManagedProcess] = {}
@@ -533,6 +545,7 @@ class Stack:
             self._prepare()
             self._start_model_server()
             self._start_runtime()
+            self._start_backends()
             self._start_langbot()
             self._bootstrap_account()
             self._create_models()
@@ -560,12 +573,15 @@ class Stack:
             self._http.close()
             self._http = None
         t0 = time.monotonic()
-        order = [n for n in self.processes if n.startswith("plugin:")] + ["langbot", "runtime", "fake-openai"]
+        # PostgreSQL last: LangBot closes its connections on the way down
+        plugins = [n for n in self.processes if n.startswith("plugin:")]
+        order = [*plugins, "langbot", "runtime", "fake-openai", "postgres"]
         for name in order:
             proc = self.processes.get(name)
             if proc is not None:
                 proc.stop(timeout=20.0 if name == "langbot" else 10.0)  # LangBot's graceful exit takes ~9 s
         self.processes.clear()
+        self._stop_backends()
         if self._started:
             self.timings["shutdown"] = time.monotonic() - t0
             logger.info("stack stopped in %.1fs", self.timings["shutdown"])
@@ -577,6 +593,7 @@ class Stack:
     def _prepare(self) -> None:
         if self.install_host:
             ensure_host_venv(self.host_venv)
+            lb_backends.ensure_backend_packages(self.host_venv, self.backends, keep=(HOST_SQLALCHEMY_PIN,))
         for exe in ("langbot", "lbp"):
             if not (self.host_venv / "bin" / exe).exists():
                 raise StackError(f"{self.host_venv}/bin/{exe} missing: run ./scripts/run-langbot once (installs it)")
@@ -688,9 +705,115 @@ class Stack:
     def _healthz(port: int) -> bool:
         return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0, trust_env=False).status_code < 500
 
+    # -- LangBot's storage backends (database.use, vdb.use; e2e/backends.py) ---------------------
+
+    @property
+    def langbot_data_dir(self) -> Path:
+        assert self.run_dir is not None
+        return self.run_dir / "langbot" / "data"
+
+    def _start_backends(self) -> None:
+        """Start what LangBot's configured backends need before LangBot: a PostgreSQL server for
+        ``database.use: postgresql`` (embedded vector stores need nothing running)."""
+        if self.backends.db != "postgresql":
+            return
+        assert self.run_dir is not None
+        t0 = time.monotonic()
+        bin_dir = lb_backends.postgres_bin_dir(self.host_venv, self.backends.pg_version)
+        if bin_dir is None:
+            raise StackError(
+                f"no PostgreSQL {self.backends.pg_version} in {self.host_venv} ({lb_backends.PG_SERVER_REQUIREMENT}): "
+                "run `.venv/bin/python -m e2e.stack --install-host-only` with LTM_E2E_DB=postgresql"
+            )
+        prefix, owner = lb_backends.run_as_prefix()
+        # a temp dir outside the repo: the server runs as nobody when we are root, and every parent must be
+        # traversable by it; removed in _stop_backends
+        self.pg_root = Path(tempfile.mkdtemp(prefix="ltm-e2e-pg-"))
+        try:
+            data_dir = lb_backends.init_cluster(bin_dir, self.pg_root, prefix, owner)
+        except lb_backends.BackendError as exc:
+            raise StackError(str(exc)) from exc
+        (self.pg_port,) = free_ports(1)
+        proc = self._spawn(
+            "postgres",
+            [*prefix, *lb_backends.postgres_argv(bin_dir, data_dir, self.pg_port)],
+            self.pg_root,
+            self._child_env({"LC_ALL": "C"}),
+        )
+        try:
+            lb_backends.wait_postgres(bin_dir, self.pg_port, 60, alive=proc.check_alive)
+            self.pg_version_info = lb_backends.prepare_database(bin_dir, self.pg_port)
+        except lb_backends.BackendError as exc:
+            raise StackError(f"{exc}; log tail:\n{proc.log_tail()}") from exc
+        self.timings["postgres_ready"] = time.monotonic() - t0
+        logger.info(
+            "%s on 127.0.0.1:%d (data %s) in %.1fs",
+            self.pg_version_info,
+            self.pg_port,
+            data_dir,
+            self.timings["postgres_ready"],
+        )
+
+    def _stop_backends(self) -> None:
+        """After every process is stopped (PostgreSQL last, in stop()): remove the server's temp data dir."""
+        lb_backends.remove_tree(self.pg_root)
+        self.pg_root = None
+
+    def restart_langbot(self, timeout: float = 120.0) -> float:
+        """Stop LangBot and start it again on the same data (database, vector store, ``data/``), as an operator's
+        upgrade or reboot does; the plugin runtime and the plugins keep running. Open chats are closed (their
+        websockets die with LangBot). Returns the seconds until the plugins are initialized again."""
+        t0 = time.monotonic()
+        for chat in self._open_chats:
+            chat.close()
+        self._open_chats.clear()
+        self._default_chats.clear()
+        proc = self.processes.pop("langbot", None)
+        if proc is not None:
+            proc.stop(timeout=20.0)
+        first_start = {k: v for k, v in self.timings.items() if k.startswith("langbot_")}
+        self._start_langbot()
+        self.timings.update(first_start)  # keep the cold-start figures; the restart has its own
+        self._bootstrap_account()
+        self.wait_plugins_initialized([self.plugin, self.runner_plugin], timeout=timeout)
+        self.timings["langbot_restart"] = time.monotonic() - t0
+        logger.info("LangBot restarted on the same data in %.1fs", self.timings["langbot_restart"])
+        self._write_state()
+        return self.timings["langbot_restart"]
+
+    def db_query(self, sql: str) -> list[list[str]]:
+        """Rows of ``sql`` run on LangBot's own database (SQLite file or the stack's PostgreSQL), as strings."""
+        assert self.run_dir is not None
+        if self.backends.db == "postgresql":
+            bin_dir = lb_backends.postgres_bin_dir(self.host_venv, self.backends.pg_version)
+            if bin_dir is None or self.pg_port is None:
+                raise StackError("no PostgreSQL running for this stack")
+            out = lb_backends.psql(bin_dir, self.pg_port, sql, database=lb_backends.PG_DATABASE)
+            return [line.split("|") for line in out.splitlines() if line]
+        with contextlib.closing(sqlite3.connect(self.langbot_data_dir / "langbot.db")) as conn:
+            return [[str(v) for v in row] for row in conn.execute(sql).fetchall()]
+
+    def _backend_env(self) -> dict[str, str]:
+        return lb_backends.langbot_env(self.backends, self.langbot_data_dir, self.pg_port)
+
+    def langbot_log_text(self) -> str:
+        """LangBot's console log plus its ``data/logs`` files. Host fact: with ``vdb.use: milvus`` pymilvus's
+        logging setup silences LangBot's console log; the files under ``data/logs/`` keep logging."""
+        parts = []
+        proc = self.processes.get("langbot")
+        paths = [proc.log_path] if proc else []
+        if self.run_dir is not None:
+            paths += sorted(self.langbot_data_dir.glob("logs/*.log"))
+        for path in paths:
+            with contextlib.suppress(OSError):
+                parts.append(path.read_text(encoding="utf-8", errors="replace"))
+        return "\n".join(parts)
+
     def _start_langbot(self) -> None:
         assert self.run_dir is not None
         t0 = time.monotonic()
+        # counted, not searched: after restart_langbot() the log files already hold the first start's line
+        connected_before = self.langbot_log_text().count(LANGBOT_CONNECTED_LINE)
         env = self._child_env(
             {
                 "API__HOST": "127.0.0.1",
@@ -704,6 +827,7 @@ class Stack:
                 "SPACE__DISABLE_MODELS_SERVICE": "true",
             }
         )
+        env.update(self._backend_env())
         # --standalone-runtime: always talk to our `lbp rt` over WebSocket. Without it LangBot spawns its own
         # runtime over stdio unless it detects Docker (/.dockerenv), so behaviour would differ per machine.
         proc = self._spawn(
@@ -718,7 +842,7 @@ class Stack:
         self.timings["langbot_http_ready"] = time.monotonic() - t0
         wait_for(
             "LangBot to connect to the plugin runtime",
-            lambda: "Connected to instance-scoped plugin runtime" in proc.log_path.read_text(errors="replace"),
+            lambda: self.langbot_log_text().count(LANGBOT_CONNECTED_LINE) > connected_before,
             60,
             alive=proc.check_alive,
         )
@@ -973,6 +1097,12 @@ class Stack:
             "pipeline_uuid": self.pipeline_uuid,
             "debug_pipeline_uuid": self.debug_pipeline_uuid,
             "runner_id": self.runner_id,
+            "backends": {
+                "database": self.backends.db,
+                "vdb": self.backends.vdb,
+                "postgres_port": self.pg_port,
+                "postgres": self.pg_version_info or None,
+            },
             "pids": {name: p.pid for name, p in self.processes.items()},
             "timings": self.timings,
             "turns": [{"text": text, "seconds": round(sec, 3)} for text, sec in self.turn_times],
@@ -1293,6 +1423,15 @@ def ensure_host_venv(path: Path = HOST_VENV, version: str = LANGBOT_VERSION) -> 
 # --------------------------------------------------------------------------------------------
 
 
+def backends_line(stack: Stack) -> str:
+    db = (
+        f"database postgresql ({stack.pg_version_info} on 127.0.0.1:{stack.pg_port}, stopped with the stack)"
+        if stack.backends.db == "postgresql"
+        else "database sqlite"
+    )
+    return f"{db}; vdb {stack.backends.vdb}"
+
+
 def banner(stack: Stack) -> str:
     provider = stack.provider
     model_line = (
@@ -1318,6 +1457,7 @@ def banner(stack: Stack) -> str:
         "                  (sidebar: Plugin Pages -> Memory Console)",
         f"  Models          {model_line}",
         f"  Memory KB       {stack.kb_uuid}  (engine {stack.plugin.plugin_id})",
+        f"  LangBot storage {backends_line(stack)}",
         f"  Run dir         {stack.run_dir}  (logs/ holds every process log; stack.json the ids)",
         f"  Cold start      {stack.timings.get('cold_start_total', 0):.1f}s",
         "",
@@ -1345,8 +1485,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--install-host-only", action="store_true", help="only create/repair .venv-host (LangBot from PyPI) and exit"
     )
+    env_backends = BackendSettings.from_env()
+    parser.add_argument(
+        "--db",
+        default=env_backends.db,
+        choices=list(lb_backends.DATABASES),
+        help="LangBot's database.use (default: $LTM_E2E_DB or sqlite); postgresql starts a local server",
+    )
+    parser.add_argument(
+        "--vdb",
+        default=env_backends.vdb,
+        choices=list(lb_backends.VECTOR_DBS),
+        help="LangBot's vdb.use (default: $LTM_E2E_VDB or chroma); seekdb and milvus run embedded",
+    )
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
+    backend_settings = BackendSettings(db=args.db, vdb=args.vdb, pg_version=env_backends.pg_version)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
@@ -1361,9 +1515,14 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.install_host_only:
         ensure_host_venv()
+        lb_backends.ensure_backend_packages(HOST_VENV, backend_settings, keep=(HOST_SQLALCHEMY_PIN,))
         return 0
     stack = Stack(
-        plugin_dir=args.plugin_dir, isolation=args.isolation, embedder=args.embedder, hot_reload=args.hot_reload
+        plugin_dir=args.plugin_dir,
+        isolation=args.isolation,
+        embedder=args.embedder,
+        hot_reload=args.hot_reload,
+        backends=backend_settings,
     )
     try:
         stack.start()

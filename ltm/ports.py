@@ -44,7 +44,9 @@ class ListPage:
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """A metadata-filtered vector store addressed by collection id."""
+    """A metadata-filtered vector store addressed by collection id. An adapter whose engine is
+    known to keep metadata sets ``keeps_metadata = True``; the host's backend is probed instead
+    (:mod:`ltm.service.backend_probe`)."""
 
     name: str
 

@@ -20,8 +20,10 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
 from ltm.domain.budget import estimate_tokens
+from ltm.domain.errors import LtmError
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
+from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, has_content, render_block_async
 from ltm.service.review import ExtractReport, ReviewQueue
@@ -115,11 +117,24 @@ class MemoryListener(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
         seen: deque[Any] = deque(maxlen=SEEN_QUERIES)
+        told: set[str] = set()
+
+        def unavailable(exc: LtmError) -> None:
+            """A refusal of the whole turn's memory reaches the operator's log once per reason at
+            WARNING (the chat goes on without memory; the verbs and health give the same text)."""
+            text = error_text(exc, self.plugin.service.settings.language)
+            if exc.key not in told:
+                told.add(exc.key)
+                log.warning("memory unavailable for this turn: %s", text)
+            else:
+                log.info("memory unavailable for this turn: %s", exc.key)
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
                 await inject_memory(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
+            except LtmError as exc:  # e.g. a KB on a backend that drops metadata: said once, in the log
+                unavailable(exc)
             except Exception:  # memory must never break the chat
                 log.exception("memory injection failed; the turn continues without memory")
 
@@ -134,5 +149,7 @@ class MemoryListener(EventListener):
                     return  # the host emits this event once per reply part; extract once per turn
                 seen.append(key)
                 await extract_candidates(self.plugin.service, review, ctx)
+            except LtmError as exc:
+                unavailable(exc)
             except Exception:  # candidates must never break the chat
                 log.exception("candidate extraction failed; the turn continues")

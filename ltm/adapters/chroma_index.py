@@ -51,6 +51,7 @@ class ChromaIndex(ThreadedIndex):
     must use distinct collection ids)."""
 
     name = "chroma"
+    keeps_metadata = True  # an engine the plugin drives itself: no backend probe needed
 
     def __init__(self, path: str | None = None, *, batch_size: int = MAX_BATCH) -> None:
         self.path = path

@@ -137,6 +137,7 @@ class NumpyIndex:
     """Brute-force cosine index held in process memory (nothing persists)."""
 
     name = "numpy"
+    keeps_metadata = True  # an engine the plugin drives itself: no backend probe needed
 
     def __init__(self) -> None:
         self._collections: dict[str, dict[str, _Row]] = {}

@@ -112,6 +112,7 @@ class QdrantIndex(ThreadedIndex):
     """Qdrant-backed index. ``path=None`` keeps everything in memory."""
 
     name = "qdrant"
+    keeps_metadata = True  # an engine the plugin drives itself: no backend probe needed
 
     def __init__(self, path: str | None = None, *, client: QdrantClient | None = None) -> None:
         self.path = path

@@ -4,6 +4,7 @@ The isolation probe writes two temporary records under two probe keys, then chec
 list and delete each stay inside their key, verifying deletes by reading back (the host's Chroma
 and Qdrant return 0 from a delete-by-filter even when they deleted). A backend that drops metadata
 (the host's Milvus or pgvector) fails the probe: its filters are ignored, so scopes would leak.
+Read-backs wait for a write to become visible (SeekDB's search lags its writes by up to ~2 s).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..domain.backends import file_id_where
 from ..domain.models import build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
 from ..i18n import t
 from ..ports import VectorRecord
 from .injection import template_check_async
 from .memory_service import MemoryService
+from .readback import read_until
 from .writes import Actor, require_admin
 
 log = logging.getLogger(__name__)
@@ -99,7 +102,13 @@ async def run_health(
 
 
 async def isolation_probe(service: MemoryService, collection: str, vector: Sequence[float]) -> Check:
-    """Write two probe records under two keys; search, list and delete must each stay inside a key."""
+    """Write two probe records under two keys; search, list and delete must each stay inside a key.
+
+    Nothing is concluded from a read too early: each read-back is retried within the write
+    engine's bound (``readback_delays``) until the probe's own record shows (or is gone, after the
+    delete). A leak is reported only when another key's record was actually returned; a probe
+    record that never became visible makes the result inconclusive (amber), never red. The probe
+    rows are removed by ``file_id``, the one field every backend keeps and filters."""
     run = uuid.uuid4().hex[:12]
     scopes = [
         derive_scope(session_name=f"person_ltmprobe{run}{side}", bot_uuid="__ltm_probe__", collection=collection)
@@ -113,36 +122,54 @@ async def isolation_probe(service: MemoryService, collection: str, vector: Seque
     ra, rb = records
     fa = scope_filter(a.user_key, Criteria(statuses=None))
     fb = scope_filter(b.user_key, Criteria(statuses=None))
+    delays = service.writes.readback_delays
     problems: list[str] = []
+    pending: list[str] = []
+    vectors = service.vectors
+
+    async def search_a() -> set[str]:
+        return {h.id for h in await vectors.search(collection, vector, 10, fa)}
+
+    async def list_of(where: dict[str, Any]) -> set[str]:
+        return {i.id for i in (await vectors.list(collection, where, 10, 0)).items}
+
+    def settled(ids: set[str]) -> bool:  # the own record shows, or a foreign one already leaked
+        return ra.id in ids or rb.id in ids
+
     try:
-        await service.vectors.upsert(collection, records)
-        hits = await service.vectors.search(collection, vector, 10, fa)
-        hit_ids = {h.id for h in hits}
-        if ra.id not in hit_ids:
-            problems.append("search: the probe's own record was not found")
+        await vectors.upsert(collection, records)
+        hit_ids, _ = await read_until(search_a, settled, delays)
         if rb.id in hit_ids:
             problems.append("search: another key's record was returned")
-        listed = {i.id for i in (await service.vectors.list(collection, fa, 10, 0)).items}
-        if ra.id not in listed:
-            problems.append("list: the probe's own record was not listed")
+        elif ra.id not in hit_ids:
+            pending.append("search")
+        listed, _ = await read_until(lambda: list_of(fa), settled, delays)
         if rb.id in listed:
             problems.append("list: another key's record was listed")
-        await service.vectors.delete(collection, fa)
-        after_a = {i.id for i in (await service.vectors.list(collection, fa, 10, 0)).items}
-        after_b = {i.id for i in (await service.vectors.list(collection, fb, 10, 0)).items}
-        if ra.id in after_a:
+        elif ra.id not in listed:
+            pending.append("list")
+        await vectors.delete(collection, fa)
+        after_a, gone = await read_until(lambda: list_of(fa), lambda ids: ra.id not in ids, delays)
+        after_b = await list_of(fb)
+        if not gone:
             problems.append("delete: the record is still there after delete")
         if rb.id not in after_b:
             problems.append("delete: another key's record was deleted")
     except Exception as exc:
         problems.append(f"backend error: {str(exc)[:200]}")
     finally:
-        for f in (fa, fb):
+        for r in records:
             try:
-                await service.vectors.delete(collection, f)
+                await vectors.delete(collection, file_id_where(r.id))
             except Exception as exc:  # cleanup is best effort; the verdict already says what failed
                 log.warning("probe cleanup failed: %s", exc)
     if problems:
         log.warning("isolation probe failed on %s: %s", collection, "; ".join(problems))
         return Check("isolation_probe", RED, "health.isolation_failed", {"detail": "; ".join(problems)})
+    if pending:
+        waited = round(sum(delays), 1)
+        log.warning("isolation probe on %s inconclusive: its record was not yet visible to %s", collection, pending)
+        return Check(
+            "isolation_probe", AMBER, "health.isolation_pending", {"what": ", ".join(pending), "seconds": waited}
+        )
     return Check("isolation_probe", GREEN, "health.isolation_ok")

@@ -8,20 +8,26 @@ writes and searches its vectors.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ..domain.backends import usable
 from ..domain.errors import ScopeError, ValidationError
 from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
+from .backend_probe import probe_backend
 from .settings import KbSettings, Settings
 from .writes import Actor, WriteEngine, backend
 
 log = logging.getLogger(__name__)
 
 KB_PREFIX = "kb/"
+PROBE_RETRY_S = 10.0  # an inconclusive backend probe is tried again on a use after this long
 
 EmbedderFor = Callable[[str, KbSettings], Embedder]
 RerankerFor = Callable[[str, KbSettings], Reranker]
@@ -41,16 +47,63 @@ class KbRegistry:
         self._settings = settings
         self._kb_cache: dict[str, KbSettings | None] = {}
         self._kb_ids: tuple[float, list[str]] | None = None  # (read at, registered KB ids)
+        self._probed: dict[str, float] = {}  # kb id -> when an inconclusive probe last ran
+        self._probe_locks: dict[str, asyncio.Lock] = {}
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
+        """Register a memory KB and probe its vector backend once (the verdict is stored with it).
+        A backend that drops metadata does not fail the creation (LangBot would answer a bare 500
+        and roll the KB back): the KB is kept, marked unusable, and every surface says why."""
         if not kb_id:
             raise ValidationError("knowledge base id required", key="error.kb_missing")
-        kb = KbSettings.from_creation(kb_id, creation)
+        kb = replace(KbSettings.from_creation(kb_id, creation), backend="")  # the host never sets it
+        if kb.embedding_model:
+            kb = replace(kb, backend=await self._probe(kb))
         async with self.writes.locks.hold("install"):
             await self.writes.kv.set(KB_PREFIX + kb_id, json.dumps(kb.to_dict()).encode())
             self._kb_cache[kb_id] = kb
             self._kb_ids = None
-        log.info("memory knowledge base registered: %s (isolation=%s)", kb_id, kb.isolation)
+        log.info("memory knowledge base registered: %s (isolation=%s, backend=%s)", kb_id, kb.isolation, kb.backend)
+        if not usable(kb.backend):
+            log.error("memory knowledge base %s is unusable: its vector backend drops metadata", kb_id)
+        return kb
+
+    async def _probe(self, kb: KbSettings) -> str:
+        self._probed[kb.kb_id] = time.monotonic()
+        return await probe_backend(
+            self.writes.vectors, self.embedder_for(kb.kb_id, kb), kb.kb_id, self.writes.readback_delays
+        )
+
+    async def checked(self, kb: KbSettings) -> KbSettings:
+        """``kb`` with its backend verdict: probed now when unknown (once per :data:`PROBE_RETRY_S`
+        while inconclusive) and stored; a KB registered before the probe existed gets one too."""
+        if kb.backend or not kb.embedding_model:
+            return kb
+        lock = self._probe_locks.setdefault(kb.kb_id, asyncio.Lock())
+        async with lock:
+            current = self._kb_cache.get(kb.kb_id) or kb
+            last = self._probed.get(kb.kb_id)
+            if current.backend or (last is not None and time.monotonic() - last < PROBE_RETRY_S):
+                return current
+            verdict = await self._probe(current)
+            if not verdict:
+                return current
+            current = replace(current, backend=verdict)
+            async with self.writes.locks.hold("install"):
+                await self.writes.kv.set(KB_PREFIX + kb.kb_id, json.dumps(current.to_dict()).encode())
+                self._kb_cache[kb.kb_id] = current
+            return current
+
+    async def require_usable(self, kb_id: str) -> KbSettings | None:
+        """The KB's settings; refused with the one message when its backend drops metadata."""
+        kb = await self.kb_settings(kb_id)
+        if kb is None:
+            return None
+        kb = await self.checked(kb)
+        if not usable(kb.backend):
+            raise ScopeError(
+                "the vector backend of this knowledge base drops metadata", key="error.backend_unsupported"
+            )
         return kb
 
     async def unregister_kb(self, kb_id: str) -> None:
@@ -110,7 +163,7 @@ class KbRegistry:
         bot_uuid: str | None = None,
         sender_id: str | None = None,
     ) -> Scope:
-        kb = await self.kb_settings(kb_id) if kb_id else None
+        kb = await self.require_usable(kb_id) if kb_id else None
         return derive_scope(
             session_name=session_name,
             launcher_type=launcher_type,

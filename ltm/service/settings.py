@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ltm.domain.backends import VERDICTS
 from ltm.i18n import normalize_lang
 
 T = TypeVar("T")
@@ -99,6 +100,9 @@ class KbSettings:
     retrieval_strategy: str = "hybrid"
     rerank_model: str = ""  # the host's rerank model (uuid); empty: fused order only
     rerank_timeout_s: float = 3.0  # past this the fused order is kept
+    # what the backend probe found (ltm.domain.backends): "" = not known yet, "keeps_metadata",
+    # "drops_metadata" (the KB is kept but unusable). Never taken from the host's creation settings.
+    backend: str = ""
 
     @classmethod
     def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
@@ -116,6 +120,7 @@ class KbSettings:
             retrieval_strategy=strategy if strategy in ("hybrid", "vector", "lexical") else "hybrid",
             rerank_model=str(c.get("rerank_model") or "").strip(),
             rerank_timeout_s=float_setting(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
+            backend=str(c.get("backend") or "") if c.get("backend") in VERDICTS else "",
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +132,7 @@ class KbSettings:
             "retrieval_strategy": self.retrieval_strategy,
             "rerank_model": self.rerank_model,
             "rerank_timeout_s": self.rerank_timeout_s,
+            "backend": self.backend,
         }
 
 

@@ -51,6 +51,7 @@ from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
 from ..domain import privilege as policy
+from ..domain.backends import READBACK_DELAYS_S
 from ..domain.errors import BackendError, FencedError, LtmError, PermissionDenied, ScopeError
 from ..domain.models import Episode
 from ..domain.scope import (
@@ -69,6 +70,7 @@ from ..domain.timefields import now_utc, to_iso
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
 from .locks import ScopeLocks
+from .readback import read_until
 from .recall_index import VECTOR_KEY, RecallIndex, encode_vector
 from .settings import Settings
 
@@ -394,6 +396,8 @@ class WriteEngine:
         self.locks = ScopeLocks()
         self.audit_log = AuditLog(kv)
         self.delete_batch = DELETE_BATCH  # ids per backend delete call
+        # the waits of a read-back: a backend may show a write (or a delete) only a moment later
+        self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
         self._pending: dict[str, _Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
         self._recovery: asyncio.Task[list[dict[str, Any]]] | None = None
@@ -590,12 +594,16 @@ class WriteEngine:
         """Read back after a delete: the backend's returned count is not trusted (host Chroma says 0).
         The delete call's success is authoritative; a read-back that fails only leaves it unverified."""
         batch = self.delete_batch  # a filter of that many ids is what the delete itself sent
-        try:
-            still = [
+
+        async def present() -> list[str]:
+            return [
                 e.id
                 for i in range(0, len(ids), batch)
                 for e in await self.fetch(scope, Criteria(statuses=None, ids=tuple(ids[i : i + batch])), limit=1)
             ]
+
+        try:  # a delete may become visible a moment late: read again within the bound first
+            still, _ = await read_until(present, lambda found: not found, self.readback_delays)
         except LtmError as exc:
             log.warning("%s applied; read-back failed, not verified: %s", operation, exc)
             return

@@ -53,6 +53,8 @@ class DelegatingIndex:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.name = getattr(inner, "name", "index")
+        # a wrapper of a local engine keeps its metadata too: no backend probe at registration
+        self.keeps_metadata = bool(getattr(inner, "keeps_metadata", False))
 
     async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
         await self.inner.upsert(collection, records)

@@ -21,6 +21,15 @@ facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host 
   named like the host does (``lb_<uuid5(instance:workspace:kb)>``), in Chroma's **default space,
   squared L2** (host ref §4: identical vector 0.0). Filters are handed to Chroma verbatim, so its
   validation errors are the real ones.
+- ``vdb="milvus"`` instead answers like the host's Milvus (``pkg/vector/vdbs/milvus.py``; pgvector
+  and Valkey Search drop metadata the same way): a record keeps only ``text``, ``file_id`` and the
+  chunk ``uuid``, and an insert lacking one of them is refused (seen on Milvus Lite); a filter goes
+  through a port of ``filter_utils.normalize_filter`` + ``strip_unsupported_fields`` (any other
+  field, ``$and`` included, is dropped), a delete whose filter became empty is skipped (0); the
+  first call on a KB creates its collection, with the vectors' dimension on an insert and 1536 on
+  anything else (search, list, delete), and a vector of another dimension is refused.
+- ``search_visible_after_s`` delays what vector search sees (SeekDB: a new vector is found only
+  0.1-2 s after its write) while listing sees a write at once, as on SeekDB.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -60,6 +70,11 @@ RESERVED_VAR_KEYS = frozenset({"_activated_skills", "_fallback_model_uuids", "_r
 MAX_STORAGE_VALUE_BYTES = 10 * 1024 * 1024  # plugin.binary_storage.max_value_bytes default (SDK ref §4.1)
 MAX_STORAGE_KEY_CHARS = 255  # BinaryStorage.key is String(255): enforced on PostgreSQL deployments
 HOST_METADATA_KEYS = ("_langbot_instance_uuid", "_langbot_workspace_uuid", "_langbot_knowledge_base_uuid")
+# pkg/vector/vdbs/milvus.py: the only stored fields, the alias of the chunk uuid, the default dimension
+MILVUS_FIELDS = frozenset({"text", "file_id", "chunk_uuid"})
+MILVUS_ALIASES = {"uuid": "chunk_uuid"}
+MILVUS_DEFAULT_DIM = 1536
+FILTER_OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"})  # filter_utils.SUPPORTED_OPS
 
 Responder = Callable[[str, list[dict[str, Any]], list[dict[str, Any]]], "str | dict[str, Any]"]
 
@@ -95,7 +110,17 @@ class FakeHostHandler(Handler):
         instance_uuid: str | None = None,
         workspace_uuid: str | None = None,
         bots: list[str] | None = None,
+        vdb: str = "chroma",
+        search_visible_after_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if vdb not in ("chroma", "milvus"):
+            raise ValueError(f"unknown vdb {vdb!r}")
+        self.vdb = vdb
+        self.search_visible_after_s = search_visible_after_s
+        self.clock = clock
+        self._written_at: dict[tuple[str, str], float] = {}  # (kb, id) -> when upserted
+        self.milvus_dims: dict[str, int] = {}  # kb -> the dimension its Milvus collection was created with
         self.instance_uuid = instance_uuid or str(uuid.uuid4())
         self.workspace_uuid = workspace_uuid or str(uuid.uuid4())
         self.wrap_errors = wrap_errors
@@ -317,14 +342,88 @@ class FakeHostHandler(Handler):
             }
             for item in (metadata or [{} for _ in vectors])
         ]
+        if self.vdb == "milvus":
+            if vectors:
+                self._milvus_dim(cid, kb_id, len(vectors[0]))  # created before the insert is checked
+                for vec in vectors:
+                    self._milvus_check_dim(cid, kb_id, vec)
+            for item in metadata or [{} for _ in vectors]:  # every schema field is required
+                for key, fld in (("text", "text"), ("file_id", "file_id"), ("uuid", "chunk_uuid")):
+                    if key not in item:
+                        raise _HostError(
+                            f"[VectorStoreError/DataNotMatchException] [collection_id={cid}] <DataNotMatchException: "
+                            f"(code=1, message=Insert missed an field `{fld}` to collection without set "
+                            "nullable==true or set default_value)>"
+                        )
+            # add_embeddings keeps text, file_id and uuid (as chunk_uuid); every other key is lost
+            scoped = [{k: item[k] for k in ("text", "file_id") if k in item} | _chunk(item) for item in scoped]
         kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors, "metadatas": scoped}
-        if documents is not None:
+        if documents is not None and self.vdb != "milvus":  # Milvus keeps no document besides text
             kwargs["documents"] = documents
+        if not vectors:
+            return {}
         try:
             self._collection(kb_id).upsert(**kwargs)  # Chroma merges metadata on upsert
         except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
             raise self._vector_error(cid, exc) from None
+        now = self.clock()
+        for i in ids:
+            self._written_at[(kb_id, i)] = now
         return {}
+
+    # ------------------------------------------------------------------ Milvus (pkg/vector/vdbs/milvus.py)
+
+    def _milvus_dim(self, cid: str, kb_id: str, dim: int | None = None) -> int:
+        """``_get_or_create_collection_internal``: the first call creates the collection, with the
+        dimension of the inserted vectors, or 1536 when the call has none (search, list, delete)."""
+        if kb_id not in self.milvus_dims:
+            self.milvus_dims[kb_id] = dim or MILVUS_DEFAULT_DIM
+        return self.milvus_dims[kb_id]
+
+    def _milvus_check_dim(self, cid: str, kb_id: str, vector: list[float]) -> None:
+        want = self.milvus_dims[kb_id]
+        if len(vector) != want:
+            raise _HostError(
+                f"[VectorStoreError/MilvusException] [collection_id={cid}] "
+                f"the dim ({len(vector)}) of field data(vector) is not equal to schema dim ({want}): "
+                f"expected dim {want}, got {len(vector)}"
+            )
+
+    def _milvus_where(self, cid: str, filters: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``_build_milvus_expr`` as a Chroma ``where`` over the stored fields; None = no filter."""
+        triples: list[tuple[str, str, Any]] = []
+        for fld, cond in (filters or {}).items():  # normalize_filter
+            if isinstance(cond, dict):
+                for op, value in cond.items():
+                    if op not in FILTER_OPS:
+                        raise self._vector_error(cid, ValueError(f"Unsupported filter operator: {op}"))
+                    triples.append((fld, op, value))
+            else:
+                triples.append((fld, "$eq", cond))  # a bare value, "$and": [...] included
+        kept = []
+        for fld, op, value in triples:  # strip_unsupported_fields: dropped with a WARNING only
+            resolved = MILVUS_ALIASES.get(fld, fld)
+            if resolved in MILVUS_FIELDS:
+                kept.append({resolved: {op: value}})
+            else:
+                logger.warning("Filter field %r is not supported by this backend and will be ignored", fld)
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else {"$and": kept}
+
+    @staticmethod
+    def _milvus_metadata(stored: dict[str, Any] | None) -> dict[str, Any]:
+        md = stored or {}
+        return {"text": md.get("text", ""), "file_id": md.get("file_id", ""), "uuid": md.get("chunk_uuid", "")}
+
+    def _visible_to_search(self, kb_id: str, record_id: str) -> bool:
+        written = self._written_at.get((kb_id, record_id))
+        return written is None or self.clock() >= written + self.search_visible_after_s
+
+    def _hidden_count(self, kb_id: str) -> int:
+        if self.search_visible_after_s <= 0:
+            return 0
+        return sum(1 for (kb, rid) in list(self._written_at) if kb == kb_id and not self._visible_to_search(kb, rid))
 
     def _vector_search(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
@@ -332,6 +431,12 @@ class FakeHostHandler(Handler):
         col = self._collection(kb_id)
         filters = data.get("filters")
         search_type = data.get("search_type", "vector")
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)  # a search before any insert creates the collection: 1536
+            if search_type == "vector":
+                self._milvus_check_dim(cid, kb_id, data["query_vector"])
+            filters = self._milvus_where(cid, filters)
+        hidden = self._hidden_count(kb_id)
         try:
             if search_type == "full_text":
                 return {"results": self._full_text(col, data, filters)}
@@ -339,7 +444,7 @@ class FakeHostHandler(Handler):
                 raise AssertionError(f"FakeHostHandler: search_type {search_type!r} is not faked")
             kwargs: dict[str, Any] = {
                 "query_embeddings": data["query_vector"],
-                "n_results": data["top_k"],
+                "n_results": data["top_k"] + hidden,
                 "include": ["metadatas", "distances", "documents"],
             }
             if filters:  # passed verbatim: two top-level keys fail in Chroma (host ref §4)
@@ -348,13 +453,19 @@ class FakeHostHandler(Handler):
         except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
             raise self._vector_error(cid, exc) from None
         ids = res["ids"][0] if res["ids"] else []
+        found = [
+            (i, d, m)
+            for i, d, m in zip(ids, res["distances"][0], res["metadatas"][0], strict=True)
+            if self._visible_to_search(kb_id, i)
+        ][: data["top_k"]]
+        if self.vdb == "milvus":  # COSINE metric: Milvus reports the similarity as the distance
+            return {
+                "results": [
+                    {"id": i, "distance": 1.0 - d / 2.0, "metadata": self._milvus_metadata(m)} for i, d, m in found
+                ]
+            }
         # Results carry id, distance (squared L2) and metadata; no document text (host ref §4).
-        return {
-            "results": [
-                {"id": i, "distance": d, "metadata": m or {}}
-                for i, d, m in zip(ids, res["distances"][0], res["metadatas"][0], strict=True)
-            ]
-        }
+        return {"results": [{"id": i, "distance": d, "metadata": m or {}} for i, d, m in found]}
 
     @staticmethod
     def _full_text(col: Any, data: dict[str, Any], filters: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -375,8 +486,12 @@ class FakeHostHandler(Handler):
 
     def _vector_list(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
-        col = self._collection(self._resolve_kb(cid))
+        kb_id = self._resolve_kb(cid)
+        col = self._collection(kb_id)
         filters = data.get("filters")
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)  # listing a new KB creates its collection too: 1536
+            return self._milvus_list(cid, col, self._milvus_where(cid, filters), data)
         kwargs: dict[str, Any] = {
             "include": ["metadatas", "documents"],
             "limit": data.get("limit", 20),
@@ -395,11 +510,35 @@ class FakeHostHandler(Handler):
         ]
         return {"items": items, "total": total}
 
+    def _milvus_list(self, cid: str, col: Any, where: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"include": ["metadatas"], "limit": data.get("limit", 20)}
+        kwargs["offset"] = data.get("offset", 0)
+        if where:
+            kwargs["where"] = where
+        try:
+            res = col.get(**kwargs)
+            total = len(col.get(where=where, include=[])["ids"]) if where else col.count()  # count(*)
+        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
+            raise self._vector_error(cid, exc) from None
+        items = []
+        for i, md in zip(res["ids"], res["metadatas"], strict=True):
+            meta = self._milvus_metadata(md)
+            items.append({"id": i, "document": meta["text"], "metadata": meta})
+        return {"items": items, "total": total}
+
     def _vector_delete(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
-        col = self._collection(self._resolve_kb(cid))
+        kb_id = self._resolve_kb(cid)
+        col = self._collection(kb_id)
         file_ids, filters = data.get("file_ids"), data.get("filters")
         count = 0
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)
+            if not file_ids:
+                filters = self._milvus_where(cid, filters)
+                if not filters:  # "filter produced empty expression, skipping"
+                    logger.warning("Milvus delete_by_filter on %s: filter produced empty expression, skipping", cid)
+                    return {"count": 0}
         try:
             if file_ids:
                 for file_id in file_ids:
@@ -470,6 +609,10 @@ class FakeHostHandler(Handler):
             {"message_chain": data["message_chain"], "quote_origin": data.get("quote_origin", False)}
         )
         return {}
+
+
+def _chunk(item: dict[str, Any]) -> dict[str, Any]:
+    return {"chunk_uuid": item["uuid"]} if "uuid" in item else {}
 
 
 class _FakePlugin(BasePlugin):
