@@ -53,7 +53,7 @@ async def test_fake_host_delays_search_but_not_listing() -> None:
 async def test_probe_is_green_when_search_lags_the_write() -> None:
     fake, svc = await seekdb_like(0.4)
     scope = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
-    report = await run_health(svc, scope, [KB])
+    report = await run_health(svc, scope, [KB], actor=ADMIN)
     probe = probe_check(report)
     assert probe.verdict == GREEN, probe
     assert fake.vector_rows(KB)["ids"] == []  # the probe leaves nothing behind
@@ -63,7 +63,7 @@ async def test_probe_not_yet_visible_is_inconclusive_never_red() -> None:
     fake, svc = await seekdb_like(3600.0)  # never visible within the bound
     svc.writes.readback_delays = (0.01, 0.01)
     scope = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
-    report = await run_health(svc, scope, [KB])
+    report = await run_health(svc, scope, [KB], actor=ADMIN)
     probe = probe_check(report)
     assert probe.verdict == AMBER and probe.key == "health.isolation_pending", probe
     assert report.verdict != RED
