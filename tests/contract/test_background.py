@@ -14,8 +14,6 @@ from langbot_plugin.entities.io.context import InstallationBinding
 from ltm.adapters.host_invocation import invocation_probe
 from ltm.service.background import Background, checkpoint
 
-pytestmark = pytest.mark.asyncio
-
 
 class Handler:
     """Stands for the SDK's runtime handler: ``bind_invocation`` and ``current_invocation`` key on it."""
@@ -57,6 +55,7 @@ def host_call(plugin: Plugin, seen: list[Any]) -> Any:
     return job
 
 
+@pytest.mark.asyncio
 async def test_probe_tells_none_live_and_ended() -> None:
     plugin, _ = setup()
     live = invocation_probe(plugin)
@@ -76,6 +75,7 @@ async def test_probe_tells_none_live_and_ended() -> None:
     assert ctx2.result() is False  # the task copied the invocation, which has ended
 
 
+@pytest.mark.asyncio
 async def test_without_an_invocation_jobs_run_at_once_as_before() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -87,6 +87,7 @@ async def test_without_an_invocation_jobs_run_at_once_as_before() -> None:
     assert await delayed == "done"
 
 
+@pytest.mark.asyncio
 async def test_a_job_queued_in_a_call_runs_in_the_next_live_call_with_its_invocation() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -100,6 +101,7 @@ async def test_a_job_queued_in_a_call_runs_in_the_next_live_call_with_its_invoca
     assert fut.done() and fut.result() == "done" and seen == [binding(1)]
 
 
+@pytest.mark.asyncio
 async def test_the_old_way_a_task_created_in_a_call_fails_after_it() -> None:
     """Control: what the plugin did before, a plain task, meets the ended invocation."""
     plugin, _ = setup()
@@ -118,6 +120,7 @@ async def test_the_old_way_a_task_created_in_a_call_fails_after_it() -> None:
     assert seen == []
 
 
+@pytest.mark.asyncio
 async def test_a_carrier_runs_what_it_queued_before_it_ends() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -127,6 +130,7 @@ async def test_a_carrier_runs_what_it_queued_before_it_ends() -> None:
     assert fut.done() and seen == [binding(2)]
 
 
+@pytest.mark.asyncio
 async def test_grace_interrupts_a_read_and_the_next_call_finishes_it() -> None:
     plugin, bg = setup()
     runs: list[str] = []
@@ -148,6 +152,7 @@ async def test_grace_interrupts_a_read_and_the_next_call_finishes_it() -> None:
     assert await fut == "built" and runs == ["start", "start", "end"]
 
 
+@pytest.mark.asyncio
 async def test_grace_stops_a_write_at_its_next_checkpoint() -> None:
     plugin, bg = setup()
     settled: list[int] = []
@@ -170,6 +175,7 @@ async def test_grace_stops_a_write_at_its_next_checkpoint() -> None:
     assert await fut == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.asyncio
 async def test_join_runs_the_job_in_the_waiting_call() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -180,6 +186,7 @@ async def test_join_runs_the_job_in_the_waiting_call() -> None:
     assert seen == [binding(1)]
 
 
+@pytest.mark.asyncio
 async def test_a_cancelled_carrier_cancels_its_jobs() -> None:
     plugin, bg = setup()
     started = asyncio.Event()
@@ -208,6 +215,7 @@ async def test_a_cancelled_carrier_cancels_its_jobs() -> None:
     assert bg.pending() == ["long"]  # queued again for a later call of a live installation
 
 
+@pytest.mark.asyncio
 async def test_stop_cancels_queued_and_running_work_and_refuses_new() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -222,6 +230,7 @@ async def test_stop_cancels_queued_and_running_work_and_refuses_new() -> None:
     assert after.cancelled() and seen == []
 
 
+@pytest.mark.asyncio
 async def test_a_job_fails_normally_when_its_own_code_fails() -> None:
     plugin, bg = setup()
 
@@ -234,3 +243,14 @@ async def test_a_job_fails_normally_when_its_own_code_fails() -> None:
     with pytest.raises(ValueError, match="bad"):
         await fut
     assert bg.counts["failed"] == 1 and bg.pending() == []
+
+
+def test_an_ended_invocation_is_an_unknown_outcome() -> None:
+    """The SDK re-checks the invocation after the host answered: the write may have been applied."""
+    from langbot_plugin.entities.io.errors import ActionCallError
+
+    from ltm.ports import is_unknown_outcome
+
+    assert is_unknown_outcome(ActionCallError("RuntimeError: Plugin invocation has ended"))
+    assert is_unknown_outcome(RuntimeError("Runner invocation has ended"))
+    assert not is_unknown_outcome(ActionCallError("ActionCallError: Storage with key k not found"))  # control
