@@ -254,3 +254,76 @@ def test_an_ended_invocation_is_an_unknown_outcome() -> None:
     assert is_unknown_outcome(ActionCallError("RuntimeError: Plugin invocation has ended"))
     assert is_unknown_outcome(RuntimeError("Runner invocation has ended"))
     assert not is_unknown_outcome(ActionCallError("ActionCallError: Storage with key k not found"))  # control
+
+
+# ------------------------------------------------------------------------------- random schedules
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+STEP = st.one_of(
+    st.tuples(
+        st.just("submit"),
+        st.integers(0, 3),  # job key
+        st.integers(0, 3),  # its length in 10 ms steps (a host call after each)
+        st.booleans(),  # interruptible (a read) or not (a write with checkpoints)
+        st.booleans(),  # submitted inside a carrier or in a bare call
+    ),
+    st.tuples(st.just("carry"), st.sampled_from([0.0, 0.005, 0.02, 0.2])),
+    st.tuples(st.just("idle"), st.integers(1, 3)),
+)
+
+
+@given(st.lists(STEP, max_size=12))
+@settings(max_examples=30, deadline=None)
+def test_random_schedules_never_call_the_host_outside_a_live_call(steps: list[tuple[Any, ...]]) -> None:
+    """Whatever the order of submissions, carriers and their graces: every host call of a job is made
+    under a live invocation (the SDK would refuse any other), every job ends exactly once after enough
+    live calls, and its steps are never run twice past a completed step."""
+    asyncio.run(_schedule(steps))
+
+
+async def _schedule(steps: list[tuple[Any, ...]]) -> None:
+    plugin, bg = setup()
+    handler = plugin.plugin_runtime_handler
+    calls: list[bool] = []
+    futures: dict[int, asyncio.Future[Any]] = {}
+    done_steps: dict[int, list[int]] = {}
+
+    def job(key: int, length: int, interruptible: bool) -> Any:
+        async def run() -> int:
+            for n in range(len(done_steps.setdefault(key, [])) if not interruptible else 0, length):
+                if not interruptible:
+                    await checkpoint()
+                await asyncio.sleep(0.01)
+                calls.append(current_invocation(handler) is not None)  # raises once the invocation ended
+                if not interruptible:
+                    done_steps[key].append(n)
+            return key
+
+        return run
+
+    for step in steps:
+        if step[0] == "submit":
+            _, key, length, interruptible, carried_ = step
+            with call(plugin):
+                if carried_:
+                    async with bg.carrying(0.02):
+                        futures[key] = bg.submit(key, job(key, length, interruptible), interruptible=interruptible)
+                else:
+                    futures[key] = bg.submit(key, job(key, length, interruptible), interruptible=interruptible)
+        elif step[0] == "carry":
+            with call(plugin):
+                async with bg.carrying(step[1]):
+                    await asyncio.sleep(0.005)
+        else:
+            await asyncio.sleep(0.01 * step[1])
+    for _ in range(3):  # enough live calls with room for every job
+        with call(plugin):
+            async with bg.carrying(1.0):
+                pass
+    assert all(calls), "a job called the host outside a live invocation"
+    for key, fut in futures.items():
+        assert fut.done() and not fut.cancelled() and fut.exception() is None, (key, fut)
+    for key, seen in done_steps.items():
+        assert seen == sorted(set(seen)), f"a write step of job {key} ran twice: {seen}"
+    assert bg.pending() == []
