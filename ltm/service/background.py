@@ -16,9 +16,10 @@ still live, its *carrier*.
   page, ``initialize``). On entry it starts every queued job as a task of that call's context, so the
   job's host calls carry that call's invocation; the call's own work runs meanwhile. On exit it
   starts what the call queued, then waits at most ``grace`` seconds. A job still running then is
-  *interrupted*: a read-only job (``interruptible``) is cancelled, any other is asked to stop at its
-  next :func:`checkpoint` and awaited (its host calls are bounded by the SDK's call timeout, and at
-  most :data:`HOLD_S` more). An interrupted job goes back to the queue for the next call; its
+  *interrupted*: a read-only job (``interruptible``) is cancelled (one interrupted ``n`` times before
+  gets ``grace * (2**n - 1)`` seconds more, so a slow read completes in a later call), any other is
+  asked to stop at its next :func:`checkpoint` and awaited (its host calls are bounded by the SDK's
+  call timeout, and at most :data:`HOLD_S` more). An interrupted job goes back to the queue for the next call; its
   future stays pending. No job ever outlives its carrier.
 - A carrier that is cancelled (the host cancels an action, e.g. when it revokes the installation)
   cancels its jobs at once; :meth:`Background.stop` (the installation was revoked) cancels every job
@@ -186,11 +187,17 @@ class Background:
             running = {a.task for a in carrier.attempts if a.task is not None and not a.task.done()}
             if not running:
                 return
+            loop = asyncio.get_running_loop()
             for attempt in list(carrier.attempts):
                 if attempt.task is None or attempt.task.done():
                     continue
                 if attempt.job.interruptible:
-                    attempt.task.cancel()
+                    # a read cut off before gets twice as long each time, so a slow one completes
+                    extra = min(HOLD_S, carrier.grace * (2**attempt.job.interrupts - 1))
+                    if extra <= 0:
+                        attempt.task.cancel()
+                    else:
+                        loop.call_later(extra, attempt.task.cancel)
                 else:
                     attempt.stop = True
             _, late = await asyncio.wait(running, timeout=HOLD_S)
