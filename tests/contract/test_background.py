@@ -160,19 +160,19 @@ async def test_a_read_interrupted_before_gets_longer_each_time() -> None:
 
     async def slow_read() -> str:
         runs.append("start")
-        await asyncio.sleep(0.12)  # longer than any one grace of 0.05 s
+        await asyncio.sleep(0.3)  # far longer than the grace of 0.05 s
         current_invocation(plugin.plugin_runtime_handler)
         return "built"
 
     fut = None
-    for _ in range(4):
+    for _ in range(6):
         with call(plugin):
             async with bg.carrying(0.05):
                 fut = fut or bg.submit("refresh", slow_read, interruptible=True)
         if fut.done():
             break
-    # 0.05 s, then 0.05 + 0.05, then 0.05 + 0.15: the third call lets it finish
-    assert fut.done() and fut.result() == "built" and runs == ["start"] * 3
+    # 0.05 s, then 0.1, 0.2 (cut off each time), then 0.4: the fourth call lets it finish
+    assert fut.done() and fut.result() == "built" and runs == ["start"] * 4
 
 
 async def test_grace_stops_a_write_at_its_next_checkpoint() -> None:
