@@ -22,9 +22,11 @@ from langbot_plugin.api.definition.plugin import BasePlugin
 from ltm.adapters.embedders import HostEmbedder
 from ltm.adapters.host_chat import HostChatModel
 from ltm.adapters.host_index import HostVectorIndex
+from ltm.adapters.host_invocation import invocation_probe
 from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
+from ltm.service.background import CHAT_GRACE_S, Background
 from ltm.service.compose import wire
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
@@ -55,6 +57,9 @@ def compose(plugin: LongTermMemory) -> InstallationState:
         embedder_for=lambda collection, kb: HostEmbedder(plugin, kb.embedding_model),
         settings=ConfigCache(plugin.get_config, Settings.from_config),
         reranker_for=lambda collection, kb: HostReranker(plugin, kb.rerank_model),
+        # in the installed package every host call needs a live invocation: background work is
+        # carried by the installation's calls (components/carry.py), never by a detached task
+        background=Background(live=invocation_probe(plugin)),
     )
     chat = HostChatModel(plugin)
     review = ReviewQueue(service, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=chat)
@@ -76,9 +81,12 @@ class LongTermMemory(BasePlugin):
     async def initialize(self) -> None:
         # Nothing slow before the plugin answers the host: after a restart (a config change restarts
         # the plugin) the journal of what a crash left half-finished is settled in the background,
-        # and every write waits for it; reads and recalls are served at once.
-        self.state()
+        # and every write waits for it; reads and recalls are served at once. In the installed
+        # package INITIALIZE_PLUGIN is the first call that can carry it (bounded), the next calls
+        # carry what is left.
         log.info("LongTermMemory initialized; settling the write journal in the background")
+        async with self.state().service.background.carrying(CHAT_GRACE_S):
+            pass
 
     def installation_key(self) -> str:
         """The current installation: its uuid in a shared runtime, :data:`DEDICATED` otherwise."""
@@ -100,6 +108,7 @@ class LongTermMemory(BasePlugin):
         state = self._states.pop(str(getattr(binding, "installation_uuid", "") or ""), None)
         if state is not None:
             state.service.stop_recovery()
+            state.service.stop_background()
             log.info("installation %s revoked: its memory caches are released", binding.installation_uuid)
 
     # The components' one entry point: the current installation's parts (settable for tests and

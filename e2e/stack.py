@@ -77,6 +77,14 @@ FAKE_API_KEY = "sk-fake-e2e"
 LANGBOT_CONNECTED_LINE = "Connected to instance-scoped plugin runtime"
 
 
+INSTALL_ENV = "LTM_E2E_INSTALL"  # "package": the plugin under test is installed from its .lbpkg
+
+
+def install_mode(env: dict[str, str] | None = None) -> str:
+    """``package`` when the e2e stack installs the plugin from its ``.lbpkg``, else ``""`` (debug attach)."""
+    return str((os.environ if env is None else env).get(INSTALL_ENV, "")).strip().lower()
+
+
 class StackError(RuntimeError):
     """The stack could not be started, or a host call failed."""
 
@@ -549,7 +557,7 @@ class Stack:
             self._start_langbot()
             self._bootstrap_account()
             self._create_models()
-            self.attach_plugin(self.plugin)
+            self.start_plugin_under_test()
             self.attach_plugin(self.runner_plugin)
             self.wait_plugins_initialized([self.plugin, self.runner_plugin])
             self._create_memory_kb()
@@ -915,6 +923,103 @@ class Stack:
         self.timings[f"attach_spawned:{plugin.name}"] = time.monotonic() - t0
         return proc
 
+    # -- installed mode (LTM_E2E_INSTALL=package) ------------------------------------------------
+
+    @property
+    def installed(self) -> bool:
+        """Whether the plugin under test runs from its ``.lbpkg`` (the runtime's own worker process)."""
+        return install_mode() == "package"
+
+    def start_plugin_under_test(self) -> None:
+        """Debug-attach the plugin (``lbp run``), or with ``LTM_E2E_INSTALL=package`` build its ``.lbpkg``
+        and install it through LangBot's local-install route, the way users run it. Measured on 4.11.2:
+        an installed plugin's actions carry an ``InstallationBinding`` and run inside the SDK's invocation
+        scope; a debug-attached one's carry none (docs/host-facts.md)."""
+        if not self.installed:
+            self.attach_plugin(self.plugin)
+            return
+        assert self.run_dir is not None
+        t0 = time.monotonic()
+        self.install_lbpkg(self.build_lbpkg(self.run_dir / "dist"))
+        self.timings["plugin_installed"] = time.monotonic() - t0
+
+    def plugin_worker_pids(self, plugin: PluginRef | None = None) -> list[int]:
+        """Pids of the runtime's worker processes that run ``plugin`` from its installed package."""
+        plugin = plugin or self.plugin
+        runtime = self.processes.get("runtime")
+        if runtime is None or runtime.pid is None:
+            return []
+        out = []
+        for pid in descendants(runtime.pid):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                env = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "python" in cmd and (plugin.plugin_id in cmd or plugin.plugin_id in env or plugin.name in env):
+                out.append(pid)
+        return out
+
+    def installed_worker_starts(self, plugin: PluginRef | None = None) -> int:
+        """How many worker processes the runtime has started for ``plugin`` (each logs its label)."""
+        plugin = plugin or self.plugin
+        return self.installed_log().count(f"Plugin worker process label: {plugin.plugin_id}")
+
+    def plugin_storage_keys(self, prefix: str = "") -> list[str]:
+        """The plugin-storage keys LangBot holds for the plugin under test (read from its SQLite database)."""
+        import sqlite3
+
+        assert self.run_dir is not None
+        db = self.run_dir / "langbot" / "data" / "langbot.db"
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:
+            rows = con.execute(
+                "SELECT key FROM binary_storages WHERE owner_type = 'plugin' AND owner LIKE ? AND key LIKE ?",
+                (f"%{self.plugin.name}%", prefix.replace("%", "") + "%"),
+            ).fetchall()
+        finally:
+            con.close()
+        return sorted(str(r[0]) for r in rows)
+
+    def put_plugin_storage(self, key: str, value: bytes) -> None:
+        """Write one plugin-storage value of the plugin under test straight into LangBot's database, under
+        the key the host itself would use (``StorageMgr.canonical_binary_storage_key`` of 4.11.2, checked
+        against a row the host wrote): a state the host's answers left behind, e.g. a journal entry whose
+        close the host refused."""
+        import hashlib
+        import sqlite3
+
+        assert self.run_dir is not None
+        con = sqlite3.connect(self.run_dir / "langbot" / "data" / "langbot.db", timeout=30)
+        try:
+            ws, instance = con.execute("SELECT uuid, instance_uuid FROM workspaces").fetchone()
+            owner = self.plugin.plugin_id
+
+            def unique(k: str) -> str:
+                canonical = json.dumps([instance, ws, "plugin", owner, k], ensure_ascii=False, separators=(",", ":"))
+                prefix = hashlib.sha256(instance.encode()).hexdigest()[:24]
+                return f"v1:{prefix}:{ws}:plugin:{hashlib.sha256(canonical.encode()).hexdigest()}"
+
+            sample = con.execute(
+                "SELECT key, unique_key FROM binary_storages WHERE owner_type = 'plugin' AND owner = ? LIMIT 1",
+                (owner,),
+            ).fetchone()
+            if sample is None or unique(sample[0]) != sample[1]:
+                raise StackError(f"LangBot's plugin-storage key scheme is not the one this helper knows: {sample}")
+            with con:
+                con.execute(
+                    "INSERT INTO binary_storages (workspace_uuid, unique_key, key, owner_type, owner, value) "
+                    "VALUES (?, ?, ?, 'plugin', ?, ?)",
+                    (ws, unique(key), key, owner, value),
+                )
+        finally:
+            con.close()
+
+    def installed_log(self) -> str:
+        """What the installed worker logged: the runtime relays its output into the runtime's log."""
+        proc = self.processes.get("runtime")
+        return proc.log_path.read_text(encoding="utf-8", errors="replace") if proc else ""
+
     def detach_plugin(self, plugin: PluginRef | None = None, timeout: float = 30.0) -> None:
         """Stop the ``lbp run`` of ``plugin`` (default: the plugin under test) and wait until the host drops it."""
         plugin = plugin or self.plugin
@@ -955,6 +1060,8 @@ class Stack:
     def _plugin_inits(self, plugin: PluginRef) -> int | None:
         """How often the debug-attached ``plugin`` has logged its end of initialization (None: no log)."""
         proc = self.processes.get(f"plugin:{plugin.plugin_id}")
+        if proc is None and plugin is self.plugin and self.installed:
+            proc = self.processes.get("runtime")  # the installed worker logs through the runtime
         if proc is None:
             return None
         try:

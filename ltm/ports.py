@@ -114,6 +114,9 @@ class WriteOutcomeUnknown(Exception):
 
 
 UNKNOWN_OUTCOME_ERRORS = ("ActionCallTimeoutError", "ConnectionClosedError")
+# The SDK checks its invocation again after the host answered (``Handler.call_action``), so this
+# error can follow a write the host applied (host-facts.md).
+ENDED_INVOCATION = "invocation has ended"
 
 
 def is_unknown_outcome(exc: BaseException) -> bool:
@@ -121,9 +124,12 @@ def is_unknown_outcome(exc: BaseException) -> bool:
 
     Timeouts and lost connections of the LangBot runtime (``ActionCallTimeoutError``,
     ``ConnectionClosedError``) are recognised by name so that the service layer stays free of the
-    SDK; an authoritative error answer (``ActionCallError``) is deterministic and returns False.
+    SDK; an authoritative error answer (``ActionCallError``) is deterministic and returns False,
+    except the SDK's "invocation has ended", which it also raises after the host answered.
     """
     if isinstance(exc, (WriteOutcomeUnknown, TimeoutError, ConnectionError)):
+        return True
+    if ENDED_INVOCATION in str(exc):
         return True
     return any(cls.__name__ in UNKNOWN_OUTCOME_ERRORS for cls in type(exc).__mro__)
 

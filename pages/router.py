@@ -257,6 +257,13 @@ async def _diagnostics(c: Ctx) -> dict[str, Any]:
     return {
         "health": views.health_view(report),
         "fences": {"supported": True, "items": await views.scope_fences(c.service, scope)},
+        # background work of this process (ltm/service/background.py): what the calls carried
+        "background": {
+            "recovering": c.service.recovering,
+            "pending": [str(k) for k in c.service.background.pending()],
+            "jobs": dict(c.service.background.counts),
+            "snapshots": dict(c.service.writes.index.snapshot_counts),
+        },
     }
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
+from components.carry import OPERATOR_GRACE_S, carried
 from components.commands import render
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
@@ -99,6 +100,7 @@ class MemoryCommand(Command):
     def review(self) -> ReviewQueue | None:
         return getattr(self.plugin, "review", None)
 
+    @carried(OPERATOR_GRACE_S)
     async def respond(self, ctx: ExecuteContext) -> list[str]:
         """Replies for one command line. Never raises: every failure becomes a localized message."""
         lang = "en_US"

@@ -18,6 +18,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
+from components.carry import carrying
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
 from ltm.domain.budget import estimate_tokens
 from ltm.domain.errors import LtmError
@@ -132,7 +133,8 @@ class MemoryListener(EventListener):
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
-                await inject_memory(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
+                async with carrying(self.plugin):
+                    await inject_memory(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
             except LtmError as exc:  # e.g. a KB on a backend that drops metadata: said once, in the log
                 unavailable(exc)
             except Exception:  # memory must never break the chat
@@ -140,15 +142,16 @@ class MemoryListener(EventListener):
 
         @self.handler(events.NormalMessageResponded)
         async def on_responded(ctx: context.EventContext) -> None:
-            review = getattr(self.plugin, "review", None)
             try:
-                if review is None or not review.settings.enabled:
-                    return
-                key = getattr(ctx, "query_uuid", None) or getattr(ctx, "query_id", None)
-                if key is not None and key in seen:
-                    return  # the host emits this event once per reply part; extract once per turn
-                seen.append(key)
-                await extract_candidates(self.plugin.service, review, ctx)
+                async with carrying(self.plugin):
+                    review = getattr(self.plugin, "review", None)
+                    if review is None or not review.settings.enabled:
+                        return
+                    key = getattr(ctx, "query_uuid", None) or getattr(ctx, "query_id", None)
+                    if key is not None and key in seen:
+                        return  # the host emits this event once per reply part; extract once per turn
+                    seen.append(key)
+                    await extract_candidates(self.plugin.service, review, ctx)
             except LtmError as exc:
                 unavailable(exc)
             except Exception:  # candidates must never break the chat

@@ -21,6 +21,7 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
+from components.carry import OPERATOR_GRACE_S, carried
 from ltm.domain.errors import LtmError
 from ltm.domain.text import neutralize, neutralize_data
 from ltm.i18n import error_text
@@ -36,9 +37,11 @@ class MemoryEngine(KnowledgeEngine):
     def get_capabilities(cls) -> list[str]:
         return [KnowledgeEngineCapability.DOC_INGESTION]
 
+    @carried(OPERATOR_GRACE_S)
     async def on_knowledge_base_create(self, kb_id: str, config: dict) -> None:
         await self.plugin.service.register_kb(kb_id, config)
 
+    @carried(OPERATOR_GRACE_S)
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
         await self.plugin.service.unregister_kb(kb_id)
         consolidator = getattr(self.plugin, "consolidator", None)
@@ -50,6 +53,7 @@ class MemoryEngine(KnowledgeEngine):
         if kb_id and await service.kb_settings(kb_id) is None and creation:
             await service.register_kb(kb_id, creation)
 
+    @carried()
     async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
         service = self.plugin.service
         kb_id = context.get_collection_id()
@@ -94,6 +98,7 @@ class MemoryEngine(KnowledgeEngine):
         log.info("engine retrieve in %s: %d results", scope.user_key, len(entries))
         return RetrievalResponse(results=entries, total_found=len(entries), metadata={"user_key": scope.user_key})
 
+    @carried(OPERATOR_GRACE_S)
     async def ingest(self, context: IngestionContext) -> IngestionResult:
         meta = context.file_object.metadata
         kb_id = context.get_collection_id() if hasattr(context, "get_collection_id") else context.knowledge_base_id
@@ -112,6 +117,7 @@ class MemoryEngine(KnowledgeEngine):
             )
         return IngestionResult(document_id=meta.document_id, status=DocumentStatus.COMPLETED, chunks_created=n)
 
+    @carried(OPERATOR_GRACE_S)
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         n = await self.plugin.service.delete_document(kb_id, document_id, Actor(surface="engine"))
         log.info("document %s deleted from %s: %d memories removed", document_id, kb_id, n)

@@ -7,6 +7,7 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
 
+from components.carry import OPERATOR_GRACE_S, carried
 from ltm.i18n import CONSOLE
 from pages.router import handle
 
@@ -29,6 +30,7 @@ def for_dashboard(resp: PageResponse) -> PageResponse:
 
 
 class MemoryConsole(Page):
+    @carried(OPERATOR_GRACE_S)
     async def handle_api(self, request: PageRequest) -> PageResponse:
         return for_dashboard(await self.answer(request))
 

@@ -6,6 +6,7 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
+from components.carry import carried
 from components.turn import tool_error, tool_scope
 from ltm.domain.errors import LtmError, ValidationError
 
@@ -13,6 +14,7 @@ log = logging.getLogger(__name__)
 
 
 class Forget(Tool):
+    @carried()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool forget called (query %s)", query_id)
         p = params if isinstance(params, dict) else {}

@@ -6,6 +6,7 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
+from components.carry import carried
 from components.turn import lang_of, tool_scope
 from ltm.domain.errors import LtmError, ValidationError
 from ltm.domain.models import bounded_int
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 
 
 class RecallMemory(Tool):
+    @carried()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool recall_memory called (query %s)", query_id)
         p = params if isinstance(params, dict) else {}

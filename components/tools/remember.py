@@ -6,6 +6,7 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
+from components.carry import carried
 from components.turn import tool_error, tool_scope
 from ltm.domain.errors import LtmError
 
@@ -14,6 +15,7 @@ ALLOWED = ("content", "importance", "tags", "event_at", "valid_from", "valid_unt
 
 
 class Remember(Tool):
+    @carried()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool remember called (query %s)", query_id)
         try:

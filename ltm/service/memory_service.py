@@ -20,6 +20,7 @@ from ..domain.scope import Scope
 from ..domain.timefields import now_utc
 from ..ports import KeyValueStore, VectorIndex
 from .audit import AuditLog
+from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .locks import ScopeLocks
@@ -42,11 +43,19 @@ class MemoryService:
         settings: Callable[[], Settings] = Settings,
         clock: Callable[[], datetime] = now_utc,
         reranker_for: RerankerFor | None = None,
+        background: Background | None = None,
     ) -> None:
         self._settings = settings
+        # work that outlives its call (recovery, snapshots, refreshes): run inside a live call
+        self.background = background or Background()
         # the index of both recall legs of every active scope, kept up to date by the writes
         self.writes = WriteEngine(
-            kv, vectors, RecallIndex(vectors, kv=kv), lambda scope: self.registry.embedder(scope), clock
+            kv,
+            vectors,
+            RecallIndex(vectors, kv=kv, background=self.background),
+            lambda scope: self.registry.embedder(scope),
+            clock,
+            background=self.background,
         )
         self.registry = KbRegistry(self.writes, embedder_for, settings, reranker_for)
         self.profiles = Profiles(self.writes, settings)
@@ -196,11 +205,15 @@ class MemoryService:
         self.writes.delete_batch = value
 
     # ------------------------------------------------------------------ recovery
-    def start_recovery(self) -> asyncio.Task[list[dict[str, Any]]]:
+    def start_recovery(self) -> asyncio.Future[list[dict[str, Any]]]:
         return self.writes.start_recovery()
 
     def stop_recovery(self) -> None:
         self.writes.stop_recovery()
+
+    def stop_background(self) -> None:
+        """The installation was revoked: its queued and running background work stops."""
+        self.background.stop()
 
     @property
     def recovering(self) -> bool:

@@ -55,6 +55,7 @@ from ..domain.refs import RefTable
 from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
 from ..ports import KeyValueStore, VectorIndex, is_connection_lost
 from . import index_snapshot
+from .background import Background
 
 log = logging.getLogger(__name__)
 
@@ -490,7 +491,7 @@ class ScopeIndex:
 
 @dataclass
 class _Build:
-    task: asyncio.Task[ScopeIndex]
+    task: asyncio.Future[ScopeIndex]
     dirty: bool = False
     generation: int = 0  # the scope's write generation when the build started
 
@@ -507,15 +508,17 @@ class RecallIndex:
         budget_bytes: int = 256 << 20,
         ttl: float = 120.0,
         max_docs: int = 5000,
+        background: Background | None = None,
     ) -> None:
         self.vectors = vectors
+        self.background = background or Background()  # where refreshes, fills and snapshots run
         self.budget_bytes = budget_bytes
         self.ttl = ttl
         self.max_docs = max_docs
         self._scopes: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()
         self._builds: dict[tuple[str, str], _Build] = {}
         self._refresh: dict[tuple[str, str], _Build] = {}
-        self._fills: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._fills: dict[tuple[str, str], asyncio.Future[None]] = {}
         self.clock: Callable[[], float] = time.monotonic
         self.wall: Callable[[], float] = time.time
         self.builds = 0  # counters for diagnostics and benchmarks
@@ -535,8 +538,7 @@ class RecallIndex:
         self._pending: set[tuple[str, str]] = set()
         self._void: set[tuple[str, str]] = set()  # stored copy voided by a write, not yet replaced
         self._written: dict[tuple[str, str], tuple[str, int, int]] = {}
-        self._flush_handle: asyncio.TimerHandle | None = None
-        self._flush_task: asyncio.Task[None] | None = None
+        self._flush_job: asyncio.Future[int] | None = None
 
     def configure(self, *, budget_bytes: int, ttl: float, max_docs: int) -> None:
         """Apply the current settings (read per call: the host may change them live)."""
@@ -555,7 +557,10 @@ class RecallIndex:
             self._scopes.move_to_end(key)
             if self.clock() - idx.built_at > self.ttl and key not in self._refresh and key not in self._builds:
                 self._refresh[key] = _Build(
-                    asyncio.create_task(self._build(key, snapshot=False)), generation=self._generation.get(key, 0)
+                    self.background.submit(
+                        ("recall-refresh", key), lambda key=key: self._build(key, snapshot=False), interruptible=True
+                    ),
+                    generation=self._generation.get(key, 0),
                 )
                 self._refresh[key].task.add_done_callback(lambda t, key=key: self._refreshed(key, t))
             return idx
@@ -580,7 +585,7 @@ class RecallIndex:
             return
         self._install(key, task.result(), build)
 
-    def _refreshed(self, key: tuple[str, str], task: asyncio.Task[ScopeIndex]) -> None:
+    def _refreshed(self, key: tuple[str, str], task: asyncio.Future[ScopeIndex]) -> None:
         build = self._refresh.pop(key, None)
         if task.cancelled() or task.exception() is not None:
             if not task.cancelled():
@@ -700,10 +705,10 @@ class RecallIndex:
                     if now is not None and now.get("content_hash") == md.get("content_hash"):
                         idx.set_vector(rid, np.asarray(v, dtype=np.float16))
 
-        task = self._fills[key] = asyncio.create_task(fill())
+        task = self._fills[key] = self.background.submit(("recall-fill", key), fill, interruptible=True)
         task.add_done_callback(lambda t, key=key: self._filled(key, t))
 
-    def _filled(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
+    def _filled(self, key: tuple[str, str], task: asyncio.Future[None]) -> None:
         self._fills.pop(key, None)
         if not task.cancelled() and task.exception() is not None:
             log.warning("re-embedding rows stored without a vector failed: %s", task.exception())
@@ -793,7 +798,11 @@ class RecallIndex:
             for key in [k for k in self._stamps if k[0] == collection]:
                 self._stamps[key] = None
             with contextlib.suppress(RuntimeError):  # no running loop: nothing to run it on
-                task = asyncio.get_running_loop().create_task(self.snapshots.drop_collection(collection))
+                asyncio.get_running_loop()
+                snapshots = self.snapshots
+                task = self.background.submit(
+                    ("recall-drop", collection), lambda: snapshots.drop_collection(collection)
+                )
                 task.add_done_callback(self._logged("dropping the recall snapshots of a knowledge base"))
 
     # -------------------------------------------------------------- snapshots in storage
@@ -805,22 +814,21 @@ class RecallIndex:
         self._arm()
 
     def _arm(self) -> None:
-        if self._flush_handle is not None or (self._flush_task is not None and not self._flush_task.done()):
+        if self._flush_job is not None and not self._flush_job.done():
             return  # a flush is due, or running (it arms the next one for keys added meanwhile)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._flush_handle = loop.call_later(max(0.0, self.snapshot_delay), self._start_flush)
+        job = self._flush_job = self.background.submit(
+            "recall-snapshots", self._flush_pending, delay=max(0.0, self.snapshot_delay)
+        )
+        job.add_done_callback(self._flushed)
 
-    def _start_flush(self) -> None:
-        self._flush_handle = None
-        self._flush_task = asyncio.get_running_loop().create_task(self.flush_snapshots())
-        self._flush_task.add_done_callback(self._flushed)
-
-    def _flushed(self, task: asyncio.Task[int]) -> None:
+    def _flushed(self, task: asyncio.Future[int]) -> None:
         self._logged("writing recall snapshots")(task)
-        self._flush_task = None
+        if self._flush_job is task:
+            self._flush_job = None
         if self._pending:
             self._arm()
 
@@ -837,9 +845,11 @@ class RecallIndex:
         :attr:`snapshot_delay` seconds after a change). Failures are logged, never raised: the
         snapshot is a cache. A scope with a write or build in flight waits for its end. Returns the
         number of snapshots written."""
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
+        if self._flush_job is not None:
+            self.background.cancel_queued(self._flush_job)  # due but not running: this call writes it
+        return await self._flush_pending()
+
+    async def _flush_pending(self) -> int:
         keys, written = list(self._pending), 0
         self._pending.clear()
         for key in keys:

@@ -69,6 +69,7 @@ from ..domain.text import check_text
 from ..domain.timefields import now_utc, to_iso
 from ..ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
 from .audit import AuditEntry, AuditLog
+from .background import Background, checkpoint
 from .locks import ScopeLocks
 from .readback import read_until
 from .recall_index import VECTOR_KEY, RecallIndex, encode_vector
@@ -387,10 +388,12 @@ class WriteEngine:
         index: RecallIndex,
         embedder: Callable[[Scope], Awaitable[Embedder]],
         clock: Callable[[], datetime] = now_utc,
+        background: Background | None = None,
     ) -> None:
         self.kv = kv
         self.vectors = vectors
         self.index = index
+        self.background = background or Background()
         self.embedder = embedder
         self.clock = clock
         self.locks = ScopeLocks()
@@ -400,7 +403,7 @@ class WriteEngine:
         self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
         self._fences: dict[str, dict[str, Any]] | None = None  # lock key -> fence record
         self._pending: dict[str, _Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
-        self._recovery: asyncio.Task[list[dict[str, Any]]] | None = None
+        self._recovery: asyncio.Future[list[dict[str, Any]]] | None = None
 
     # ------------------------------------------------------------------ audit
     async def audit(
@@ -863,11 +866,12 @@ class WriteEngine:
             log.warning("could not close journal %s: %s", op_id, exc)
 
     # ------------------------------------------------------------------ recovery
-    def start_recovery(self) -> asyncio.Task[list[dict[str, Any]]]:
+    def start_recovery(self) -> asyncio.Future[list[dict[str, Any]]]:
         """Run :meth:`recover` in the background (the plugin answers the host at once after a
-        restart); every write waits for it first (:meth:`wait_recovered`), reads do not."""
+        restart; :mod:`.background` runs it inside a live call); every write waits for it first
+        (:meth:`wait_recovered`), reads do not."""
         if self._recovery is None:
-            self._recovery = asyncio.get_running_loop().create_task(self._recover_logged())
+            self._recovery = self.background.submit("journal-recovery", self._recover_logged)
         return self._recovery
 
     def stop_recovery(self) -> None:
@@ -890,7 +894,7 @@ class WriteEngine:
         state recovery is still judging. Shielded: a cancelled write never cancels recovery."""
         task = self._recovery
         if task is not None and not task.done():
-            await asyncio.shield(task)
+            await self.background.join(task)  # run here when no other call is running it
 
     @property
     def recovering(self) -> bool:
@@ -902,6 +906,7 @@ class WriteEngine:
         dropped (it was never acknowledged); a partial one fences its scopes and is reported."""
         report: list[dict[str, Any]] = []
         for key in sorted(await self.kv.keys(JOURNAL_PREFIX)):
+            await checkpoint()  # between entries: a closing call may hand the rest to the next one
             raw = await self.kv.get(key)
             if not raw:
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
@@ -169,3 +171,31 @@ class TestModelsAndFaults:
         with pytest.raises(ActionCallError, match="longer than 255"):
             await plugin.set_plugin_storage("k" * 256, b"v")
         assert await plugin.get_plugin_storage_keys() == []
+
+
+async def test_an_answer_after_the_invocation_ended_is_refused_like_the_sdk() -> None:
+    """The SDK re-checks the invocation after the host answered: the write happened, the caller is
+    told it failed. The fake does the same (and answers normally outside any invocation)."""
+    import asyncio
+
+    from langbot_plugin.api.proxies.invocation import bind_invocation
+    from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as Act
+    from langbot_plugin.entities.io.errors import ActionCallError as Refused
+
+    fake = FakeHostHandler()
+    gate = asyncio.Event()
+
+    class Slow(FakeHostHandler):
+        async def _answer(self, action: Any, data: dict[str, Any]) -> dict:
+            await gate.wait()
+            return await super()._answer(action, data)
+
+    slow = Slow()
+    with bind_invocation(slow, config={}):
+        task = asyncio.create_task(slow.call_action(Act.SET_WORKSPACE_STORAGE, {"key": "k", "value_base64": "eA=="}))
+        await asyncio.sleep(0)
+    gate.set()
+    with pytest.raises(Refused, match="invocation has ended"):
+        await task
+    assert slow.workspace_storage == {"k": b"x"}  # applied all the same
+    assert await fake.call_action(Act.GET_BOTS, {}) == {"bots": ["fake-bot"]}  # control: no invocation

@@ -105,3 +105,19 @@ class TestLocalRunner:
         for path in (RUNNER_PLUGIN_DIR / "components").rglob("*.yaml"):
             doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
             assert {"apiVersion", "kind", "metadata", "spec"} <= set(doc), path
+
+
+def test_install_mode_and_the_installed_subset() -> None:
+    """``LTM_E2E_INSTALL=package`` selects the installed stack; the named subset exists test by test."""
+    from e2e.stack import install_mode
+
+    assert install_mode({"LTM_E2E_INSTALL": " Package "}) == "package"
+    assert install_mode({}) == ""
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "tests" / "e2e" / "installed_subset.txt").read_text(encoding="utf-8").splitlines()
+    subset = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    assert "tests/e2e/test_installed_e2e.py" in subset
+    for entry in subset:
+        path, _, name = entry.partition("::")
+        source = (root / path).read_text(encoding="utf-8")
+        assert not name or f"def {name}(" in source, entry

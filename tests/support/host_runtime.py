@@ -15,6 +15,8 @@ facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host 
   and the plugin's SDK raises ``ActionCallError("ActionCallError: <msg>")``. Host-side Python
   exceptions (e.g. ``KeyError`` of ``get_query_var``) become ``"ActionCallError: KeyError: 'k'"``.
   ``wrap_errors=False`` drops the runtime prefix.
+- Invocations: like the SDK's ``Handler.call_action``, a call made under an ended invocation is
+  refused, and so is an answer that arrives after the invocation ended (the host applied it).
 - Requests and responses are JSON round-tripped (the wire is JSON): tuples become lists and a
   non-JSON value (a numpy float, bytes) fails as ``ActionCallError("TypeError: ...")``.
 - Vectors are kept in a real ``chromadb`` in-memory store, one collection per knowledge base,
@@ -46,7 +48,7 @@ from typing import Any
 import chromadb
 import chromadb.errors
 from langbot_plugin.api.definition.plugin import BasePlugin
-from langbot_plugin.api.proxies.invocation import current_binding
+from langbot_plugin.api.proxies.invocation import current_binding, invocation_capability
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError
 from langbot_plugin.runtime.io.handler import Handler
@@ -188,6 +190,15 @@ class FakeHostHandler(Handler):
     # ------------------------------------------------------------------ the seam
 
     async def call_action(self, action: A, data: dict[str, Any], timeout: float | None = None, **kw: Any) -> dict:
+        # the SDK's Handler.call_action: an ended invocation refuses the call, and the answer too
+        # (re-checked after the host answered, wrapped as "ActionCallError: RuntimeError: ...")
+        invocation = invocation_capability(self)
+        result = await self._answer(action, data)
+        if invocation is not None and not invocation.active:
+            raise ActionCallError("RuntimeError: Plugin invocation has ended")
+        return result
+
+    async def _answer(self, action: A, data: dict[str, Any]) -> dict:
         payload = self._wire(data)
         self.calls.append((action, payload))
         if self._faults.get(action):

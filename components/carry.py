@@ -1,0 +1,58 @@
+"""Every call of a component carries the installation's background work (``ltm/service/background.py``).
+
+In the installed package a host call is only allowed inside the invocation of the action that makes
+it, so journal recovery, recall snapshots, refreshes and re-embed fills run inside the component
+calls: started when a call begins, waited for a bounded time when it ends. ``@carried`` wraps a
+component method (a coroutine or an async generator); :func:`carrying` is the same as a context
+manager for the listener's handlers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from ltm.service.background import CHAT_GRACE_S, OPERATOR_GRACE_S
+
+__all__ = ["CHAT_GRACE_S", "OPERATOR_GRACE_S", "carried", "carrying"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextlib.asynccontextmanager
+async def carrying(plugin: Any, grace: float = CHAT_GRACE_S) -> AsyncIterator[None]:
+    """Run ``plugin``'s queued background work alongside the enclosed call (none without a service:
+    a plugin that failed to initialise, or a test double)."""
+    background = getattr(getattr(plugin, "service", None), "background", None)
+    if background is None:
+        yield
+        return
+    async with background.carrying(grace):
+        yield
+
+
+def carried(grace: float = CHAT_GRACE_S) -> Callable[[F], F]:
+    """Decorate a component method (``self.plugin`` is the plugin) so that its call carries work."""
+
+    def wrap(fn: F) -> F:
+        if inspect.isasyncgenfunction(fn):
+
+            @functools.wraps(fn)
+            async def stream(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                async with carrying(getattr(self, "plugin", None), grace):
+                    async for item in fn(self, *args, **kwargs):
+                        yield item
+
+            return stream  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            async with carrying(getattr(self, "plugin", None), grace):
+                return await fn(self, *args, **kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
