@@ -80,6 +80,7 @@ OUTSIDE_MATRIX = {
     "MemoryService.start_recovery": "recovery of the installation's journal",
     "MemoryService.stop_recovery": "recovery of the installation's journal",
     "MemoryService.wait_recovered": "recovery of the installation's journal",
+    "MemoryService.stop_background": "the host revokes the installation (its queued background work stops)",
     "ReviewQueue.guard": "the statement guard composed into every write",
     "ReviewQueue.propose": "the listener queues the speaker's own statement",
     "ReviewQueue.extract": "the listener's candidate extraction from the speaker's own words",
