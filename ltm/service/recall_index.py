@@ -93,16 +93,6 @@ def unpack_metadata(blob: bytes) -> dict[str, Any]:
     return md
 
 
-_SCOPE_FIELDS = tuple((k, _KEYS.index(k)) for k in ("user_key", "status"))
-
-
-def scope_fields(blob: bytes) -> dict[str, Any]:
-    """The ``user_key`` and ``status`` of packed metadata (what the active-scope filter reads),
-    without unpacking the rest."""
-    values = marshal.loads(blob)[0]
-    return {k: values[i] for k, i in _SCOPE_FIELDS}
-
-
 def encode_vector(vector: Sequence[float]) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f2").tobytes()).decode("ascii")
 
@@ -121,7 +111,8 @@ def decode_vector(raw: Any) -> np.ndarray | None:
     return vec if np.all(np.isfinite(vec)) else None
 
 
-def _number(v: Any) -> float:
+def number(v: Any) -> float:
+    """A metadata value as the numeric columns hold it (NaN for anything but a number)."""
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
 
 
@@ -229,7 +220,7 @@ class ScopeIndex:
         dim = next((int(v.shape[0]) for v in vecs if v is not None), 0)  # the first usable vector's, as put
         ok = np.array([v is not None and v.shape[0] == dim for v in vecs], dtype=bool)
         self.has_vec = np.zeros(n, dtype=bool)
-        self.numeric = np.array([[_number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
+        self.numeric = np.array([[number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
         self.nterms = np.zeros(n, dtype=np.int32)
         if dim:
             self._set_dim(dim)
@@ -304,7 +295,7 @@ class ScopeIndex:
         self.has_vec[i] = ok
         if ok:
             self.vectors[i] = vector
-        self.numeric[i] = [_number(metadata.get(k)) for k in NUMERIC]
+        self.numeric[i] = [number(metadata.get(k)) for k in NUMERIC]
         evicted = self.bm25.add(rid, text)
         self.nterms[i] = self.bm25.term_count(rid)
         self.nbytes += self._row_size(i)
@@ -496,7 +487,8 @@ class RecallIndex:
         # in flight, scopes whose write outcome was unknown, scopes waiting for a snapshot write
         self.snapshots = index_snapshot.SnapshotStore(kv) if kv is not None else None
         self.snapshot_delay = 2.0  # seconds after the last change: a burst of writes costs one snapshot
-        self.snapshot_counts = {"read": 0, "used": 0, "written": 0, "discarded": 0, "failed": 0}
+        self.snapshot_counts = {"read": 0, "used": 0, "written": 0, "discarded": 0, "failed": 0, "rejected": 0}
+        self._rejected: set[tuple[tuple[str, str], str]] = set()  # malformed snapshots already logged
         self._stamps: dict[tuple[str, str], str | None] = {}
         self._generation: dict[tuple[str, str], int] = {}
         self._writes: dict[tuple[str, str], int] = {}
@@ -592,7 +584,7 @@ class RecallIndex:
             except Exception as exc:  # the snapshot is a cache: the host answers instead
                 log.warning("recall snapshot of %s/%s could not be read: %s", *key, exc)
                 stamp, raw = None, None
-            loaded = index_snapshot.decode(raw, *key, stamp, self.max_docs) if raw and stamp is not None else None
+            loaded = self._loaded(key, raw, stamp)
             self.snapshot_counts["read"] += 1
             if loaded is not None and stamp is not None:
                 self.snapshot_counts["used"] += 1
@@ -604,6 +596,23 @@ class RecallIndex:
         idx = await self._build_from_host(key)
         idx.stamp = stamp
         return idx
+
+    def _loaded(self, key: tuple[str, str], raw: bytes | None, stamp: str | None) -> index_snapshot.Loaded | None:
+        """The stored snapshot when it decodes completely and consistently for ``stamp``; else None
+        (the host is listed and the next flush replaces the value). A malformed one is logged once
+        per scope and stamp: it is a fault, where a snapshot of an older stamp is routine."""
+        if not raw or stamp is None:
+            return None
+        try:
+            return index_snapshot.load(raw, *key, stamp, self.max_docs)
+        except index_snapshot.Rejected as exc:
+            if exc.stale:
+                log.debug("recall snapshot of %s/%s is older than its stamp: rebuilt from the host", *key)
+            elif (key, stamp) not in self._rejected:
+                self._rejected.add((key, stamp))
+                self.snapshot_counts["rejected"] += 1
+                log.warning("recall snapshot of %s/%s ignored (%s): rebuilt from the host", *key, exc)
+            return None
 
     async def _read_stamp(self, key: tuple[str, str]) -> str | None:
         assert self.snapshots is not None
@@ -636,7 +645,7 @@ class RecallIndex:
                 for item in page.items:
                     md = item.metadata
                     if matches_conditions(md, active):  # exactly what the scope-and-status filter selects
-                        rows.append((_number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
+                        rows.append((number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
             if len(pages[-1].items) < PAGE:
                 break
             offset += wave * PAGE
