@@ -500,6 +500,7 @@ class RecallIndex:
         self._written: dict[tuple[str, str], tuple[str, int, int]] = {}
         self._flush_handle: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
+        self._flush_lock = asyncio.Lock()  # one flush at a time (see flush_snapshots)
 
     def configure(self, *, budget_bytes: int, ttl: float, max_docs: int) -> None:
         """Apply the current settings (read per call: the host may change them live)."""
@@ -523,7 +524,10 @@ class RecallIndex:
                 self._refresh[key].task.add_done_callback(lambda t, key=key: self._refreshed(key, t))
             return idx
         build = self._builds.get(key)
-        if build is None:
+        if build is None or build.dirty:
+            # a dirty build may predate a write that has answered: a turn starting now never
+            # joins it (it would serve the retired row); it starts its own, and the dirty one
+            # only answers the turns that were already waiting for it
             build = self._builds[key] = _Build(
                 asyncio.create_task(self._build(key)), generation=self._generation.get(key, 0)
             )
@@ -536,10 +540,10 @@ class RecallIndex:
     def _built(self, key: tuple[str, str], build: _Build, task: asyncio.Task[ScopeIndex]) -> None:
         if self._builds.get(key) is build:
             del self._builds[key]
-        if task.cancelled() or task.exception() is not None:
-            return
-        if build.dirty:  # a write of this scope overlapped the build: serve it once, keep nothing
-            log.debug("recall index of %s/%s not kept: a write overlapped its build", *key)
+        if task.cancelled() or task.exception() is not None or build.dirty:
+            if build.dirty:  # a write of this scope overlapped the build: it answered its turns, kept nothing
+                log.debug("recall index of %s/%s not kept: a write overlapped its build", *key)
+            self._schedule(key)  # a flush skipped while it ran: the stored copy is written or discarded now
             return
         self._install(key, task.result(), build)
 
@@ -548,12 +552,15 @@ class RecallIndex:
         if task.cancelled() or task.exception() is not None:
             if not task.cancelled():
                 log.warning("recall index refresh of %s/%s failed: %s", *key, task.exception())
+            self._schedule(key)
             return
-        if build is not None and not build.dirty and key in self._scopes:
-            old, new, w = self._scopes[key], task.result(), self._written.get(key)
-            if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
-                self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
-            self._install(key, new, build)
+        if build is None or build.dirty or key not in self._scopes:
+            self._schedule(key)  # not kept: the index it would replace is current (or gone)
+            return
+        old, new, w = self._scopes[key], task.result(), self._written.get(key)
+        if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
+            self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
+        self._install(key, new, build)
 
     def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
         self._scopes[key] = idx
@@ -711,6 +718,10 @@ class RecallIndex:
             self._writes[key] -= 1
             if not self._writes[key]:
                 del self._writes[key]
+            # whatever its outcome, the write ended while any build or refresh of the scope ran:
+            # none of them is joined or kept (the write's own on_upsert/on_delete marked them
+            # already; a write that failed may still have landed)
+            self._touch(key)
             self._schedule(key)
 
     async def _bump(self, key: tuple[str, str]) -> None:
@@ -815,32 +826,39 @@ class RecallIndex:
     async def flush_snapshots(self) -> int:
         """Write the snapshot of every scope changed since the last flush, now (normally run
         :attr:`snapshot_delay` seconds after a change). Failures are logged, never raised: the
-        snapshot is a cache. A scope with a write or build in flight waits for its end. Returns the
-        number of snapshots written."""
+        snapshot is a cache. A scope with a write or build in flight waits for its end (a copy a
+        write voided is deleted at once). Flushes run one at a time: one that starts while another
+        runs waits for it, so when it returns every change before it started has been flushed.
+        Returns the number of snapshots written."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        keys, written = list(self._pending), 0
-        self._pending.clear()
-        for key in keys:
-            if self.snapshots is None:
-                break
-            try:
-                written += await self._flush_one(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.snapshot_counts["failed"] += 1
-                if is_connection_lost(exc):  # a restart of the plugin: the next instance builds its own
-                    log.info("recall snapshots not written: the host connection is closed (%s)", exc)
+        async with self._flush_lock:
+            keys, written = list(self._pending), 0
+            self._pending.clear()
+            for key in keys:
+                if self.snapshots is None:
                     break
-                log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
-        return written
+                try:
+                    written += await self._flush_one(key)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    self.snapshot_counts["failed"] += 1
+                    if is_connection_lost(exc):  # a restart of the plugin: the next instance builds its own
+                        log.info("recall snapshots not written: the host connection is closed (%s)", exc)
+                        break
+                    log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
+            return written
 
     async def _flush_one(self, key: tuple[str, str]) -> int:
         assert self.snapshots is not None
         if self._writes.get(key) or key in self._builds or key in self._refresh:
-            return 0  # that write or build schedules the scope again when it ends
+            # no new copy while a write or build runs (it schedules the scope again when it ends),
+            # but a copy a write voided goes now: its text must not outlast this flush
+            if key in self._void:
+                await self._discard(key)
+            return 0
         idx, stamp = self._scopes.get(key), self._stamps.get(key)
         if idx is not None and stamp is not None and key not in self._tainted and idx.only_active:
             if self._written.get(key) == (stamp, id(idx), idx.version):
@@ -853,11 +871,19 @@ class RecallIndex:
                 self.snapshot_counts["written"] += 1
                 return 1
         if key in self._void:  # a write of this process voided the stored copy: delete what it holds
-            self._void.discard(key)
-            self._written.pop(key, None)
-            await self.snapshots.discard(*key)
-            self.snapshot_counts["discarded"] += 1
+            await self._discard(key)
         return 0
+
+    async def _discard(self, key: tuple[str, str]) -> None:
+        assert self.snapshots is not None
+        self._void.discard(key)
+        self._written.pop(key, None)
+        try:
+            await self.snapshots.discard(*key)
+        except BaseException:
+            self._void.add(key)  # still stored: the next flush of the scope tries again
+            raise
+        self.snapshot_counts["discarded"] += 1
 
     # -------------------------------------------------------------- budget
     @property
