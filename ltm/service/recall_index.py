@@ -19,7 +19,9 @@ no vector answer: the caller asks the host's vector search instead, as before th
 
 Kept current by every write of this process (:meth:`RecallIndex.on_upsert`,
 :meth:`RecallIndex.on_delete`; a write whose outcome is unknown calls :meth:`RecallIndex.invalidate`).
-A build that a write of the same scope overlaps is not kept (it may predate the write).
+A build that a write of the same scope overlaps is dirty: it is not kept (it may predate the
+write), and no turn that starts after the write answered joins it (retirement is linearizable:
+``docs/recall.md``).
 Writes of another process are picked up by age: an index older than ``ttl`` seconds is rebuilt
 in the background while the current one keeps answering.
 

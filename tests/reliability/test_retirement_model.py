@@ -109,7 +109,7 @@ class RetirementMachine(RuleBasedStateMachine):
         """``k`` active rows of the scope as the store holds them now (not through the plugin)."""
         rows = self.world.rows(scope_filter(self.scope.user_key, Criteria()))
         self.texts.update(rows)
-        active = sorted(rows)
+        active = sorted(rows, key=lambda rid: rows[rid])  # by text: ids are random, a replay must pick alike
         if not active:
             return ()
         return tuple(dict.fromkeys(active[(i + j) % len(active)] for j in range(k)))
