@@ -162,16 +162,19 @@ class RetirementMachine(RuleBasedStateMachine):
         return f"memo number {self.n} of the model."  # no text is a prefix of another
 
     # ---------------------------------------------------------------- rules
-    @initialize(restarted=st.booleans())
-    def seed(self, restarted: bool) -> None:
+    @initialize(restarted=st.booleans(), first_turn=st.sampled_from(["none", "fast", "slow"]))
+    def seed(self, restarted: bool, first_turn: str) -> None:
         """A scope as a chat leaves it: two memories, a turn, a flushed snapshot holding both;
-        then, or not, a restart (no index held: the first turn builds or loads it)."""
+        then, or not, a restart (no index held: the first turn builds or loads it), and, or not,
+        the next turn already started (the issue's window: a chat's first turn after a restart)."""
         for _ in range(2):
             self.start("remember", self.svc.remember(self.scope, {"content": self.content()}, ADMIN), False)
         self.start("turn", self.svc.recall(self.scope, QUERY, limit=50, with_profiles=False), False)
         self.start("flush", self.svc.index.flush_snapshots(), False)
         if restarted:
             self.restart()
+        if first_turn != "none":
+            self.turn(slow=first_turn == "slow")
 
     @rule(slow=st.booleans())
     def turn(self, slow: bool) -> None:
