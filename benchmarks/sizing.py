@@ -1,13 +1,14 @@
 """What 1,000 memories cost a deployment, measured in a real LangBot 4.11.2 (the e2e stack).
 
-    python -m benchmarks.sizing [--memories 1000] [--batch 250] [--out s.json]
+    python -m benchmarks.sizing [--memories 1000] [--warmup 200] [--batch 250] [--out s.json]
     LTM_E2E_DB=postgresql LTM_E2E_VDB=seekdb python -m benchmarks.sizing   # on another backend
 
-One session's chat gets ``--memories`` memories through the host's knowledge-base file flow (upload,
-add, the engine's ``ingest``; ``--batch`` episodes per document), then two chat turns in that session
-(auto-recall builds the scope's recall index; the snapshot is written in the background 2 s after the
-scope's last write and after a served turn). Measured before and after, the difference divided by the
-number of memories and scaled to 1,000:
+One session's chat first gets ``--warmup`` memories and two turns (so that one-time costs, lazy imports
+and the first heap growth, are not counted), then ``--memories`` more through the host's knowledge-base
+file flow (upload, add, the engine's ``ingest``; ``--batch`` episodes per document) and two more chat
+turns in that session (auto-recall rebuilds the scope's recall index; the snapshot is written in the
+background 2 s after the scope's last write and after a served turn). Measured before and after the
+second round, the difference divided by the number of memories and scaled to 1,000:
 
 - **plugin storage**: the plugin's rows in LangBot's ``binary_storages`` table (plugin storage): the
   bytes of keys and values, and the row count;
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from e2e.stack import WEBCHAT_BOT_UUID, Stack
+from e2e.stack import WEBCHAT_BOT_UUID, ChatSession, Stack
 
 from . import git_commit
 
@@ -93,32 +94,40 @@ def measure(stack: Stack) -> dict[str, int]:
     }
 
 
-def run(memories: int, batch: int) -> dict[str, Any]:
+def add_and_ask(stack: Stack, chat: ChatSession, texts: list[str], batch: int, tag: str) -> float:
+    """Ingest ``texts`` into ``chat``'s scope in documents of ``batch``, then two turns; return the ingest time."""
+    t0 = time.monotonic()
+    for start in range(0, len(texts), batch):
+        doc = {
+            "bot_uuid": WEBCHAT_BOT_UUID,
+            "episodes": [
+                {"session_name": chat.session_name, "sender_id": chat.sender_id, "content": text}
+                for text in texts[start : start + batch]
+            ],
+        }
+        row = stack.kb_add_document(json.dumps(doc).encode(), filename=f"sizing-{tag}-{start}.json", timeout=600)
+        if row.get("status") != "completed":
+            raise RuntimeError(f"ingest of batch {tag}/{start} did not complete: {row}")
+    seconds = time.monotonic() - t0
+    for question in ("Who keeps the attic key?", "What did my sister book?"):
+        chat.send(question)
+        time.sleep(4)  # the snapshot write follows a served turn
+    return seconds
+
+
+def run(memories: int, batch: int, warmup: int) -> dict[str, Any]:
+    texts = statements(warmup + memories)
     with Stack() as stack, stack.connect() as chat:
         chat.send("Hello, this is the first turn.")
-        time.sleep(4)
+        if warmup:
+            add_and_ask(stack, chat, texts[:warmup], batch, "warmup")
         before = measure(stack)
-        texts = statements(memories)
-        t0 = time.monotonic()
-        for start in range(0, memories, batch):
-            doc = {
-                "bot_uuid": WEBCHAT_BOT_UUID,
-                "episodes": [
-                    {"session_name": chat.session_name, "sender_id": chat.sender_id, "content": text}
-                    for text in texts[start : start + batch]
-                ],
-            }
-            row = stack.kb_add_document(json.dumps(doc).encode(), filename=f"sizing-{start}.json", timeout=600)
-            if row.get("status") != "completed":
-                raise RuntimeError(f"ingest of batch {start} did not complete: {row}")
-        ingest_s = time.monotonic() - t0
-        for question in ("Who keeps the attic key?", "What did my sister book?"):
-            chat.send(question)
-            time.sleep(4)  # the snapshot write follows a served turn
+        ingest_s = add_and_ask(stack, chat, texts[warmup:], batch, "measured")
         after = measure(stack)
         per_1000 = {k: round((after[k] - before[k]) * 1000 / memories) for k in before}
         return {
             "memories": memories,
+            "warmup": warmup,
             "batch": batch,
             "backends": {"database": stack.backends.db, "vdb": stack.backends.vdb},
             "ingest_seconds": round(ingest_s, 1),
@@ -135,12 +144,13 @@ def run(memories: int, batch: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    result = run(args.memories, args.batch)
+    result = run(args.memories, args.batch, args.warmup)
     mib = 1024 * 1024
     p = result["per_1000"]
     sys.stdout.write(
