@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, l2_lock_key, scope_where
-from ..domain.timefields import to_iso, ts
+from ..domain.timefields import parse_instant, to_iso, ts
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
@@ -36,6 +37,14 @@ REF_SCAN_LIMIT = 20_000
 # plus the host's restart of the plugin, short enough that restating a fact days later still counts.
 REMEMBER_RETRY_WINDOW_S = 600.0
 
+# Statements whose own words may end their validity ("until Friday"): what a person or the model says
+# now. An import or a document restores records as they were written (an open end stays open), and a
+# summary takes its sources' validity.
+EXPIRING_ORIGINS: tuple[str, ...] = ("tool", "command", "candidate", "console")
+# The key in an episode's ``extra`` naming the words that set its ``valid_until`` (absent when the
+# caller gave one, or none was set).
+EXPIRES_BY = "expires_by"
+
 
 class Remembered(tuple):
     """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
@@ -47,6 +56,11 @@ class Remembered(tuple):
         self = super().__new__(cls, (episode, superseded))
         self.existing = existing
         return self
+
+    @property
+    def expires_by(self) -> str:
+        """The words of the statement that set its ``valid_until``, or "" (the caller set it, or none)."""
+        return str(self[0].extra.get(EXPIRES_BY) or "")
 
     @property
     def episode(self) -> Episode:
@@ -119,6 +133,7 @@ class Episodes:
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
+        expires_by = self._bound_by_words(data, origin)
         async with self.writes.locks.hold(l2_lock_key(scope)):
             if links is None and also is None:
                 same = await self._retry_of(scope, data)
@@ -137,6 +152,8 @@ class Episodes:
             )
             if links:
                 episode.extra = dict(links)
+            if expires_by:
+                episode.extra = {**episode.extra, EXPIRES_BY: expires_by}
             targets = [*targets, *replaced]
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             summary = f"remembered {episode.id}" + (
@@ -159,6 +176,22 @@ class Episodes:
         if replaced:
             await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
+
+    def _bound_by_words(self, data: EpisodeInput, origin: str) -> str:
+        """Set ``data.valid_until`` from the statement's own words when the caller gave none
+        (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else now, UTC);
+        returns the words that set it, or "". A ``valid_from`` at or after that end keeps it open."""
+        if data.valid_until is not None or origin not in EXPIRING_ORIGINS:
+            return ""
+        at = parse_instant(data.event_at, "event_at") if data.event_at else self.writes.clock()
+        found = expiry_rules.expiry_of(data.content, at)
+        if found is None:
+            return ""
+        until = to_iso(found.until)
+        if data.valid_from is not None and ts(data.valid_from, 0.0) >= found.until.timestamp():
+            return ""
+        data.valid_until = until
+        return found.phrase
 
     async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
         """The active memory of this scope and speaker that ``data`` repeats (same content, same

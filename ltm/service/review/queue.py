@@ -35,6 +35,7 @@ from typing import Any
 from ...domain import candidates as rules
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, ParkedError, TombstonedError
+from ...domain.expiry import bounds_validity
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope
 from ...domain.tombstone import value_key
@@ -186,6 +187,11 @@ class ReviewQueue(ReviewPart):
         aliases = [scope.sender_id]
         if scope.sender_id:
             aliases.append((await self.service.get_profile(scope, "speaker", scope.sender_id)).name)
+        # A statement bounded in time ("staying at my parents' until Friday") does not contradict a
+        # durable one ("I live in Tokyo"): a stay is not a move. Two bounded ones, or two durable
+        # ones, are compared as before.
+        bounded = bounds_validity(content)
+        episodes = [e for e in episodes if bounds_validity(e.content) == bounded]
         by_id = {e.id: e for e in episodes}
         out = []
         for eid, v in find_conflicts(content, [(e.id, e.content) for e in episodes], aliases):
