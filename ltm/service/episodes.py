@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..domain import expiry as expiry_rules
@@ -111,6 +111,7 @@ class Episodes:
         also: EpisodeSteps | None = None,
         audience: str | None = None,
         replaces: Sequence[str] = (),
+        said_at: str | None = None,
     ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
@@ -125,6 +126,9 @@ class Episodes:
         ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
         by a model's request, and announced to the retire listeners as ``consolidate``.
 
+        ``said_at``: when the statement was made, if not now and not its ``event_at`` (a reviewed
+        candidate's): the time its own words ("until Friday") are read at.
+
         Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
         memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
         that memory (``existing``), writes nothing and audits nothing (its own write was audited),
@@ -133,7 +137,7 @@ class Episodes:
         data = validate_episode_input(raw)
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
-        expires_by = self._bound_by_words(data, origin)
+        expires_by = self._bound_by_words(data, origin, said_at)
         async with self.writes.locks.hold(l2_lock_key(scope)):
             if links is None and also is None:
                 same = await self._retry_of(scope, data)
@@ -145,8 +149,10 @@ class Episodes:
             replaced = await self._check_supersede_targets(
                 scope, [i for i in replaces if i not in data.supersedes], actor
             )
-            if guarded:
-                await self.screen_statement(scope, data, actor, origin)
+            if guarded:  # a parked statement keeps the caller's fields: its words are read again on accept
+                await self.screen_statement(
+                    scope, replace(data, valid_until=None) if expires_by else data, actor, origin
+                )
             episode = build_episode(
                 data, scope, origin=origin, timestamp=to_iso(self.writes.clock()), audience=audience
             )
@@ -177,13 +183,15 @@ class Episodes:
             await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
 
-    def _bound_by_words(self, data: EpisodeInput, origin: str) -> str:
+    def _bound_by_words(self, data: EpisodeInput, origin: str, said_at: str | None = None) -> str:
         """Set ``data.valid_until`` from the statement's own words when the caller gave none
-        (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else now, UTC);
-        returns the words that set it, or "". A ``valid_from`` at or after that end keeps it open."""
+        (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else ``said_at``
+        - when a reviewed candidate was said -, else now; UTC); returns the words that set it, or "".
+        A ``valid_from`` at or after that end keeps it open."""
         if data.valid_until is not None or origin not in EXPIRING_ORIGINS:
             return ""
-        at = parse_instant(data.event_at, "event_at") if data.event_at else self.writes.clock()
+        when = data.event_at or said_at
+        at = parse_instant(when, "said_at") if when else self.writes.clock()
         found = expiry_rules.expiry_of(data.content, at)
         if found is None:
             return ""

@@ -148,3 +148,18 @@ async def test_a_stay_is_not_a_move(service: MemoryService) -> None:
     with pytest.raises(ParkedError):
         await service.remember(scope, {"content": "I moved to Osaka"}, ADMIN, origin="tool")
     assert len((await service.list_episodes(scope, page_size=50)).items) == 3
+
+
+async def test_two_stays_still_conflict_and_the_parked_one_expires_when_accepted(fast_service: MemoryService) -> None:
+    review = reviewed(fast_service)
+    fast_service.clock = lambda: WED
+    scope = await scope_of(fast_service)
+    await fast_service.remember(scope, {"content": "I am staying in Kyoto this week"}, ADMIN, origin="tool")
+    with pytest.raises(ParkedError) as parked:  # two bounded statements are compared as before
+        await fast_service.remember(scope, {"content": "I am staying in Nara this week"}, ADMIN, origin="tool")
+    cid = parked.value.params["candidate"]
+    cand = await review.get(scope, cid)
+    assert cand.episode_fields.get("valid_until") is None  # the words, not a copied end, decide on accept
+    fast_service.clock = lambda: WED + timedelta(days=1)
+    decision = await review.accept(scope, cid, ADMIN)
+    assert decision.episode.valid_until == END_OF_WEEK and decision.episode.extra[EXPIRES_BY] == "this week"

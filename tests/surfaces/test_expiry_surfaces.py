@@ -1,10 +1,11 @@
 """Facts that expire, as people and the model hear it: the ``remember`` tool's result and the
 ``!memory candidate accept`` reply say when a memory's own words end it, in the reply's language; a
-durable statement's reply says nothing of the kind (the control)."""
+durable statement's reply says nothing of the kind (the control). A candidate's words are read at
+the time it was said, not when it is reviewed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -37,6 +38,7 @@ async def test_an_accepted_candidate_expires_and_the_reply_says_so() -> None:
     by = {c.content: c.id for c in (await w.review.list(scope)).items}
     trip = next(cid for text, cid in by.items() if "home" in text)
     piano = next(cid for text, cid in by.items() if "tea" in text)
+    w.service.clock = lambda: WED + timedelta(days=6)  # reviewed the next Tuesday: read as said, on Wednesday
     reply = await w.run(f"memory candidate accept {trip}")
     assert "Accepted" in reply and 'Expires 2026-03-16 00:00 UTC (the memory says "this week")' in reply
     episode = (await w.review.get(scope, trip)).result_id

@@ -454,6 +454,7 @@ class ReviewQueue(ReviewPart):
                         links={"candidate_id": cand.id},
                         guarded=False,
                         also=with_episode,
+                        said_at=cand.created_at or None,
                     )
                 else:  # an earlier accept wrote the memory and stopped before its record: link it now
                     steps = await with_episode(episode, [])
