@@ -83,7 +83,8 @@ _EN_EVENT = re.compile(
     r"bought|buy(?:ing)?|married|marry(?:ing)?|born|finish(?:ed|ing)?|graduat(?:e|ed|ing)|switch(?:ed|ing)?|"
     r"adopt(?:ed|ing)?|became|become|chang(?:e|ed|ing)|lost|won|sign(?:ed|ing)|book(?:ed|ing)|order(?:ed|ing)|"
     r"met|learn(?:ed|t|ing)|decid(?:e|ed|ing)|turn(?:ed|ing)? \d+|launch(?:ed|ing)?|releas(?:e|ed|ing)|"
-    r"retir(?:e|ed|ing)|resign(?:ed|ing)?|hired|fired|promoted|engaged|divorc(?:e|ed|ing))\b"
+    r"retir(?:e|ed|ing)|resign(?:ed|ing)?|hired|fired|promoted|engaged|divorc(?:e|ed|ing)|birthday|"
+    r"(?:a|my|our|the) new|be \d+|(?:i'm|i am|he's|she's) \d+)\b"
 )
 # "until" that sets a new date rather than an end: "postponed until Friday", "wait until Friday".
 _EN_UNTIL_BLOCK = re.compile(r"\b(?:postpon\w*|delay\w*|push\w* back|pushed|reschedul\w*|defer\w*|wait\w*|put off)\b")
@@ -98,7 +99,7 @@ _ZH_OPEN = re.compile(
     r"从今天起|从此|永远|每天|每周|每个|每次|每逢|每|终于|再也|总是|通常|第一天"
 )
 _ZH_EVENT = re.compile(
-    r"搬|开始|辞职|入职|结婚|离婚|买了|生了|出生|毕业|换了|换成|加入|升职|退休|签了|决定|学会|认识了|订了"
+    r"搬|开始|辞职|入职|结婚|离婚|买了|生了|出生|毕业|换了|换成|加入|升职|退休|签了|决定|学会|认识了|订了|生日|岁|新"
 )
 _ZH_STATE = re.compile(
     r"在|住|出差|休假|放假|请假|值班|加班|生病|感冒|发烧|不在|有空|没空|忙|吃素|戒|借|用|陪|待|呆|旅游|旅行|度假|闭关|"

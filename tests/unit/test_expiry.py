@@ -81,6 +81,13 @@ TABLE: list[tuple[str, datetime, datetime | None]] = [
     ("I'm in Tokyo for work", WED, None),
     ("My favourite day is Friday", WED, None),
     ("I'm staying in Kyoto for a year", WED, None),  # longer than a stay: left to the caller
+    ("I'll be 30 this month", WED, None),  # an age reached, not a state that ends
+    ("I have a new phone this week", WED, None),
+    ("I'm in New York this week", WED, NEXT_MON),
+    ("Today is my birthday", WED, None),
+    ("I'm in a meeting until 3pm", WED, None),  # a time of day is not read: no guess
+    ("I'm reading a book about Rome this week", WED, NEXT_MON),
+    ("Don't message me until Monday", WED, NEXT_MON + timedelta(days=1)),
     # ---- Chinese, bounded
     ("我今天在家办公", WED, day(1)),
     ("我这周在东京", WED, NEXT_MON),
@@ -109,6 +116,11 @@ TABLE: list[tuple[str, datetime, datetime | None]] = [
     ("我三天没睡好", WED, None),
     ("我已经在上海待了三天", WED, None),
     ("这周我终于戒烟了", WED, None),
+    ("今天是我的生日", WED, None),
+    ("我这个月满30岁", WED, None),
+    ("我最近在上海", WED, None),  # 最近 is vague: no end
+    ("我这周买了新电脑", WED, None),
+    ("我今天有空", WED, day(1)),
 ]
 
 
