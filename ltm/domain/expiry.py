@@ -409,6 +409,11 @@ _ZH_DEICTIC = re.compile(
 )
 
 
+def _stative(s: str, m: re.Match[str]) -> bool:
+    """A state word beside the matched period, and no event verb in the statement."""
+    return not _EN_EVENT.search(s) and bool(_EN_STATE.search(s[: m.start()] + " " + s[m.end() :]))
+
+
 def _first_en(s: str, at: datetime) -> Expiry | None:
     if _en_blocked(s):
         return None
@@ -418,10 +423,13 @@ def _first_en(s: str, at: datetime) -> Expiry | None:
             continue
         if rule.startswith("until") and _EN_UNTIL_BLOCK.search(s):
             return None
+        # "a cake for the weekend" is a purpose; "staying with Ann for the weekend" a stay
+        if rule == "for_period" and not _stative(s, m):
+            continue
         until = handler(m, at)
         return Expiry(until, m.group(0), rule) if until is not None else None
     m = _EN_DEICTIC.search(s)
-    if m is None or _EN_EVENT.search(s) or not _EN_STATE.search(s[: m.start()] + " " + s[m.end() :]):
+    if m is None or not _stative(s, m):
         return None
     until = _h_deictic(m, at)
     return Expiry(until, m.group(0), "deictic") if until is not None else None
@@ -456,7 +464,7 @@ def expiry_of(text: str, at: datetime) -> Expiry | None:
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
     s = _norm(text)
-    if not s:
+    if not s or "?" in s:  # a question states nothing that could end
         return None
     has_han = any("\u4e00" <= c <= "\u9fff" for c in s)
     found = _first_zh(s, at) if has_han else None

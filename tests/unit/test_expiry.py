@@ -84,6 +84,8 @@ TABLE: list[tuple[str, datetime, datetime | None]] = [
     ("I'll be 30 this month", WED, None),  # an age reached, not a state that ends
     ("I have a new phone this week", WED, None),
     ("I'm in New York this week", WED, NEXT_MON),
+    ("Do you have any plans for the weekend?", WED, None),  # a question
+    ("I baked a cake for the weekend", WED, None),  # a purpose, not a stay
     ("Today is my birthday", WED, None),
     ("I'm in a meeting until 3pm", WED, None),  # a time of day is not read: no guess
     ("I'm reading a book about Rome this week", WED, NEXT_MON),
