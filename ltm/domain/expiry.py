@@ -472,7 +472,14 @@ def expiry_of(text: str, at: datetime) -> Expiry | None:
         found = _first_en(s, at)
     if found is None or not (at < found.until <= at + MAX_SPAN):
         return None
-    return found
+    return Expiry(found.until, _as_written(text, found.phrase), found.rule)
+
+
+def _as_written(text: str, phrase: str) -> str:
+    """``phrase`` (read casefolded) as the statement wrote it ("until Friday"), when it can be found."""
+    words = [re.escape(w) for w in phrase.split()]
+    m = re.search(r"\s+".join(words), unicodedata.normalize("NFKC", text).replace("’", "'"), re.IGNORECASE)
+    return m.group(0) if m else phrase
 
 
 # A fixed, ordinary instant (a Wednesday in mid-December, so every rule can apply) to ask whether

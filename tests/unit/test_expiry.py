@@ -145,6 +145,13 @@ def test_bounds_validity_reads_words_not_dates() -> None:
     assert not bounds_validity("I moved to Osaka")
 
 
+def test_the_phrase_is_given_as_written() -> None:
+    got = expiry_of("I am staying at my parents' place  until FRIDAY", WED)
+    assert got is not None and got.phrase == "until FRIDAY" and got.rule == "until_weekday"
+    zh = expiry_of("下个月之前我都吃素", WED)
+    assert zh is not None and zh.phrase == "下个月之前"
+
+
 def test_a_naive_instant_is_utc() -> None:
     got = expiry_of("I'm in Tokyo this week", WED.replace(tzinfo=None))
     assert got is not None and got.until == NEXT_MON
