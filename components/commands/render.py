@@ -20,6 +20,7 @@ from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
+from ltm.service.episodes import EXPIRES_BY
 from ltm.service.health import explain
 from ltm.templates import render_shipped
 
@@ -486,7 +487,14 @@ def decision(lang: str, d: Any) -> str:
         content=quote(c.content, 160),
     )
     superseded = t("cmd.candidate.superseded", lang, ids=", ".join(clean(x, 40) for x in c.superseded))
-    return entries(lang, text, [], [superseded if c.superseded else ""])
+    episode = getattr(d, "episode", None)
+    words = str(episode.extra.get(EXPIRES_BY) or "") if episode is not None else ""
+    expires = (
+        t("cmd.candidate.expires", lang, until=date_text(episode.valid_until), words=clean(words, 60))
+        if words and episode is not None
+        else ""
+    )
+    return entries(lang, text, [], [superseded if c.superseded else "", expires])
 
 
 def rejected(lang: str, c: Any) -> str:

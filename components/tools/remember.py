@@ -7,8 +7,9 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
-from components.turn import tool_error, tool_scope
+from components.turn import lang_of, tool_error, tool_scope
 from ltm.domain.errors import LtmError
+from ltm.i18n import t
 
 log = logging.getLogger(__name__)
 ALLOWED = ("content", "importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "supersedes")
@@ -26,11 +27,21 @@ class Remember(Tool):
         except LtmError as exc:
             return tool_error(self.plugin, exc)
         episode, retired = done
+        # the statement's own words ended its validity ("until Friday"): the model is told, to tell the user
+        expires = (
+            {
+                "valid_until": episode.valid_until,
+                "expires": t("tool.remember.expires", lang_of(self.plugin), until=episode.valid_until, words=words),
+            }
+            if (words := done.expires_by)
+            else {}
+        )
         return {
             "ok": True,
             "id": episode.id,
             "content": episode.content,
             "superseded": [r.id for r in retired],
+            **expires,
             # a retry of a write whose answer was lost: nothing was stored twice
             **({"already_stored": True} if done.existing else {}),
         }

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
 from ..domain.credentials import redact_text
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
-from ..domain.timefields import to_iso, ts
+from ..domain.timefields import parse_instant, to_iso, ts
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
@@ -37,6 +38,14 @@ REF_SCAN_LIMIT = 20_000
 # plus the host's restart of the plugin, short enough that restating a fact days later still counts.
 REMEMBER_RETRY_WINDOW_S = 600.0
 
+# Statements whose own words may end their validity ("until Friday"): what a person or the model says
+# now. An import or a document restores records as they were written (an open end stays open), and a
+# summary takes its sources' validity.
+EXPIRING_ORIGINS: tuple[str, ...] = ("tool", "command", "candidate", "console")
+# The key in an episode's ``extra`` naming the words that set its ``valid_until`` (absent when the
+# caller gave one, or none was set).
+EXPIRES_BY = "expires_by"
+
 
 class Remembered(tuple):
     """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
@@ -48,6 +57,11 @@ class Remembered(tuple):
         self = super().__new__(cls, (episode, superseded))
         self.existing = existing
         return self
+
+    @property
+    def expires_by(self) -> str:
+        """The words of the statement that set its ``valid_until``, or "" (the caller set it, or none)."""
+        return str(self[0].extra.get(EXPIRES_BY) or "")
 
     @property
     def episode(self) -> Episode:
@@ -98,6 +112,7 @@ class Episodes:
         also: EpisodeSteps | None = None,
         audience: str | None = None,
         replaces: Sequence[str] = (),
+        said_at: str | None = None,
     ) -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
         superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
@@ -112,6 +127,9 @@ class Episodes:
         ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
         by a model's request, and announced to the retire listeners as ``consolidate``.
 
+        ``said_at``: when the statement was made, if not now and not its ``event_at`` (a reviewed
+        candidate's): the time its own words ("until Friday") are read at.
+
         Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
         memory of the same scope, speaker and audience (short ids resolved first) stored within
         :data:`REMEMBER_RETRY_WINDOW_S` returns that memory (``existing``), writes nothing and
@@ -122,6 +140,7 @@ class Episodes:
         data.content, _ = redact_text(data.content)  # a secret said in passing is never stored
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
+        expires_by = self._bound_by_words(data, origin, said_at)
         async with self.writes.locks.hold(l2_lock_key(scope)):
             # stored whole, never short; resolved first, so a retry naming its target by short id
             # compares with what the first attempt stored
@@ -135,13 +154,17 @@ class Episodes:
             replaced = await self._check_supersede_targets(
                 scope, [i for i in replaces if i not in data.supersedes], actor
             )
-            if guarded:
-                await self.screen_statement(scope, data, actor, origin)
+            if guarded:  # a parked statement keeps the caller's fields: its words are read again on accept
+                await self.screen_statement(
+                    scope, replace(data, valid_until=None) if expires_by else data, actor, origin
+                )
             episode = build_episode(
                 data, scope, origin=origin, timestamp=to_iso(self.writes.clock()), audience=audience
             )
             if links:
                 episode.extra = dict(links)
+            if expires_by:
+                episode.extra = {**episode.extra, EXPIRES_BY: expires_by}
             targets = [*targets, *replaced]
             retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
             summary = f"remembered {episode.id}" + (
@@ -164,6 +187,24 @@ class Episodes:
         if replaced:
             await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
+
+    def _bound_by_words(self, data: EpisodeInput, origin: str, said_at: str | None = None) -> str:
+        """Set ``data.valid_until`` from the statement's own words when the caller gave none
+        (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else ``said_at``
+        - when a reviewed candidate was said -, else now; UTC); returns the words that set it, or "".
+        A ``valid_from`` at or after that end keeps it open."""
+        if data.valid_until is not None or origin not in EXPIRING_ORIGINS:
+            return ""
+        when = data.event_at or said_at
+        at = parse_instant(when, "said_at") if when else self.writes.clock()
+        found = expiry_rules.expiry_of(data.content, at)
+        if found is None:
+            return ""
+        until = to_iso(found.until)
+        if data.valid_from is not None and ts(data.valid_from, 0.0) >= found.until.timestamp():
+            return ""
+        data.valid_until = until
+        return found.phrase
 
     async def _retry_of(self, scope: Scope, data: EpisodeInput, audience: str) -> Episode | None:
         """The active memory that ``data`` repeats: the same statement (content, times, the

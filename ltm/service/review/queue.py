@@ -35,6 +35,7 @@ from typing import Any
 from ...domain import candidates as rules
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
+from ...domain.expiry import bounds_validity
 from ...domain.instructions import INSTRUCTION_LIKE, instruction_like
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope
@@ -215,6 +216,11 @@ class ReviewQueue(ReviewPart):
         aliases = [scope.sender_id]
         if scope.sender_id:
             aliases.append((await self.service.get_profile(scope, "speaker", scope.sender_id)).name)
+        # A statement bounded in time ("staying at my parents' until Friday") does not contradict a
+        # durable one ("I live in Tokyo"): a stay is not a move. Two bounded ones, or two durable
+        # ones, are compared as before.
+        bounded = bounds_validity(content)
+        episodes = [e for e in episodes if bounds_validity(e.content) == bounded]
         by_id = {e.id: e for e in episodes}
         out = []
         for eid, v in find_conflicts(content, [(e.id, e.content) for e in episodes], aliases):
@@ -478,6 +484,7 @@ class ReviewQueue(ReviewPart):
                         links={"candidate_id": cand.id, **({"flags": list(cand.flags)} if cand.flags else {})},
                         guarded=False,
                         also=with_episode,
+                        said_at=cand.created_at or None,
                     )
                 else:  # an earlier accept wrote the memory and stopped before its record: link it now
                     steps = await with_episode(episode, [])
