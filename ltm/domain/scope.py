@@ -202,8 +202,8 @@ class Scope:
         """``person`` | ``group`` | ``""``: the launcher type, or the session name's prefix."""
         if self.launcher_type:
             return self.launcher_type
-        lt, sep, _ = self.session_name.partition("_")
-        return lt if sep and lt in LAUNCHER_TYPES else ""
+        lt, sep, lid = self.session_name.partition("_")
+        return lt if sep and lid and lt in LAUNCHER_TYPES else ""  # "group_" names no group
 
     def as_operator(self) -> Scope:
         return Scope(**{**self.__dict__, "operator": True})
@@ -305,7 +305,7 @@ def audience_of_key(scope_key: str) -> str:
     an encoded bot part never holds a ``:``)."""
     _, sep, tail = scope_key.partition(":")
     session = tail if sep else scope_key
-    return SHARED if session.startswith("group_") else scope_key
+    return SHARED if session.startswith("group_") and session != "group_" else scope_key
 
 
 def may_read(scope: Scope, audience: str) -> bool:
