@@ -85,4 +85,4 @@ def test_the_audit_view_fails_closed_too() -> None:
 def test_only_a_group_name_is_shared(name: str) -> None:
     group = name.partition("_")[0] == "group" and bool(name.partition("_")[2])
     assert (audience_of(scope_named(name)) == SHARED) == group
-    assert (audience_of_key(f"{BOT}:{name}") == SHARED) == name.startswith("group_")
+    assert (audience_of_key(f"{BOT}:{name}") == SHARED) == group
