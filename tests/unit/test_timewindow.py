@@ -286,3 +286,25 @@ class TestGeneralised:
             got = parse_time_window(f"Easter {y}", NOW)
             assert got is not None
             assert datetime.fromtimestamp(got[0], UTC).date() == easter(y), y
+
+
+_new_pieces = st.sampled_from(
+    ["next", "this", "last", "before", "last", "two", "Saturdays", "ago", "Tuesday", "summer", "winter", "of", "2022",
+     "Christmas", "Eve", "Easter", "Thanksgiving", "at", "between", "March", "and", "May", "from", "3", "to", "5th",
+     "June", "early", "mid-", "29", "February", "下周", "上上", "周三", "周末", "去年", "夏天", "冬天", "春节", "五一",
+     "国庆", "中秋", "的时候", "假期", "月", "初", "中旬", "底", "到", "日", "号", "2099年", "1899", "每", "一"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_new_pieces, max_size=8).map(" ".join),
+    st.lists(_new_pieces, max_size=8).map("".join),
+    st.datetimes(min_value=datetime(1950, 1, 1), max_value=datetime(2150, 12, 31)),
+    st.sampled_from([UTC, timezone(timedelta(hours=8)), timezone(timedelta(hours=-5))]),
+)
+def test_new_rules_never_raise_and_ranges_are_ordered(spaced: str, joined: str, now: datetime, tz: timezone) -> None:
+    """The season, holiday, weekday and range rules at any instant: no window or an ordered one."""
+    for query in (spaced, joined):
+        got = parse_time_window(query, now.replace(tzinfo=tz))
+        assert got is None or got[0] < got[1]
