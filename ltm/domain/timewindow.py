@@ -13,7 +13,23 @@ Conventions (all ranges end at most at the end of the named period, never in the
   "May 2023", "2023-05", "2023年5月" are calendar months;
 - "this year"/"last year"/"去年"/"in 2023"/"2023年" are calendar years;
 - "past/last N days|weeks|months", "过去N天", "最近N天" are the trailing span up to ``now``;
-- "N weeks ago" is the 7-day span ending N-1 weeks before ``now``.
+- "N weeks ago" is the 7-day span ending N-1 weeks before ``now``;
+- "next week/month/year", "tomorrow", 下周, 明年 are the next calendar period; "the week before
+  last"/上上周 the one before last; a weekend (this/last/next, 这周末/上周末/下周末) is that week's
+  Saturday and Sunday;
+- "last/on Tuesday" is the latest Tuesday before today, "this Tuesday" this week's, "next
+  Tuesday" the first one after today, "Tuesday before last"/"two Tuesdays ago" a week before
+  "last Tuesday"; 上周二/下周二/上上周二 that week's;
+- seasons are meteorological and northern (spring = March-May, winter = December-February):
+  "last summer" the latest that has ended, "in the summer" the latest that has begun;
+- a holiday is its day (春节 seven days, 五一 1-5 May, 国庆 1-7 October), bare the latest that has
+  begun, "last Christmas" the latest before today; English names need a preposition, a modifier
+  or a year, 五一/国庆/中秋 a holiday word after them;
+- early/mid/late or 上旬/中旬/下旬 (初, 底) of a month are days 1-10, 11-20, 21-end; of a year
+  January-April, May-August, September-December.
+
+The suite in ``tests/data/time_phrases.tsv`` (``python -m benchmarks.timephrases``) measures all
+of it.
 
 Pure: no I/O; ``now`` is always passed in.
 """
@@ -399,8 +415,8 @@ _HOLIDAY_PREP = re.compile(
     r"\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
-# 五一 / 国庆 / 中秋 are also a class name, a given name, an adjective: they need a holiday context.
-_ZH_NAMELIKE = {"五一", "国庆", "中秋"}
+# 五一 / 国庆 / 中秋 / 圣诞 are also a class name, a given name, a tree: they need a holiday context.
+_ZH_NAMELIKE = {"五一", "国庆", "中秋", "圣诞"}
 _ZH_HOLIDAY_AFTER = re.compile(
     r"^(?:节|假期|长假|小长假|期间|的时候|那天|那几天|黄金周|放假|前|后|以来|之前|之后|以后|以前)"
 )

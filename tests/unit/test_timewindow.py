@@ -262,7 +262,7 @@ class TestGeneralised:
         ("query", "control"),
         [("I'm in May's class", "in May"), ("June is my best friend", "in June"),
          ("the Christmas tree is up", "at Christmas"), ("my summer job", "last summer"), ("每周三健身", "周三"),
-         ("五一班的同学", "五一假期"), ("我的同事王国庆", "国庆节")],
+         ("五一班的同学", "五一假期"), ("我的同事王国庆", "国庆节"), ("圣诞树很漂亮", "圣诞节")],
     )  # fmt: skip
     def test_negatives_have_a_parsed_control(self, query: str, control: str) -> None:
         """The same word in a time context is read: the exclusions are not a parser that reads nothing."""
