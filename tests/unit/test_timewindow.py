@@ -187,3 +187,124 @@ def test_never_raises_and_ranges_are_ordered(query: str) -> None:
     """Any text: either no window or a non-empty half-open range."""
     got = parse_time_window(query, NOW)
     assert got is None or got[0] < got[1]
+
+
+class TestGeneralised:
+    """Phrasings beyond the development conversations: the future, "before last", weekday modifiers,
+    seasons, holidays, parts of months in Chinese, day and month ranges (NOW is Wednesday 13 March 2024)."""
+
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("tomorrow", "2024-03-14 00:00", "2024-03-15 00:00"),
+            ("this morning", "2024-03-13 00:00", "2024-03-14 00:00"),
+            ("next week", "2024-03-18 00:00", "2024-03-25 00:00"),
+            ("the week before last", "2024-02-26 00:00", "2024-03-04 00:00"),
+            ("the month before last", "2024-01-01 00:00", "2024-02-01 00:00"),
+            ("next weekend", "2024-03-23 00:00", "2024-03-25 00:00"),
+            ("this Tuesday", "2024-03-12 00:00", "2024-03-13 00:00"),
+            ("next Friday", "2024-03-15 00:00", "2024-03-16 00:00"),
+            ("Monday before last", "2024-03-04 00:00", "2024-03-05 00:00"),
+            ("two Saturdays ago", "2024-03-02 00:00", "2024-03-03 00:00"),
+            ("mid-May", "2023-05-11 00:00", "2023-05-21 00:00"),
+            ("the end of February", "2024-02-21 00:00", "2024-03-01 00:00"),
+            ("last summer", "2023-06-01 00:00", "2023-09-01 00:00"),
+            ("the summer of 2022", "2022-06-01 00:00", "2022-09-01 00:00"),
+            ("last winter", "2023-12-01 00:00", "2024-03-01 00:00"),
+            ("at Christmas", "2023-12-25 00:00", "2023-12-26 00:00"),
+            ("Thanksgiving 2022", "2022-11-24 00:00", "2022-11-25 00:00"),
+            ("at Easter", "2023-04-09 00:00", "2023-04-10 00:00"),
+            ("between March and May", "2023-03-01 00:00", "2023-06-01 00:00"),
+            ("from June to August 2022", "2022-06-01 00:00", "2022-09-01 00:00"),
+            ("from 3 to 5 June", "2023-06-03 00:00", "2023-06-06 00:00"),
+            ("early 2022", "2022-01-01 00:00", "2022-05-01 00:00"),
+        ],
+    )
+    def test_english(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    @pytest.mark.parametrize(
+        ("query", "start", "end"),
+        [
+            ("明天", "2024-03-14 00:00", "2024-03-15 00:00"),
+            ("大后天", "2024-03-16 00:00", "2024-03-17 00:00"),
+            ("上上周", "2024-02-26 00:00", "2024-03-04 00:00"),
+            ("下周三", "2024-03-20 00:00", "2024-03-21 00:00"),
+            ("上上周五", "2024-03-01 00:00", "2024-03-02 00:00"),
+            ("这周末", "2024-03-16 00:00", "2024-03-18 00:00"),
+            ("上周末", "2024-03-09 00:00", "2024-03-11 00:00"),
+            ("上上个月", "2024-01-01 00:00", "2024-02-01 00:00"),
+            ("去年5月", "2023-05-01 00:00", "2023-06-01 00:00"),
+            ("5月中旬", "2023-05-11 00:00", "2023-05-21 00:00"),
+            ("上个月底", "2024-02-21 00:00", "2024-03-01 00:00"),
+            ("去年夏天", "2023-06-01 00:00", "2023-09-01 00:00"),
+            ("去年国庆", "2023-10-01 00:00", "2023-10-08 00:00"),
+            ("五一的时候", "2023-05-01 00:00", "2023-05-06 00:00"),
+            ("今年春节", "2024-02-10 00:00", "2024-02-17 00:00"),
+            ("2022年中秋节", "2022-09-10 00:00", "2022-09-11 00:00"),
+            ("从3月到5月", "2023-03-01 00:00", "2023-06-01 00:00"),
+            ("6月3日到5日", "2023-06-03 00:00", "2023-06-06 00:00"),
+            ("2022年6月3日到6月5日", "2022-06-03 00:00", "2022-06-06 00:00"),
+        ],
+    )
+    def test_chinese(self, query: str, start: str, end: str) -> None:
+        assert window(query) == (start, end)
+
+    @pytest.mark.parametrize(
+        "query",
+        ["I'm in May's class", "June is my best friend", "April loves hiking", "the Christmas tree is up",
+         "my summer job", "the fall of Rome", "每周三健身", "一周三次", "五一班的同学", "我的同事王国庆"],
+    )  # fmt: skip
+    def test_no_time_meant(self, query: str) -> None:
+        assert parse_time_window(query, NOW) is None
+
+    @pytest.mark.parametrize(
+        ("query", "control"),
+        [("I'm in May's class", "in May"), ("June is my best friend", "in June"),
+         ("the Christmas tree is up", "at Christmas"), ("my summer job", "last summer"), ("每周三健身", "周三"),
+         ("五一班的同学", "五一假期"), ("我的同事王国庆", "国庆节"), ("圣诞树很漂亮", "圣诞节")],
+    )  # fmt: skip
+    def test_negatives_have_a_parsed_control(self, query: str, control: str) -> None:
+        """The same word in a time context is read: the exclusions are not a parser that reads nothing."""
+        assert parse_time_window(query, NOW) is None
+        assert parse_time_window(control, NOW) is not None
+
+    def test_holidays_follow_the_timezone_of_now(self) -> None:
+        """Christmas asked in UTC+8 is the local 25 December."""
+        tz8 = timezone(timedelta(hours=8))
+        start, end = parse_time_window("at Christmas", datetime(2024, 1, 2, 1, 0, tzinfo=tz8))  # type: ignore[misc]
+        assert (start, end) == (
+            datetime(2023, 12, 25, tzinfo=tz8).timestamp(),
+            datetime(2023, 12, 26, tzinfo=tz8).timestamp(),
+        )
+
+    def test_easter_matches_dateutil(self) -> None:
+        """The computus against python-dateutil's, over a century of years."""
+        from dateutil.easter import easter
+
+        for y in range(1990, 2091):
+            got = parse_time_window(f"Easter {y}", NOW)
+            assert got is not None
+            assert datetime.fromtimestamp(got[0], UTC).date() == easter(y), y
+
+
+_new_pieces = st.sampled_from(
+    ["next", "this", "last", "before", "last", "two", "Saturdays", "ago", "Tuesday", "summer", "winter", "of", "2022",
+     "Christmas", "Eve", "Easter", "Thanksgiving", "at", "between", "March", "and", "May", "from", "3", "to", "5th",
+     "June", "early", "mid-", "29", "February", "下周", "上上", "周三", "周末", "去年", "夏天", "冬天", "春节", "五一",
+     "国庆", "中秋", "的时候", "假期", "月", "初", "中旬", "底", "到", "日", "号", "2099年", "1899", "每", "一"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_new_pieces, max_size=8).map(" ".join),
+    st.lists(_new_pieces, max_size=8).map("".join),
+    st.datetimes(min_value=datetime(1950, 1, 1), max_value=datetime(2150, 12, 31)),
+    st.sampled_from([UTC, timezone(timedelta(hours=8)), timezone(timedelta(hours=-5))]),
+)
+def test_new_rules_never_raise_and_ranges_are_ordered(spaced: str, joined: str, now: datetime, tz: timezone) -> None:
+    """The season, holiday, weekday and range rules at any instant: no window or an ordered one."""
+    for query in (spaced, joined):
+        got = parse_time_window(query, now.replace(tzinfo=tz))
+        assert got is None or got[0] < got[1]
