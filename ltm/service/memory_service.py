@@ -22,6 +22,7 @@ from ..ports import KeyValueStore, VectorIndex
 from .audit import AuditLog
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
+from .ledger import UsageLedger
 from .locks import ScopeLocks
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
@@ -65,6 +66,8 @@ class MemoryService:
         self.episodes = Episodes(self.writes, settings, self.recaller.scope_index)
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
+        # the store and the clock are read at use: tests swap them on the service
+        self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock())
 
         # The verbs, each implemented once in its capability module.
         self.register_kb = self.registry.register_kb
