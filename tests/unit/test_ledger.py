@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltm.domain import ledger as L
+from ltm.domain import ledger as L  # noqa: N812 - the rules module, short
 
 
 def turn(at: str = "2026-12-01T10:00:00Z", qid: int | None = 1, **kw: int) -> L.TurnUsage:
@@ -131,7 +131,8 @@ def test_no_memory_text_reaches_the_record(texts: list[str]) -> None:
         L.add_tool_call(rec, None, "remember", text)
     stored = json.dumps(L.normalise(json.loads(json.dumps(rec))), ensure_ascii=False)
     # the record's own words (field names, tool names, digits) are not memory text
-    schema = json.dumps(L.add_tool_call(L.add_turn(L.empty(), turn()), 1, "remember", "")) + " ".join(L.TOOLS) + " unknown"
+    sample = L.add_tool_call(L.add_turn(L.empty(), turn()), 1, "remember", "")
+    schema = json.dumps(sample) + " ".join(L.TOOLS) + " unknown"
     for text in texts:
         if text not in schema and not all(ch in '0123456789-:T.Z+{}[]",: ' for ch in text):
             assert text not in stored
