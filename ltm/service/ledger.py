@@ -21,7 +21,7 @@ from typing import Any
 from ..domain import ledger as rules
 from ..domain.scope import Scope, ledger_key
 from ..domain.timefields import to_iso
-from ..ports import KeyValueStore
+from ..ports import HOST_CALLS, KeyValueStore
 
 log = logging.getLogger(__name__)
 FLUSH_DELAY_S = 0.5  # reports within this window share one write per space
@@ -53,8 +53,11 @@ class UsageLedger:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return  # no loop (a synchronous caller): the next read or flush writes it
-            # a fresh context: the flush's storage calls are not counted as the reporting turn's
-            self._task = loop.create_task(self._flush_later(), context=contextvars.Context())
+            # the caller's context (whatever the runtime keeps there), without the turn's host-call
+            # counter: the flush's storage calls are not the reporting turn's
+            ctx = contextvars.copy_context()
+            ctx.run(HOST_CALLS.set, None)
+            self._task = loop.create_task(self._flush_later(), context=ctx)
 
     async def _flush_later(self) -> None:
         await asyncio.sleep(self.delay)
