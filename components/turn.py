@@ -87,9 +87,16 @@ async def scope_of_turn(
     return await service.scope_for(kb_id=kb, **ident)
 
 
-async def tool_scope(plugin: Any, session: Any, query_id: int | None) -> tuple[Scope, Actor]:
+async def tool_scope(plugin: Any, session: Any, query_id: int | None, tool: str = "") -> tuple[Scope, Actor]:
+    """The scope of a tool call; ``tool`` (the tool's name) is reported to the usage ledger, which
+    ties it to the listener's turn of the same query id."""
     variables = await query_vars(plugin, query_id)
     scope = await scope_of_turn(plugin.service, variables, session=session)
+    if tool:
+        try:
+            plugin.service.ledger.tool_called(scope, query_id, tool)
+        except Exception:  # the ledger must never fail a tool call
+            log.warning("usage ledger: tool call not recorded", exc_info=True)
     return scope, Actor(surface="tool", sender_id=scope.sender_id, query_id=query_id)
 
 

@@ -7,8 +7,19 @@ Filters passed to :class:`VectorIndex` are always built by :func:`ltm.domain.sco
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+# The host calls of one listener turn: the listener sets a counter, each host adapter notes its
+# calls (a context variable reaches every task the turn gathers; other work sees None).
+HOST_CALLS: ContextVar[list[int] | None] = ContextVar("ltm_host_calls", default=None)
+
+
+def note_host_call(n: int = 1) -> None:
+    box = HOST_CALLS.get()
+    if box is not None:
+        box[0] += n
 
 
 @dataclass

@@ -21,6 +21,7 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/episode/restore``        POST    ``id``, ``reason``
 ``/episode/forget``         POST    ``id``, ``reason``
 ``/injection``              POST    the last injection snapshot, with its episodes resolved
+``/usage``                  POST    the usage ledger: the last turns, daily roll-ups, today's totals
 ``/audit``                  POST    paging
 ``/audit/export``           POST    the whole audit log of the scope
 ``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
@@ -220,6 +221,11 @@ async def _episode(c: Ctx) -> dict[str, Any]:
 async def _injection(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     return await views.injection_view(c.service, scope)
+
+
+async def _usage(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    return await c.service.ledger.view(scope)
 
 
 async def _audit(c: Ctx) -> dict[str, Any]:
@@ -425,6 +431,7 @@ ROUTES: dict[str, Route] = {
     "/episode/restore": Route(_POST, _restore),
     "/episode/forget": Route(_POST, _forget),
     "/injection": Route(_POST, _injection),
+    "/usage": Route(_POST, _usage),
     "/audit": Route(_POST, _audit),
     "/audit/export": Route(_POST, _audit_export),
     "/export": Route(_POST, _export),

@@ -176,7 +176,8 @@ class MemoryCommand(Command):
         counts = await self.service.count_by_status(c.scope) if c.scope.collection else None
         injection = await self.service.last_injection(c.scope)
         audit_total = await self.service.audit_count(c.scope)
-        return [render.summary(c.lang, c.scope.describe(), counts, injection, audit_total)]
+        today = await self.service.ledger.today(c.scope)
+        return [render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)]
 
     async def _do_profile(self, c: Call) -> list[str]:
         session = await self.service.get_profile(c.scope, "session")

@@ -221,6 +221,7 @@ def summary(
     counts: dict[str, int] | None,
     injection: dict[str, Any] | None,
     audit_total: int,
+    today: dict[str, Any] | None = None,
 ) -> str:
     per = None if counts is None else ", ".join(f"{status_label(lang, s)} {n}" for s, n in counts.items())
     shown = None
@@ -241,6 +242,7 @@ def summary(
         counts=per,
         injection=shown,
         audit_total=audit_total,
+        today=today,
     )
     return fit(text)
 

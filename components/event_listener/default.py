@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
@@ -22,9 +24,12 @@ from components.carry import carrying
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
 from ltm.domain.budget import estimate_tokens
 from ltm.domain.errors import LtmError
+from ltm.domain.ledger import TurnUsage
+from ltm.domain.scope import Scope
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import now_utc, to_iso
 from ltm.i18n import error_text
+from ltm.ports import HOST_CALLS, note_host_call
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, has_content, render_block_async
 from ltm.service.review import ExtractReport, ReviewQueue
@@ -35,11 +40,17 @@ COMMAND_PREFIXES = ("!", "！")
 SEEN_QUERIES = 512
 
 
-async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | None = None) -> dict[str, Any] | None:
+async def inject_memory(
+    service: MemoryService,
+    ctx: Any,
+    served: ServedTurns | None = None,
+    on_done: Callable[[Scope, dict[str, Any]], None] | None = None,
+) -> dict[str, Any] | None:
     """The whole turn, as data: identity -> scope -> recall -> block -> query vars -> snapshot.
 
     ``served`` learns which chat identity this turn's block covered, so that the memory engine
     does not hand the runner the same memories again as knowledge results."""
+    note_host_call(2)
     variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
     variables = dict(variables or {})
     # The chat text is only a query here: what cannot be stored or seen (a lone surrogate) goes.
@@ -59,6 +70,7 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
     if not settings.auto_recall:
         if served is not None:
             served.clear(who)
+        note_host_call(len(writes))
         await asyncio.gather(*writes)
         return None
     result = await service.recall(scope, text, with_profiles=settings.inject_profiles)
@@ -90,11 +102,39 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
         "query_id": getattr(ctx, "query_id", None),
     }
     writes.append(service.save_injection(scope, snapshot))
+    note_host_call(len(writes) - 1)  # the query variables set (save_injection counts its own)
     await asyncio.gather(*writes)
     log.info(
         "injection ready: %d block(s), %d chars, %d episodes", snapshot["blocks"], len(block), len(result.episodes)
     )
+    if on_done is not None:
+        on_done(scope, snapshot)
     return snapshot
+
+
+async def metered_turn(service: MemoryService, ctx: Any, served: ServedTurns | None = None) -> dict[str, Any] | None:
+    """:func:`inject_memory` with its cost reported to the usage ledger: wall milliseconds, host
+    calls (counted by the host adapters through :data:`ltm.ports.HOST_CALLS`), memories and tokens.
+    The report is queued, never awaited: the ledger writes it after the hook."""
+    box = [0]
+    seen: list[tuple[Scope, dict[str, Any]]] = []
+    token = HOST_CALLS.set(box)
+    started = time.perf_counter()
+    try:
+        done = await inject_memory(service, ctx, served, on_done=lambda scope, snap: seen.append((scope, snap)))
+    finally:
+        HOST_CALLS.reset(token)
+    for scope, snap in seen:
+        usage = TurnUsage(
+            at=snap["at"],
+            query_id=snap.get("query_id"),
+            memories=len(snap.get("episodes") or []),
+            tokens=int(snap.get("block_tokens") or 0),
+            host_calls=box[0],
+            hook_ms=round((time.perf_counter() - started) * 1000),
+        )
+        service.ledger.turn(scope, usage)
+    return done
 
 
 async def extract_candidates(service: MemoryService, review: ReviewQueue, ctx: Any) -> ExtractReport | None:
@@ -134,7 +174,7 @@ class MemoryListener(EventListener):
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
                 async with carrying(self.plugin):
-                    await inject_memory(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
+                    await metered_turn(self.plugin.service, ctx, getattr(self.plugin, "served_turns", None))
             except LtmError as exc:  # e.g. a KB on a backend that drops metadata: said once, in the log
                 unavailable(exc)
             except Exception:  # memory must never break the chat

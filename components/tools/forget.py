@@ -23,7 +23,7 @@ class Forget(Tool):
             if not isinstance(eid, str) or not eid.strip():
                 raise ValidationError("episode_id: required text", key="error.field_type", field="episode_id")
             reason = p.get("reason") if isinstance(p.get("reason"), str) else ""
-            scope, actor = await tool_scope(self.plugin, session, query_id)
+            scope, actor = await tool_scope(self.plugin, session, query_id, "forget")
             episode = await self.plugin.service.forget(scope, eid.strip(), actor, reason=reason)
         except LtmError as exc:
             return tool_error(self.plugin, exc, deleted=0)

@@ -34,7 +34,7 @@ class RecallMemory(Tool):
             for name, value in times.items():  # validated before anything is read
                 if value is not None:
                     parse_instant(value, name)
-            scope, _ = await tool_scope(self.plugin, session, query_id)
+            scope, _ = await tool_scope(self.plugin, session, query_id, "recall_memory")
             result = await self.plugin.service.recall(
                 scope,
                 query,

@@ -20,7 +20,7 @@ class Remember(Tool):
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool remember called (query %s)", query_id)
         try:
-            scope, actor = await tool_scope(self.plugin, session, query_id)
+            scope, actor = await tool_scope(self.plugin, session, query_id, "remember")
             raw = {k: v for k, v in (params if isinstance(params, dict) else {}).items() if k in ALLOWED}
             raw.setdefault("source_ref", f"query:{query_id}")
             done = await self.plugin.service.remember(scope, raw, actor, origin="tool")

@@ -18,7 +18,7 @@ class UpdateProfile(Tool):
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool update_profile called (query %s)", query_id)
         try:
-            scope, actor = await tool_scope(self.plugin, session, query_id)
+            scope, actor = await tool_scope(self.plugin, session, query_id, "update_profile")
             profile = await self.plugin.service.update_profile(
                 scope, (params if isinstance(params, dict) else {}), actor
             )

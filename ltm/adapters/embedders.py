@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..ports import note_host_call
+
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -216,6 +218,7 @@ class HostEmbedder:
         out: list[list[float]] = []
         for start in range(0, len(items), self.batch_size):
             chunk = items[start : start + self.batch_size]
+            note_host_call()
             vectors = await self._plugin.invoke_embedding(self.model_uuid, chunk)
             if len(vectors) != len(chunk):
                 raise ValueError(f"host returned {len(vectors)} vectors for {len(chunk)} texts")

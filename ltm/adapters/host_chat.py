@@ -10,6 +10,8 @@ from typing import Any
 
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
+from ..ports import note_host_call
+
 
 def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
@@ -37,5 +39,6 @@ class HostChatModel:
 
     async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
         messages = [Message(role="system", content=system), Message(role="user", content=user)]
+        note_host_call()
         reply = await self._plugin.invoke_llm(model_uuid, messages, [], {}, timeout)
         return message_text(reply)

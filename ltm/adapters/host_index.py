@@ -30,7 +30,7 @@ from typing import Any, Literal
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from ..domain.models import SCHEMA
-from ..ports import ListPage, VectorHit, VectorItem, VectorRecord
+from ..ports import ListPage, VectorHit, VectorItem, VectorRecord, note_host_call
 from ._common import as_float_list, batched, clean_metadata, require_where
 
 logger = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ class HostVectorIndex:
     async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
         for batch in batched(list(records), self._batch):
             metas = [self._host_metadata(r) for r in batch]
+            note_host_call()
             await self._plugin.vector_upsert(
                 collection,
                 [as_float_list(r.vector) for r in batch],
@@ -96,6 +97,7 @@ class HostVectorIndex:
     ) -> list[VectorHit]:
         if top_k <= 0:
             return []
+        note_host_call()
         results = await self._plugin.vector_search(
             collection, as_float_list(vector), top_k=int(top_k), filters=where or None
         )
@@ -115,6 +117,7 @@ class HostVectorIndex:
     async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
         if limit <= 0:
             return ListPage(items=[], total=-1)
+        note_host_call()
         res = await self._plugin.vector_list(collection, filters=where or None, limit=int(limit), offset=max(0, offset))
         items = []
         for item in res.get("items") or []:
@@ -127,12 +130,14 @@ class HostVectorIndex:
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
         require_where(where, "delete")
+        note_host_call()
         count = await self._plugin.vector_delete(collection, filters=where)
         logger.debug("host vector_delete returned %r (not trusted)", count)
 
     async def drop_collection(self, collection: str) -> None:
         """Best effort: the host has no drop; delete every record this plugin wrote."""
         try:
+            note_host_call()
             await self._plugin.vector_delete(collection, filters={"schema": {"$eq": SCHEMA}})
         except ActionCallError as exc:
             logger.warning("drop_collection %s: host refused the delete (%s)", collection, exc)

@@ -25,6 +25,8 @@ from typing import Any
 
 from langbot_plugin.entities.io.errors import ActionCallError
 
+from ..ports import note_host_call
+
 logger = logging.getLogger(__name__)
 
 
@@ -60,6 +62,7 @@ class HostKeyValueStore:
         return self._present
 
     async def _list(self) -> None:
+        note_host_call()
         listed = set(await self._plugin.get_plugin_storage_keys())
         self.listings += 1
         if self._present is not None:  # what this process knows stays (errs towards asking)
@@ -88,6 +91,7 @@ class HostKeyValueStore:
         if present is not None and key not in present:
             return None
         try:
+            note_host_call()
             return await self._plugin.get_plugin_storage(key)
         except ActionCallError as exc:
             if is_missing_key_error(exc, key):
@@ -100,9 +104,11 @@ class HostKeyValueStore:
             raise TypeError(f"value for {key!r} must be bytes, got {type(value).__name__}")
         await self._index()
         self._add(key)  # before the write: a write whose outcome is unknown may have landed
+        note_host_call()
         await self._plugin.set_plugin_storage(key, bytes(value))
 
     async def delete(self, key: str) -> None:
+        note_host_call()
         await self._plugin.delete_plugin_storage(key)
         self._discard(key)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..ports import note_host_call
+
 
 class HostReranker:
     """Calls the workspace rerank model ``model_uuid`` through the plugin's host connection."""
@@ -17,5 +19,6 @@ class HostReranker:
         self.name = f"host:{model_uuid}"
 
     async def rerank(self, query: str, documents: Sequence[str], timeout: float) -> list[dict[str, Any]]:
+        note_host_call()
         result = await self._plugin.invoke_rerank(self.model_uuid, query, list(documents), timeout=timeout)
         return list(result or [])

@@ -323,6 +323,7 @@ def may_read(scope: Scope, audience: str) -> bool:
 
 PROFILE_PREFIX = "profile/"  # profile/<scope_key>#session, profile/<user_key>#speaker:<sender>
 INJECT_PREFIX = "inject/"  # inject/<scope_key>
+LEDGER_PREFIX = "ledger/"  # ledger/<scope_key>: the usage ledger of a memory space
 AUDIT_PREFIX = "audit/"  # audit/<kb>/<user_key>/head, audit/<kb>/<user_key>/c/<n>
 TOMB_PREFIX = "tomb/"  # tomb/<kb>/<user_key>/<tombstone id>
 CAND_PREFIX = "cand/"  # cand/<kb>/<user_key>/{open,head,i/<n>,r/<candidate id>}
@@ -454,6 +455,10 @@ def l2_lock_key(scope: Scope) -> str:
 
 def inject_key(scope: Scope) -> str:
     return INJECT_PREFIX + scope.scope_key
+
+
+def ledger_key(scope: Scope) -> str:
+    return LEDGER_PREFIX + scope.scope_key
 
 
 def review_base(scope: Scope) -> str:

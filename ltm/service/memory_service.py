@@ -23,6 +23,7 @@ from .audit import AuditLog
 from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
+from .ledger import UsageLedger
 from .locks import ScopeLocks
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
@@ -74,6 +75,8 @@ class MemoryService:
         self.episodes = Episodes(self.writes, settings, self.recaller.scope_index)
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
+        # the store and the clock are read at use: tests swap them on the service
+        self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
         # The verbs, each implemented once in its capability module.
         self.register_kb = self.registry.register_kb

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from components.pages.console import MemoryConsole
+from ltm.domain.ledger import DAYS_KEPT, MAX_RECORD_BYTES, TURNS_KEPT, TurnUsage
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
 from ltm.i18n import CONSOLE, LANGUAGES, t
@@ -106,6 +107,7 @@ ENDPOINTS = {
     "/episode/restore",
     "/episode/forget",
     "/injection",
+    "/usage",
     "/audit",
     "/audit/export",
     "/export",
@@ -458,6 +460,21 @@ async def test_injection(page: MemoryConsole, seeded: Seeded) -> None:
     no_kb["scope"]["kb_id"] = ""
     d = await ok(page, "/injection", no_kb)
     assert all(e["missing"] for e in d["episodes"])
+
+
+async def test_usage(page: MemoryConsole, seeded: Seeded) -> None:
+    """The usage ledger of a space: a reported turn shows up there and only there."""
+    empty = await ok(page, "/usage", scope_body(seeded.bob))
+    assert empty["turns"] == [] and empty["days"] == [] and empty["today"]["turns"] == 0
+    day = seeded.service.clock().strftime("%Y-%m-%d")
+    usage = TurnUsage(at=f"{day}T10:00:00Z", query_id=5, memories=2, tokens=60, host_calls=8, hook_ms=12)
+    seeded.service.ledger.turn(seeded.alice, usage)
+    seeded.service.ledger.tool_called(seeded.alice, 5, "forget")
+    d = await ok(page, "/usage", scope_body(seeded.alice))
+    assert [(t["query_id"], t["tokens"], t["tools"]) for t in d["turns"]] == [(5, 60, {"forget": 1})]
+    assert d["today"]["turns"] == 1 and d["today"]["tool_turns"] == 1 and d["today"]["date"] == day
+    assert d["limits"] == {"turns": TURNS_KEPT, "days": DAYS_KEPT, "bytes": MAX_RECORD_BYTES}
+    assert (await ok(page, "/usage", scope_body(seeded.bob)))["turns"] == []  # another space: nothing
 
 
 async def test_audit_paging_and_export(page: MemoryConsole, seeded: Seeded) -> None:

@@ -44,6 +44,7 @@
       if (S.scope) run('episodes', LOADERS.episodes);
     });
     $('inj-reload').addEventListener('click', function () { if (S.scope) run('injection', LOADERS.injection); });
+    $('usage-reload').addEventListener('click', function () { if (S.scope) run('usage', LOADERS.usage); });
     $('audit-reload').addEventListener('click', function () { if (S.scope) run('audit', LOADERS.audit); });
     $('audit-export').addEventListener('click', function () { if (S.scope) exportAudit(); });
     $('export-l1').addEventListener('click', function () { if (S.scope) doExport('l1'); });

@@ -1,0 +1,120 @@
+"""The usage ledger: per memory space, the last turns and a daily roll-up of what memory cost.
+
+The listener and the tools only *report* (:meth:`UsageLedger.turn`, :meth:`UsageLedger.tool_called`:
+plain method calls, no await, no storage access on the chat's path). Reports are queued and one
+deferred task per installation writes them, at most one plugin-storage write per space per
+:data:`FLUSH_DELAY_S`, like the injection snapshot a record of what happened, not memory: not
+journaled, not audited. One record per space (:func:`ltm.domain.scope.ledger_key`), bounded by
+:data:`ltm.domain.ledger.MAX_RECORD_BYTES`; the rules of the record are :mod:`ltm.domain.ledger`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..domain import ledger as rules
+from ..domain.scope import Scope, ledger_key
+from ..domain.timefields import to_iso
+from ..ports import HOST_CALLS, KeyValueStore
+from .background import Background
+
+log = logging.getLogger(__name__)
+FLUSH_DELAY_S = 0.5  # reports within this window share one write per space
+
+
+class UsageLedger:
+    def __init__(
+        self,
+        kv: Callable[[], KeyValueStore],
+        clock: Callable[[], datetime],
+        background: Background,
+        delay: float = FLUSH_DELAY_S,
+    ) -> None:
+        self._kv = kv  # read at use: a test may swap the service's store
+        self._clock = clock
+        self.background = background  # the write outlives the report: it runs where host calls may
+        self.delay = delay
+        self._pending: dict[str, list[tuple[str, Any]]] = {}
+        self._cache: dict[str, dict[str, Any]] = {}
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ reports (no await)
+    def turn(self, scope: Scope, usage: rules.TurnUsage) -> None:
+        self._queue(scope, ("turn", usage))
+
+    def tool_called(self, scope: Scope, query_id: Any, tool: str) -> None:
+        self._queue(scope, ("tool", (query_id, tool, to_iso(self._clock()))))
+
+    def _queue(self, scope: Scope, op: tuple[str, Any]) -> None:
+        self._pending.setdefault(ledger_key(scope), []).append(op)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (a synchronous caller): the next read or flush writes it
+        # one job for every queued report; in an installed package it runs inside a live call
+        # (ltm.service.background), elsewhere as a task after the delay
+        self.background.submit("usage-ledger", self._flush_logged, delay=self.delay)
+
+    async def _flush_logged(self) -> None:
+        token = HOST_CALLS.set(None)  # the flush's storage calls are not the reporting turn's
+        try:
+            await self.flush()
+        except Exception:  # a lost ledger write never reaches a chat; the next report retries
+            log.warning("usage ledger write failed", exc_info=True)
+        finally:
+            HOST_CALLS.reset(token)
+
+    # ------------------------------------------------------------------ storage
+    async def _load(self, key: str) -> dict[str, Any]:
+        if key not in self._cache:
+            raw = await self._kv().get(key)
+            try:
+                self._cache[key] = rules.normalise(json.loads(raw) if raw else None)
+            except ValueError:
+                log.warning("usage ledger record %s unreadable; starting it again", key[:80])
+                self._cache[key] = rules.empty()
+        return self._cache[key]
+
+    async def flush(self) -> None:
+        """Write every queued report (a read calls it first, so it always sees the latest turn)."""
+        async with self._lock:
+            while self._pending:
+                key, ops = self._pending.popitem()
+                try:
+                    record = await self._load(key)
+                    for kind, arg in ops:
+                        if kind == "turn":
+                            rules.add_turn(record, arg)
+                        else:
+                            rules.add_tool_call(record, *arg)
+                    await self._kv().set(key, encode(record))
+                except Exception:
+                    self._cache.pop(key, None)  # read it again next time; these reports are dropped
+                    raise
+
+    # ------------------------------------------------------------------ reads
+    async def record(self, scope: Scope) -> dict[str, Any]:
+        await self.flush()
+        return json.loads(encode(await self._load(ledger_key(scope))))  # a copy
+
+    async def today(self, scope: Scope) -> dict[str, Any]:
+        return rules.day_totals(await self.record(scope), to_iso(self._clock())[:10])
+
+    async def view(self, scope: Scope) -> dict[str, Any]:
+        """The console's shape: newest turn first, newest day first, and today's totals."""
+        rec = await self.record(scope)
+        return {
+            "turns": list(reversed(rec["turns"])),
+            "days": list(reversed(rec["days"])),
+            "today": rules.day_totals(rec, to_iso(self._clock())[:10]),
+            "limits": {"turns": rules.TURNS_KEPT, "days": rules.DAYS_KEPT, "bytes": rules.MAX_RECORD_BYTES},
+        }
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
