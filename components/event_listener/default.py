@@ -60,7 +60,8 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
             served.clear(who)
         await asyncio.gather(*writes)
         return None
-    result = await service.recall(scope, text, with_profiles=settings.inject_profiles)
+    # the trace is kept with the snapshot (bounded): the console's "why this memory" and near misses
+    result = await service.recall(scope, text, with_profiles=settings.inject_profiles, trace=True)
     if served is not None and kb:
         served.mark(who)
     speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
@@ -87,6 +88,7 @@ async def inject_memory(service: MemoryService, ctx: Any, served: ServedTurns | 
         "episodes": [r.episode.id for r in result.episodes],
         "shown_ids": [result.refs.get(r.episode.id, r.episode.id) for r in result.episodes],
         "query_id": getattr(ctx, "query_id", None),
+        "trace": result.trace.to_public() if result.trace is not None else None,
     }
     writes.append(service.save_injection(scope, snapshot))
     await asyncio.gather(*writes)

@@ -64,9 +64,10 @@ async def test_status_expired_and_as_of(service: MemoryService) -> None:
         a, {"content": "Alice works at Globex now", "valid_from": "2021-01-01T00:00:00Z"}, ADMIN
     )
     old, _ = await service.remember(
-        a, {"content": "Alice works at Acme", "valid_from": "2020-01-01T00:00:00Z", "valid_until": "2021-01-01T00:00:00Z"},
+        a,
+        {"content": "Alice works at Acme", "valid_from": "2020-01-01T00:00:00Z", "valid_until": "2021-01-01T00:00:00Z"},
         ADMIN,
-    )  # fmt: skip
+    )
     gone, _ = await service.remember(a, {"content": "Alice works at Initech"}, ADMIN)
     await service.set_status(a, gone.id, "archived", ADMIN)
     res = await service.recall(a, "where does Alice work", limit=10, with_profiles=False, trace=True)
