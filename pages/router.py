@@ -20,7 +20,8 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/episode/archive``        POST    ``id``, ``reason``
 ``/episode/restore``        POST    ``id``, ``reason``
 ``/episode/forget``         POST    ``id``, ``reason``
-``/injection``              POST    the last injection snapshot, with its episodes resolved
+``/injection``              POST    the last injection snapshot, with its episodes resolved and its trace
+``/injection/why``          POST    ``query``, ``as_of``: the recall trace of a typed question (admin)
 ``/audit``                  POST    paging
 ``/audit/export``           POST    the whole audit log of the scope
 ``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
@@ -222,6 +223,12 @@ async def _injection(c: Ctx) -> dict[str, Any]:
     return await views.injection_view(c.service, scope)
 
 
+async def _why(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    query = c.body.text("query", required=True, max_len=MAX_QUERY)
+    return await views.why_view(c.service, scope, query, c.actor, c.body.instant("as_of"))
+
+
 async def _audit(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     page = c.body.integer("page", 1, 1, MAX_PAGE)
@@ -418,6 +425,7 @@ ROUTES: dict[str, Route] = {
     "/episode/restore": Route(_POST, _restore),
     "/episode/forget": Route(_POST, _forget),
     "/injection": Route(_POST, _injection),
+    "/injection/why": Route(_POST, _why),
     "/audit": Route(_POST, _audit),
     "/audit/export": Route(_POST, _audit_export),
     "/export": Route(_POST, _export),

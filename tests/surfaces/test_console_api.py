@@ -106,6 +106,7 @@ ENDPOINTS = {
     "/episode/restore",
     "/episode/forget",
     "/injection",
+    "/injection/why",
     "/audit",
     "/audit/export",
     "/export",
