@@ -21,6 +21,7 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 from components.pages.console import MemoryConsole
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
+from ltm.domain.trace import REASONS
 from ltm.i18n import CONSOLE, LANGUAGES, t
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
@@ -591,6 +592,7 @@ def test_every_visible_string_has_a_key_in_every_language() -> None:
         "src": ("profile", "speaker", "injection", "audit"),
         "inj.profile": ("session", "speaker"),
         "export.layer": ("l1", "l2"),
+        "trace.reason": REASONS,
     }
     assert prefixes == set(enums)
     used |= {f"{p}.{v}" for p, values in enums.items() for v in values}
