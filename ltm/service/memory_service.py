@@ -122,7 +122,7 @@ class MemoryService:
         """The recall trace of ``query`` as the turn's hook would recall it (``!memory why``, the
         console's typed query). A memory admin's verb: a trace names what the filter keeps out."""
         require_admin("why", actor, self.settings)
-        return await self.recall(scope, query, with_profiles=False, as_of=as_of, trace=True)
+        return await self.recall(scope, query, with_profiles=False, as_of=as_of, trace=True, trace_all_statuses=True)
 
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Lift the write fences of a scope (the console's Clear fence; recovery and the engine

@@ -63,6 +63,7 @@ class _Traced:
     fused: dict[str, int]  # id -> 1-based place before the rerank model (empty: no rerank)
     rank_info: dict[str, Any]
     filtered: dict[str, tuple[dict[str, Any], str]]  # id -> (metadata, reason) kept out by the filter
+    all_statuses: bool = False  # also ask the host's store for rows of other statuses
 
 
 class Recall:
@@ -126,13 +127,16 @@ class Recall:
         budget_tokens: int | None = None,
         parse_window: bool = True,
         trace: bool = False,
+        trace_all_statuses: bool = False,
     ) -> RecallResult:
         """Profiles + ranked episodes of this scope for ``query``: the active ones valid now, or
         with ``as_of`` the ones valid at that instant, superseded ones included (what was true
         then, even if a correction or a summary replaced it since). A default recall never sees a
         superseded row. ``as_of`` is validated before anything is read.
         ``trace``: also explain the ranking (:class:`ltm.domain.trace.RecallTrace`); off by
-        default, it costs one more filtered-out search, run alongside the two legs."""
+        default. The rows the audience and validity conditions keep out are found in the scope's
+        in-process index (no host call); ``trace_all_statuses`` also asks the host's store for
+        rows of other statuses (one more search, alongside the legs: an explicit "why" only)."""
         check_text(query, "query")
         s = self.settings
         now = self.clock()
@@ -145,6 +149,7 @@ class Recall:
                 scope, query, s, now, speaker, index_task, limit=limit, only_speaker=only_speaker,
                 time_from=time_from, time_until=time_until, as_of_dt=as_of_dt, with_profiles=with_profiles,
                 budget_tokens=budget_tokens, parse_window=parse_window, want_trace=trace,
+                trace_all_statuses=trace_all_statuses,
             )  # fmt: skip
         finally:
             if index_task is not None and not index_task.done():
@@ -170,6 +175,7 @@ class Recall:
         budget_tokens: int | None,
         parse_window: bool,
         want_trace: bool = False,
+        trace_all_statuses: bool = False,
     ) -> RecallResult:
         prof_task = (
             asyncio.gather(
@@ -211,7 +217,7 @@ class Recall:
             if window is None and parse_window:
                 window = timewindow.parse_time_window(query, now)
             if k > 0 and index_task is not None:
-                info: _Traced | None = _Traced([], {}, {}, {}) if want_trace else None
+                info: _Traced | None = _Traced([], {}, {}, {}, trace_all_statuses) if want_trace else None
                 episodes, n_candidates = await self._ranked(
                     scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s,
                     info=info,
@@ -273,7 +279,11 @@ class Recall:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
             # the trace's filtered-out search runs alongside this leg's own
-            side = asyncio.ensure_future(self._filtered_out(scope, crit, qv, pool, history, info)) if info else None
+            side = (
+                asyncio.ensure_future(self._filtered_out(scope, crit, qv, pool, history, info, index_task))
+                if info
+                else None
+            )
             idx = await index_task
             rows = idx.vector_search(qv, pool, where)
             if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
@@ -340,30 +350,44 @@ class Recall:
         return out, len(cands)
 
     async def _filtered_out(
-        self, scope: Scope, crit: Criteria, qv: list[float], pool: int, history: bool, info: _Traced
+        self,
+        scope: Scope,
+        crit: Criteria,
+        qv: list[float],
+        pool: int,
+        history: bool,
+        info: _Traced,
+        index_task: asyncio.Future[ScopeIndex],
     ) -> None:
         """The trace's view of what the scope's filter kept out: the same vector search with the
-        status, audience and validity conditions lifted, each hit given the condition that failed.
-        A failure here only leaves the trace without them."""
+        audience and validity conditions lifted (in the scope's index: no host call), and with
+        ``all_statuses`` the status too (the host's store), each hit given the condition that
+        failed. A failure here only leaves the trace without them."""
         relaxed = Criteria(
-            statuses=None,
+            statuses=None if info.all_statuses else ACTIVE,
             sender_id=crit.sender_id,
             event_from_ts=crit.event_from_ts,
             event_until_ts=crit.event_until_ts,
         )
+        where = scope_filter(scope.user_key, relaxed)
+        rows: list[tuple[str, dict[str, Any]]] = []
         try:
-            hits = await self.vectors.search(scope.collection, qv, pool, scope_filter(scope.user_key, relaxed))
+            local = (await index_task).vector_search(qv, pool, where)
+            if local is None:  # other statuses, or an index that cannot answer: the host's store
+                hits = await self.vectors.search(scope.collection, qv, pool, where)
+                rows = [(h.id, dict(h.metadata or {})) for h in hits]
+            else:
+                rows = [(rid, dict(md)) for rid, _sim, md in local]
         except Exception as exc:
             log.warning("trace: the filtered-out search failed (%s)", type(exc).__name__)
             return
         audience = reader_audience(scope)
-        for h in hits:
-            md = dict(h.metadata or {})
+        for rid, md in rows:
             why = trace_rules.filter_reason(
                 md, statuses=crit.statuses, audience=audience, as_of_ts=float(crit.as_of_ts or 0.0), history=history
             )
             if why:
-                info.filtered[h.id] = (md, why)
+                info.filtered[rid] = (md, why)
 
     async def _reranked(
         self, scope: Scope, kb: KbSettings | None, query: str, ranked: list[tuple[ranking.Candidate, float]], k: int

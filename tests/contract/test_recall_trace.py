@@ -70,7 +70,14 @@ async def test_status_expired_and_as_of(service: MemoryService) -> None:
     )
     gone, _ = await service.remember(a, {"content": "Alice works at Initech"}, ADMIN)
     await service.set_status(a, gone.id, "archived", ADMIN)
-    res = await service.recall(a, "where does Alice work", limit=10, with_profiles=False, trace=True)
+    # the hook's trace: the validity reasons come from the scope's own index (no host call), rows
+    # of other statuses only from an explicit "why", which also asks the host's store
+    hook = await service.recall(a, "where does Alice work", limit=10, with_profiles=False, trace=True)
+    assert hook.trace is not None
+    assert {r.id: r.reason for r in hook.trace.rows} == {kept.id: None, old.id: "expired"}
+    res = await service.recall(
+        a, "where does Alice work", limit=10, with_profiles=False, trace=True, trace_all_statuses=True
+    )
     assert res.trace is not None
     why = {r.id: r.reason for r in res.trace.rows}
     assert why[kept.id] is None
