@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -428,11 +428,13 @@ def _build_trace(
     cands: dict[str, ranking.Candidate] = info.rank_info.get("candidates", {})
     cut = trace_rules.budget_reasons(items, kept)
     rows: list[trace_rules.TraceRow] = []
+    texts: dict[str, str] = {}
 
     def row(c_id: str, md: dict[str, Any], **kw: Any) -> trace_rules.TraceRow:
+        texts[c_id] = str(md.get("text") or "")
         return trace_rules.TraceRow(
             id=c_id,
-            preview=trace_rules.preview(str(md.get("text") or "")),
+            preview="",
             sender=str(md.get("sender_id") or ""),
             trust=trust_label(str(md.get("claim_type") or ""), str(md.get("confidence") or "")),
             **kw,
@@ -465,4 +467,6 @@ def _build_trace(
         if c_id not in cands:
             rows.append(row(c_id, md, reason=why))
     bounded, omitted = trace_rules.bound_rows(rows)
+    # previews (redacted) only for the rows the trace keeps
+    bounded = [replace(r, preview=trace_rules.preview(texts.get(r.id, ""))) for r in bounded]
     return trace_rules.RecallTrace(query=query, top_k=k, budget_tokens=budget, rows=bounded, omitted=omitted)
