@@ -20,8 +20,9 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/episode/archive``        POST    ``id``, ``reason``
 ``/episode/restore``        POST    ``id``, ``reason``
 ``/episode/forget``         POST    ``id``, ``reason``
-``/injection``              POST    the last injection snapshot, with its episodes resolved
+``/injection``              POST    the last injection snapshot, with its episodes resolved and its trace
 ``/usage``                  POST    the usage ledger: the last turns, daily roll-ups, today's totals
+``/injection/why``          POST    ``query``, ``as_of``: the recall trace of a typed question (admin)
 ``/audit``                  POST    paging
 ``/audit/export``           POST    the whole audit log of the scope
 ``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
@@ -228,6 +229,12 @@ async def _usage(c: Ctx) -> dict[str, Any]:
     return await c.service.ledger.view(scope)
 
 
+async def _why(c: Ctx) -> dict[str, Any]:
+    scope = await scope_of(c.service, c.body)
+    query = c.body.text("query", required=True, max_len=MAX_QUERY)
+    return await views.why_view(c.service, scope, query, c.actor, c.body.instant("as_of"))
+
+
 async def _audit(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     page = c.body.integer("page", 1, 1, MAX_PAGE)
@@ -432,6 +439,7 @@ ROUTES: dict[str, Route] = {
     "/episode/forget": Route(_POST, _forget),
     "/injection": Route(_POST, _injection),
     "/usage": Route(_POST, _usage),
+    "/injection/why": Route(_POST, _why),
     "/audit": Route(_POST, _audit),
     "/audit/export": Route(_POST, _audit_export),
     "/export": Route(_POST, _export),

@@ -11,7 +11,7 @@ from ltm.domain.models import Profile
 from ltm.domain.scope import Scope, scope_fence_keys
 from ltm.domain.timefields import parse_instant
 from ltm.i18n import LANGUAGES
-from ltm.service import MemoryService
+from ltm.service import Actor, MemoryService
 from ltm.service.health import HealthReport, explain
 from ltm.service.review import Candidate
 
@@ -131,7 +131,14 @@ async def injection_view(service: MemoryService, scope: Scope) -> dict[str, Any]
                 episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False, **seen})
             except NotFoundError:
                 episodes.append({"id": eid, "missing": True, **seen})
-    return {"snapshot": snap, "episodes": episodes}
+    trace = snap.get("trace") if isinstance(snap, dict) and isinstance(snap.get("trace"), dict) else None
+    return {"snapshot": snap, "episodes": episodes, "trace": trace}
+
+
+async def why_view(service: MemoryService, scope: Scope, query: str, actor: Actor, as_of: str | None) -> dict[str, Any]:
+    """The recall trace of a question an operator typed: the turn's own recall, traced."""
+    result = await service.why(scope, query, actor, as_of=as_of)
+    return {"trace": result.trace.to_public() if result.trace is not None else None, "as_of": result.as_of}
 
 
 def health_view(report: HealthReport) -> dict[str, Any]:

@@ -214,6 +214,12 @@ class MemoryCommand(Command):
         hits = [(r.episode, r.score) for r in result.episodes]
         return [render.search(c.lang, c.p.query, hits, as_of=result.as_of)]
 
+    async def _do_why(self, c: Call) -> list[str]:
+        if not c.scope.collection:
+            raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
+        result = await self.service.why(c.scope, c.p.query, c.actor, as_of=c.p.as_of)
+        return [render.why(c.lang, c.p.query, result.trace)]
+
     async def _do_show(self, c: Call) -> list[str]:
         return [render.show(c.lang, await self.service.get_episode(c.scope, c.p.episode_id))]
 

@@ -495,6 +495,7 @@ SPECS: tuple[VerbSpec, ...] = (
     VerbSpec("profile", _no_args),
     VerbSpec("list", _list, {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}),
     VerbSpec("search", _search, None),
+    VerbSpec("why", _search, None),
     VerbSpec("show", _one_record, target=EPISODE),
     VerbSpec("forget", _one_record, {**REASON_FLAG, "never": BOOL}, target=EPISODE),
     VerbSpec("superseded", _status_page),

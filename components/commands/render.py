@@ -18,6 +18,7 @@ from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
 from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
+from ltm.domain.trace import RecallTrace, TraceRow
 from ltm.domain.trust import trust_label
 from ltm.i18n import t
 from ltm.service.episodes import EXPIRES_BY
@@ -47,6 +48,7 @@ HELP_ORDER = (
     "profile",
     "list",
     "search",
+    "why",
     "show",
     "superseded",
     "archived",
@@ -287,6 +289,36 @@ def search(lang: str, query: str, hits: Iterable[tuple[Episode, float]], *, as_o
     title = t("cmd.search.title", lang, query=quote(query, 60), n=len(rows))
     lines = [episode_line(lang, e, score) for e, score in rows]
     return fit(layout("episode_page", lang, as_of=when, title=title, lines=lines, more=""))
+
+
+WHY_LINES = 8  # a short reply: the injected rows and the best near misses
+
+
+def why(lang: str, query: str, trace: RecallTrace | None) -> str:
+    """``!memory why``: one line per row, injected first, each near miss with its reason."""
+    rows = list(trace.rows) if trace is not None else []
+    if trace is None or not rows:
+        return t("cmd.why.none", lang, query=quote(query, 60))
+    lines = [t("cmd.why.title", lang, query=quote(query, 60), k=trace.top_k)]
+    for r in rows[:WHY_LINES]:
+        rid = clean(r.id, 40)
+        if r.injected:
+            lines.append(t("cmd.why.in", lang, rank=r.rank, id=rid, signals=_signals(r)))
+        else:
+            lines.append(t("cmd.why.out", lang, id=rid, reason=t(f"cmd.why.reason.{r.reason}", lang)))
+    rest = len(rows) - WHY_LINES + trace.omitted
+    if rest > 0:
+        lines.append(t("cmd.why.more", lang, n=rest))
+    return fit("\n".join(lines))
+
+
+def _signals(r: TraceRow) -> str:
+    parts = [f"{name} {v:.2f}" for name, v in (("dense", r.dense), ("bm25", r.lexical)) if v]
+    if r.window:
+        parts.append("time")
+    if r.rerank:
+        parts.append(f"rerank #{r.rerank}")
+    return ", ".join(parts) or "-"
 
 
 def show(lang: str, e: Episode) -> str:

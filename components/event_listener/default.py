@@ -73,7 +73,8 @@ async def inject_memory(
         note_host_call(len(writes))
         await asyncio.gather(*writes)
         return None
-    result = await service.recall(scope, text, with_profiles=settings.inject_profiles)
+    # the trace is kept with the snapshot (bounded): the console's "why this memory" and near misses
+    result = await service.recall(scope, text, with_profiles=settings.inject_profiles, trace=True)
     if served is not None and kb:
         served.mark(who)
     speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
@@ -100,6 +101,7 @@ async def inject_memory(
         "episodes": [r.episode.id for r in result.episodes],
         "shown_ids": [result.refs.get(r.episode.id, r.episode.id) for r in result.episodes],
         "query_id": getattr(ctx, "query_id", None),
+        "trace": result.trace.to_public() if result.trace is not None else None,
     }
     writes.append(service.save_injection(scope, snapshot))
     note_host_call(len(writes) - 1)  # the query variables set (save_injection counts its own)

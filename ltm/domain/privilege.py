@@ -71,6 +71,7 @@ POLICY: dict[str, Rule] = {
         Rule("candidates", READ),
         Rule("tombstones", READ),
         Rule("health.probe", PROBE),
+        Rule("why", PROBE),  # the recall trace: other speakers' memories and the filter's view
         Rule("forget", OWN),
         Rule("archive", MUTATE),
         Rule("restore", MUTATE),

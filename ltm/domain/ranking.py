@@ -220,6 +220,7 @@ def _score_parts(
     settings: RankSettings,
     time_window: tuple[float, float] | None,
     as_of_ts: float,
+    dropped: dict[str, str] | None = None,
 ) -> list[tuple[Candidate, _Parts]]:
     s = settings
     qnorm = _norm(query)
@@ -238,12 +239,19 @@ def _score_parts(
     for c in cands:
         md = c.metadata or {}
         if s.require_active and (md.get("status") or "active") != "active":
+            if dropped is not None:
+                dropped[c.id] = "status"
             continue
         if not (_f(md, "valid_from_ts", -math.inf) <= as_of_ts < _f(md, "valid_until_ts", math.inf)):
+            if dropped is not None:
+                expired = as_of_ts >= _f(md, "valid_until_ts", math.inf) and s.require_active
+                dropped[c.id] = "expired" if expired else "as_of"
             continue
         if time_window is not None and s.time_window_mode == "filter":
             ets = _f(md, "event_ts", _f(md, "ts", math.nan))
             if not (time_window[0] <= ets < time_window[1]):
+                if dropped is not None:
+                    dropped[c.id] = "time_window"
                 continue
         kept.append(c)
     rels = _relevance(kept, s)
@@ -314,6 +322,7 @@ def rank(
     settings: RankSettings | None = None,
     time_window: tuple[float, float] | None = _UNSET,
     as_of_ts: float | None = None,
+    trace: dict[str, Any] | None = None,
 ) -> list[tuple[Candidate, float]]:
     """Score and sort the complete candidate set, best first.
 
@@ -321,6 +330,9 @@ def rank(
     parsed from ``query`` relative to ``now_ts`` (pass ``None`` for no window). ``as_of_ts``: the
     validity instant (default ``now_ts``). Candidates that are not active or not valid then are
     dropped; duplicates by id keep their first occurrence. Ties: newer first, then id.
+    ``trace``: when a dict is given, it receives each scored candidate's signals (``parts``: id ->
+    dict) and each dropped one's reason (``dropped``: id -> reason), for the recall trace; the
+    order and the scores are the same with or without it.
     """
     s = settings or RankSettings()
     seen: set[str] = set()
@@ -338,8 +350,15 @@ def rank(
         settings=s,
         time_window=window,
         as_of_ts=now_ts if as_of_ts is None else as_of_ts,
+        dropped=trace.setdefault("dropped", {}) if trace is not None else None,
     )
-    scored = [(c, _total(p) * f) for (c, p), f in zip(parts, _session_factors(parts, s), strict=True)]
+    factors = _session_factors(parts, s)
+    scored = [(c, _total(p) * f) for (c, p), f in zip(parts, factors, strict=True)]
+    if trace is not None:
+        trace["parts"] = {
+            c.id: {"window": p.window_hit, "recency": p.recency, "neighbourhood": f, "relevance": p.relevance}
+            for (c, p), f in zip(parts, factors, strict=True)
+        }
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
 

@@ -130,6 +130,12 @@ class MemoryService:
         """The privilege policy's view of ``actor`` (admin from the live ``admin_sender_ids``)."""
         return caller_of(actor, self.settings)
 
+    async def why(self, scope: Scope, query: str, actor: Actor, *, as_of: str | None = None) -> RecallResult:
+        """The recall trace of ``query`` as the turn's hook would recall it (``!memory why``, the
+        console's typed query). A memory admin's verb: a trace names what the filter keeps out."""
+        require_admin("why", actor, self.settings)
+        return await self.recall(scope, query, with_profiles=False, as_of=as_of, trace=True, trace_all_statuses=True)
+
     async def clear_scope_fences(self, scope: Scope, actor: Actor, reason: str = "") -> int:
         """Lift the write fences of a scope (the console's Clear fence; recovery and the engine
         lifecycle clear their own through the write engine). A memory admin's verb."""

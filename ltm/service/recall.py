@@ -10,19 +10,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from ..domain import budget as budget_rules
 from ..domain import ranking, timewindow
 from ..domain import rerank as rerank_rules
+from ..domain import trace as trace_rules
 from ..domain.credentials import redact_text
 from ..domain.episode_views import recall_view
 from ..domain.models import Episode, Profile
-from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, reader_audience, scope_where
+from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, reader_audience, scope_filter, scope_where
 from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
+from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
 from .recall_index import RecallIndex, ScopeIndex
 from .settings import KbSettings, Settings
@@ -50,6 +52,18 @@ class RecallResult:
     as_of: str | None = None  # the instant of an as-of recall (UTC ISO-8601), None for "now"
     refs: dict[str, str] = field(default_factory=dict)  # episode id -> the short reference shown for it
     at: str = ""  # when the recall ran (UTC ISO-8601)
+    trace: trace_rules.RecallTrace | None = None  # only when asked for (``recall(trace=True)``)
+
+
+@dataclass
+class _Traced:
+    """What the ranking step saw, kept for the trace (only when one is asked for)."""
+
+    ranked: list[tuple[ranking.Candidate, float]]
+    fused: dict[str, int]  # id -> 1-based place before the rerank model (empty: no rerank)
+    rank_info: dict[str, Any]
+    filtered: dict[str, tuple[dict[str, Any], str]]  # id -> (metadata, reason) kept out by the filter
+    all_statuses: bool = False  # also ask the host's store for rows of other statuses
 
 
 class Recall:
@@ -112,11 +126,17 @@ class Recall:
         with_profiles: bool = True,
         budget_tokens: int | None = None,
         parse_window: bool = True,
+        trace: bool = False,
+        trace_all_statuses: bool = False,
     ) -> RecallResult:
         """Profiles + ranked episodes of this scope for ``query``: the active ones valid now, or
         with ``as_of`` the ones valid at that instant, superseded ones included (what was true
         then, even if a correction or a summary replaced it since). A default recall never sees a
-        superseded row. ``as_of`` is validated before anything is read."""
+        superseded row. ``as_of`` is validated before anything is read.
+        ``trace``: also explain the ranking (:class:`ltm.domain.trace.RecallTrace`); off by
+        default. The rows the audience and validity conditions keep out are found in the scope's
+        in-process index (no host call); ``trace_all_statuses`` also asks the host's store for
+        rows of other statuses (one more search, alongside the legs: an explicit "why" only)."""
         check_text(query, "query")
         s = self.settings
         now = self.clock()
@@ -128,7 +148,8 @@ class Recall:
             return await self._recall(
                 scope, query, s, now, speaker, index_task, limit=limit, only_speaker=only_speaker,
                 time_from=time_from, time_until=time_until, as_of_dt=as_of_dt, with_profiles=with_profiles,
-                budget_tokens=budget_tokens, parse_window=parse_window,
+                budget_tokens=budget_tokens, parse_window=parse_window, want_trace=trace,
+                trace_all_statuses=trace_all_statuses,
             )  # fmt: skip
         finally:
             if index_task is not None and not index_task.done():
@@ -153,6 +174,8 @@ class Recall:
         with_profiles: bool,
         budget_tokens: int | None,
         parse_window: bool,
+        want_trace: bool = False,
+        trace_all_statuses: bool = False,
     ) -> RecallResult:
         prof_task = (
             asyncio.gather(
@@ -167,6 +190,7 @@ class Recall:
         tokens = 0
         window: tuple[float, float] | None = None
         n_candidates = 0
+        traced: trace_rules.RecallTrace | None = None
         if scope.collection and query.strip():
             kb = await self.kb_settings(scope.collection)
             k = (
@@ -193,13 +217,18 @@ class Recall:
             if window is None and parse_window:
                 window = timewindow.parse_time_window(query, now)
             if k > 0 and index_task is not None:
+                info: _Traced | None = _Traced([], {}, {}, {}, trace_all_statuses) if want_trace else None
                 episodes, n_candidates = await self._ranked(
-                    scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s
-                )
+                    scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s,
+                    info=info,
+                )  # fmt: skip
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
-                keep = budget_rules.fit_budget([(r.episode.id, r.episode.content, r.score) for r in episodes], budget)
+                items = [(r.episode.id, r.episode.content, r.score) for r in episodes]
+                keep = budget_rules.fit_budget(items, budget)
                 kept = set(keep)
                 episodes = [r for r in episodes if r.episode.id in kept]
+                if info is not None:
+                    traced = _build_trace(query, k, budget, info, items, kept)
                 tokens = sum(budget_rules.estimate_tokens(r.episode.content) for r in episodes)
                 if episodes and index_task.done() and not index_task.cancelled() and not index_task.exception():
                     shown = [r.episode.id for r in episodes]
@@ -220,6 +249,7 @@ class Recall:
             as_of=to_iso(as_of_dt) if as_of_dt else None,
             refs=refs,
             at=to_iso(now),
+            trace=traced,
         )
 
     async def _ranked(
@@ -236,6 +266,7 @@ class Recall:
         window: tuple[float, float] | None = None,
         as_of_ts: float | None = None,
         settings: Settings | None = None,
+        info: _Traced | None = None,
     ) -> tuple[list[RecalledEpisode], int]:
         s = settings or self.settings
         where = scope_where(scope, crit)
@@ -247,6 +278,12 @@ class Recall:
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
+            # the trace's filtered-out search runs alongside this leg's own
+            side = (
+                asyncio.ensure_future(self._filtered_out(scope, crit, qv, pool, history, info, index_task))
+                if info
+                else None
+            )
             idx = await index_task
             rows = idx.vector_search(qv, pool, where)
             if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
@@ -256,6 +293,8 @@ class Recall:
                 cands[rid] = ranking.Candidate(
                     id=rid, text=str(md.get("text") or ""), metadata=md, vector_sim=sim, lexical=None
                 )
+            if side is not None:
+                await side
 
         lexical: list[ScopeIndex] = []
 
@@ -298,10 +337,57 @@ class Recall:
             settings=ranking.RankSettings(half_life_days=hl, require_active=not history),
             time_window=window,
             as_of_ts=as_of_ts,
+            trace=info.rank_info if info is not None else None,
         )
+        fused = ranked
         ranked = await self._reranked(scope, kb, query, ranked, k)
+        if info is not None:
+            info.ranked = ranked
+            info.rank_info["candidates"] = cands
+            if ranked is not fused:
+                info.fused = {c.id: i for i, (c, _) in enumerate(fused, 1)}
         out = [RecalledEpisode(Episode.from_metadata(c.metadata, c.id), score) for c, score in ranked[:k]]
         return out, len(cands)
+
+    async def _filtered_out(
+        self,
+        scope: Scope,
+        crit: Criteria,
+        qv: list[float],
+        pool: int,
+        history: bool,
+        info: _Traced,
+        index_task: asyncio.Future[ScopeIndex],
+    ) -> None:
+        """The trace's view of what the scope's filter kept out: the same vector search with the
+        audience and validity conditions lifted (in the scope's index: no host call), and with
+        ``all_statuses`` the status too (the host's store), each hit given the condition that
+        failed. A failure here only leaves the trace without them."""
+        relaxed = Criteria(
+            statuses=None if info.all_statuses else ACTIVE,
+            sender_id=crit.sender_id,
+            event_from_ts=crit.event_from_ts,
+            event_until_ts=crit.event_until_ts,
+        )
+        where = scope_filter(scope.user_key, relaxed)
+        rows: list[tuple[str, dict[str, Any]]] = []
+        try:
+            local = (await index_task).vector_search(qv, pool, where)
+            if local is None:  # other statuses, or an index that cannot answer: the host's store
+                hits = await self.vectors.search(scope.collection, qv, pool, where)
+                rows = [(h.id, dict(h.metadata or {})) for h in hits]
+            else:
+                rows = [(rid, dict(md)) for rid, _sim, md in local]
+        except Exception as exc:
+            log.warning("trace: the filtered-out search failed (%s)", type(exc).__name__)
+            return
+        audience = reader_audience(scope)
+        for rid, md in rows:
+            why = trace_rules.filter_reason(
+                md, statuses=crit.statuses, audience=audience, as_of_ts=float(crit.as_of_ts or 0.0), history=history
+            )
+            if why:
+                info.filtered[rid] = (md, why)
 
     async def _reranked(
         self, scope: Scope, kb: KbSettings | None, query: str, ranked: list[tuple[ranking.Candidate, float]], k: int
@@ -331,3 +417,56 @@ class Recall:
 
 async def _none() -> None:
     return None
+
+
+def _build_trace(
+    query: str, k: int, budget: int, info: _Traced, items: list[tuple[str, str, float]], kept: set[str]
+) -> trace_rules.RecallTrace:
+    """The trace of one recall from what its steps returned (nothing is ranked again)."""
+    parts: dict[str, dict[str, Any]] = info.rank_info.get("parts", {})
+    dropped: dict[str, str] = info.rank_info.get("dropped", {})
+    cands: dict[str, ranking.Candidate] = info.rank_info.get("candidates", {})
+    cut = trace_rules.budget_reasons(items, kept)
+    rows: list[trace_rules.TraceRow] = []
+    texts: dict[str, str] = {}
+
+    def row(c_id: str, md: dict[str, Any], **kw: Any) -> trace_rules.TraceRow:
+        texts[c_id] = str(md.get("text") or "")
+        return trace_rules.TraceRow(
+            id=c_id,
+            preview="",
+            sender=str(md.get("sender_id") or ""),
+            trust=trust_label(str(md.get("claim_type") or ""), str(md.get("confidence") or "")),
+            **kw,
+        )
+
+    for place, (c, score) in enumerate(info.ranked, 1):
+        p = parts.get(c.id, {})
+        reason = None if c.id in kept else ("rank_cut" if place > k else cut.get(c.id, "budget"))
+        rows.append(
+            row(
+                c.id,
+                c.metadata or {},
+                rank=place,
+                score=score,
+                dense=c.vector_sim,
+                lexical=c.lexical,
+                window=bool(p.get("window")),
+                recency=p.get("recency"),
+                neighbourhood=p.get("neighbourhood"),
+                rerank=info.fused.get(c.id),
+                injected=c.id in kept,
+                reason=reason,
+            )  # fmt: skip
+        )
+    for c_id, why in dropped.items():
+        c = cands.get(c_id)
+        md = (c.metadata if c else None) or {}
+        rows.append(row(c_id, md, dense=c.vector_sim if c else None, lexical=c.lexical if c else None, reason=why))
+    for c_id, (md, why) in info.filtered.items():
+        if c_id not in cands:
+            rows.append(row(c_id, md, reason=why))
+    bounded, omitted = trace_rules.bound_rows(rows)
+    # previews (redacted) only for the rows the trace keeps
+    bounded = [replace(r, preview=trace_rules.preview(texts.get(r.id, ""))) for r in bounded]
+    return trace_rules.RecallTrace(query=query, top_k=k, budget_tokens=budget, rows=bounded, omitted=omitted)

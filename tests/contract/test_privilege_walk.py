@@ -182,6 +182,7 @@ ROWS: dict[str, tuple[str, Call]] = {
     "transfer.export_scope(l1)": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l1")),
     "MemoryService.audit_export": ("audit.export", lambda e, a: e.svc.audit_export(e.scope, a)),
     "MemoryService.clear_scope_fences": ("fences.clear", lambda e, a: e.svc.clear_scope_fences(e.scope, a)),
+    "MemoryService.why": ("why", lambda e, a: e.svc.why(e.scope, "tea", a)),
 }
 
 # Rows whose admitted call must change what is stored (the positive control of a write); the others

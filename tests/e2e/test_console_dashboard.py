@@ -327,6 +327,23 @@ def test_operator_works_through_every_panel(stack: Stack, browser: Any, chat_dat
         assert "jasmine tea" in injection, injection
         d.assert_no_script_ran()
         d.shot("06-injection")
+        # the recall trace kept with the snapshot: why the tea memory won
+        d.f.locator("#panel-injection h3", has_text="Near misses").wait_for()
+        why = d.f.locator(f'#panel-injection details[data-why="{data.tea_id}"]')
+        why.locator("summary").click()
+        assert "dense" in why.inner_text() and "rank #" in why.inner_text(), why.inner_text()
+        assert d.f.locator(f'#inj-near-misses li[data-near-miss="{data.tea_id}"]').count() == 0  # control
+        # a typed question: Lyon is injected; the superseded Paris row is a near miss, kept out by
+        # the status filter (found in the host's store by the explicit "why")
+        d.f.locator("#why-query").fill("Where do I live?")
+        d.f.locator("#why-run").click()
+        d.f.locator(f'#why-injected li[data-why-row="{data.lyon_id}"]').wait_for()
+        paris = d.f.locator(f'#why-near-misses li[data-near-miss="{data.paris_id}"]')
+        assert paris.get_attribute("data-reason") == "status", d.f.locator("#why-near-misses").inner_text()
+        assert "not active" in paris.inner_text()
+        assert d.f.locator(f'#why-near-misses li[data-near-miss="{data.lyon_id}"]').count() == 0  # control
+        paris.scroll_into_view_if_needed()
+        d.shot("06b-injection-trace")
 
         # -- Audit: paged, newest first; the export is Copy + text (the sandbox blocks downloads).
         d.tab("audit")

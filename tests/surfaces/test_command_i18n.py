@@ -12,6 +12,7 @@ from babel.messages.pofile import read_po
 from components.commands.render import HELP_ORDER
 from ltm.domain.privilege import POLICY, READ
 from ltm.domain.scope import STATUSES
+from ltm.domain.trace import REASONS
 from ltm.i18n import DEFAULT, LANGUAGES, LOCALES_DIR, catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +49,7 @@ def used_keys() -> set[str]:
     keys |= {f"cmd.usage.{v}" for v in HELP_ORDER} | {f"cmd.help.{v}" for v in HELP_ORDER}
     keys |= {f"{k}.empty" for k in ("cmd.list.title", "cmd.superseded.title", "cmd.archived.title")}
     keys |= {f"health.verdict.{v}" for v in ("green", "amber", "red")}
+    keys |= {f"cmd.why.reason.{r}" for r in REASONS}  # render.why: t(f"cmd.why.reason.{reason}")
     return keys
 
 

@@ -495,6 +495,7 @@ ADMIN_LINES = [
     "memory export l2",
     "memory audit export",
     'memory import l2 [{{"content": "injected by a member"}}]',
+    "memory why tea",
 ]
 
 

@@ -22,6 +22,7 @@ from components.pages.console import MemoryConsole
 from ltm.domain.ledger import DAYS_KEPT, MAX_RECORD_BYTES, TURNS_KEPT, TurnUsage
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
 from ltm.domain.scope import STATUSES, Scope
+from ltm.domain.trace import REASONS
 from ltm.i18n import CONSOLE, LANGUAGES, t
 from ltm.service import MemoryService, transfer
 from pages import build as page_build
@@ -108,6 +109,7 @@ ENDPOINTS = {
     "/episode/forget",
     "/injection",
     "/usage",
+    "/injection/why",
     "/audit",
     "/audit/export",
     "/export",
@@ -607,6 +609,7 @@ def test_every_visible_string_has_a_key_in_every_language() -> None:
         "src": ("profile", "speaker", "injection", "audit"),
         "inj.profile": ("session", "speaker"),
         "export.layer": ("l1", "l2"),
+        "trace.reason": REASONS,
     }
     assert prefixes == set(enums)
     used |= {f"{p}.{v}" for p, values in enums.items() for v in values}

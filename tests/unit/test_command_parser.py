@@ -245,6 +245,8 @@ ARGS = {  # per row: a strategy of valid argument text (the verb's own shape and
     "list": _list_line,
     "search": lambda s: st.builds(lambda q, a: f"{q} {a}", st.lists(WORD, min_size=1, max_size=4).map(" ".join),
                                   opt(INSTANT.map(lambda i: "--as-of " + i))),
+    "why": lambda s: st.builds(lambda q, a: f"{q} {a}", st.lists(WORD, min_size=1, max_size=4).map(" ".join),
+                               opt(INSTANT.map(lambda i: "--as-of " + i))),
     "show": lambda s: ID,
     "forget": lambda s: st.builds(lambda i, f: f"{i} {f}", ID, flags_of(s)),
     "superseded": lambda s: opt(PAGE),
