@@ -197,7 +197,11 @@ class Recall:
                     scope, kb, query, crit, k, speaker, now, index_task, window=window, as_of_ts=as_of_ts, settings=s
                 )
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
-                keep = budget_rules.fit_budget([(r.episode.id, r.episode.content, r.score) for r in episodes], budget)
+                keep = budget_rules.fit_budget(
+                    [(r.episode.id, r.episode.content, r.score) for r in episodes],
+                    budget,
+                    speakers={r.episode.id: r.episode.sender_id for r in episodes},  # who said what stays
+                )
                 kept = set(keep)
                 episodes = [r for r in episodes if r.episode.id in kept]
                 tokens = sum(budget_rules.estimate_tokens(r.episode.content) for r in episodes)

@@ -72,3 +72,22 @@ class TestRestatement:
         assert "Alice has three cats at home" in await _active(service, a)
         spicy = [e for e in await service.fetch(a, Criteria()) if e.content == "Alice likes spicy food"]
         assert spicy and "seen" not in spicy[0].extra
+
+
+class TestFoldingKeepsWhoSaidWhat:
+    async def test_two_speakers_same_words_both_reach_the_prompt(self, service: MemoryService) -> None:
+        ann = await scope_of(service, "group_g1", "ann")
+        bob = await scope_of(service, "group_g1", "bob")
+        a, _ = await service.remember(ann, {"content": "I live in Lisbon"}, ADMIN)
+        b, _ = await service.remember(bob, {"content": "I live in Lisbon"}, ADMIN)
+        res = await service.recall(ann, "who lives in Lisbon", limit=10, with_profiles=False)
+        assert {r.episode.id for r in res.episodes} == {a.id, b.id}
+
+    async def test_one_speakers_near_copies_still_fold(self, service: MemoryService) -> None:
+        ann = await scope_of(service, "group_g1", "ann")
+        await service.remember(ann, {"content": "I live in Lisbon"}, ADMIN)
+        # another time, so not a restatement: a second row, which the block folds (control)
+        await service.remember(ann, {"content": "I live in Lisbon.", "event_at": "2024-05-01T00:00:00Z"}, ADMIN)
+        assert len(await service.fetch(ann, Criteria())) == 2
+        res = await service.recall(ann, "who lives in Lisbon", limit=10, with_profiles=False)
+        assert len(res.episodes) == 1
