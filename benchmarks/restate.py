@@ -53,8 +53,14 @@ def run(pairs: list[dict[str, Any]], emb: Embeddings) -> dict[str, Any]:
         a, b = vec[p["stored"]], vec[p["new"]]
         cos = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
         v = restates(p["new"], p["stored"], cos)
-        rows.append({**p, "duplicate": v.duplicate, "reason": v.reason, "lexical": round(v.lexical, 3), "cosine": round(cos, 3)})
-    return {**_score(rows), "by_lang": {lang: _score([r for r in rows if r["lang"] == lang]) for lang in ("en", "zh")}, "rows": rows}
+        rows.append(
+            {**p, "duplicate": v.duplicate, "reason": v.reason, "lexical": round(v.lexical, 3), "cosine": round(cos, 3)}
+        )
+    return {
+        **_score(rows),
+        "by_lang": {lang: _score([r for r in rows if r["lang"] == lang]) for lang in ("en", "zh")},
+        "rows": rows,
+    }
 
 
 def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -93,7 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     # the figures go to stderr through logging: stdout is nobody's RPC channel here, but the house rule holds
-    log.info("restatement: %d pairs, precision %.3f, recall %.3f (%s)", report["pairs"], report["precision"], report["recall"], emb.name)
+    log.info(
+        "restatement: %d pairs, precision %.3f, recall %.3f (%s)",
+        report["pairs"],
+        report["precision"],
+        report["recall"],
+        emb.name,
+    )
     for lang, s in report["by_lang"].items():
         log.info("  %s: %d pairs, precision %.3f, recall %.3f", lang, s["pairs"], s["precision"], s["recall"])
     for fd in report["false_duplicates"]:

@@ -6,8 +6,9 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.turn import tool_error, tool_scope
+from components.turn import lang_of, tool_error, tool_scope
 from ltm.domain.errors import LtmError
+from ltm.i18n import t
 
 log = logging.getLogger(__name__)
 ALLOWED = ("content", "importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "supersedes")
@@ -30,5 +31,11 @@ class Remember(Tool):
             "content": episode.content,
             "superseded": [r.id for r in retired],
             # a retry of a write whose answer was lost: nothing was stored twice
-            **({"already_stored": True} if done.existing else {}),
+            **({"already_stored": True} if done.existing and not done.already_known else {}),
+            # a restatement of a stored memory: reinforced, no second row
+            **(
+                {"already_known": True, "note": t("tool.already_known", lang_of(self.plugin), id=episode.id)}
+                if done.already_known
+                else {}
+            ),
         }
