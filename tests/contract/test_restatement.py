@@ -8,7 +8,7 @@ import pytest
 
 from ltm.domain.errors import ConflictError
 from ltm.domain.scope import Criteria
-from ltm.service import MemoryService
+from ltm.service import Actor, MemoryService
 from tests.support import ADMIN, scope_of, stored_audit_entries
 
 pytestmark = pytest.mark.asyncio
@@ -90,3 +90,22 @@ class TestFoldingKeepsWhoSaidWhat:
         assert len(await service.fetch(ann, Criteria())) == 2
         res = await service.recall(ann, "who lives in Lisbon", limit=10, with_profiles=False)
         assert len(res.episodes) == 1
+
+
+class TestAcceptedCandidate:
+    async def test_an_accepted_restatement_reinforces_the_stored_memory(self, tmp_path) -> None:
+        from tests.support.review import contents, review_world
+
+        w = await review_world(tmp_path)
+        listener = Actor(surface="listener", sender_id="alice", query_id=7)
+        (c,) = (await w.review.extract(w.alice, "I work at Stripe now.", listener)).candidates
+        old, _ = await w.service.remember(w.alice, {"content": "I work at Stripe."}, ADMIN)
+        decision = await w.review.accept(w.alice, c.id, ADMIN)
+        assert decision.episode is not None and decision.episode.id == old.id
+        assert decision.candidate.result_id == old.id and decision.candidate.status == "accepted"
+        assert await contents(w.service, w.alice) == ["I work at Stripe."]
+        assert (await w.service.get_episode(w.alice, old.id)).extra["seen"] == 2
+        # control: a candidate with another value is not a restatement
+        (d,) = (await w.review.extract(w.alice, "I work at Stripe in Dublin.", listener)).candidates
+        other = await w.review.accept(w.alice, d.id, ADMIN)
+        assert other.parked or (other.episode is not None and other.episode.id != old.id)
