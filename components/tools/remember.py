@@ -31,7 +31,7 @@ class Remember(Tool):
             "content": episode.content,
             "superseded": [r.id for r in retired],
             # a retry of a write whose answer was lost: nothing was stored twice
-            **({"already_stored": True} if done.existing and not done.already_known else {}),
+            **({"already_stored": True} if done.existing else {}),
             # a restatement of a stored memory: reinforced, no second row
             **(
                 {"already_known": True, "note": t("tool.already_known", lang_of(self.plugin), id=episode.id)}

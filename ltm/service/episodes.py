@@ -20,16 +20,7 @@ from ..domain import restate as restate_rule
 from ..domain.credentials import redact_text
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
-from ..domain.scope import (
-    ACTIVE,
-    AS_OF_STATUSES,
-    STATUSES,
-    Criteria,
-    Scope,
-    audience_of,
-    l2_lock_key,
-    scope_where,
-)
+from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
 from ..domain.timefields import to_iso, ts
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
@@ -133,17 +124,21 @@ class Episodes:
         by a model's request, and announced to the retire listeners as ``consolidate``.
 
         Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
-        memory of the same scope and speaker stored within :data:`REMEMBER_RETRY_WINDOW_S` returns
-        that memory (``existing``), writes nothing and audits nothing (its own write was audited),
-        even while the scope is fenced: that is how a write whose outcome was unknown is found."""
+        memory of the same scope, speaker and audience (short ids resolved first) stored within
+        :data:`REMEMBER_RETRY_WINDOW_S` returns that memory (``existing``), writes nothing and
+        audits nothing (its own write was audited), even while the scope is fenced: that is how a
+        write whose outcome was unknown is found."""
         need_l2(scope)
         data = validate_episode_input(raw)
         data.content, _ = redact_text(data.content)  # a secret said in passing is never stored
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         async with self.writes.locks.hold(l2_lock_key(scope)):
+            # stored whole, never short; resolved first, so a retry naming its target by short id
+            # compares with what the first attempt stored
+            data.supersedes = await self.resolve(scope, data.supersedes)
             if links is None and also is None:
-                same = await self._retry_of(scope, data)
+                same = await self._retry_of(scope, data, audience if audience is not None else audience_of(scope))
                 if same is not None:
                     log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                     return Remembered(same, [], existing=True)
@@ -151,7 +146,6 @@ class Episodes:
                 known = await self._restated(scope, data, audience)
                 if known is not None:
                     return await self._reinforce(scope, known, data, actor, also)
-            data.supersedes = await self.resolve(scope, data.supersedes)  # stored whole, never short
             targets = await self._check_supersede_targets(scope, data.supersedes, actor)
             replaced = await self._check_supersede_targets(
                 scope, [i for i in replaces if i not in data.supersedes], actor
@@ -186,9 +180,12 @@ class Episodes:
             await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
         return Remembered(episode, retired)
 
-    async def _retry_of(self, scope: Scope, data: EpisodeInput) -> Episode | None:
-        """The active memory of this scope and speaker that ``data`` repeats (same content, same
-        times, same corrections), stored within the retry window; the newest one, or None."""
+    async def _retry_of(self, scope: Scope, data: EpisodeInput, audience: str) -> Episode | None:
+        """The active memory that ``data`` repeats: the same statement (content, times, the
+        corrections, whole ids) by the same speaker with the same ``audience`` in this scope,
+        stored within the retry window; the newest one, or None. The audience matters in ``bot``
+        isolation, where a private chat and a group share the scope: the same words said in the
+        group after the private chat are the group's memory, not the private one."""
         crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
         since = self.writes.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
         same = [
@@ -196,6 +193,8 @@ class Episodes:
             for e in await self.writes.fetch(scope, crit, limit=50)
             if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
             and sorted(e.supersedes) == sorted(data.supersedes)
+            and e.audience == audience
+            and e.sender_id == scope.sender_id
             and ts(e.timestamp, 0.0) >= since
         ]
         return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
@@ -251,7 +250,7 @@ class Episodes:
         steps = [step, *(await also(updated, []) if also is not None else [])]
         await self.writes.mutate(actor, "episode.reinforce", steps)
         log.info("remember: %s restated in %s (seen %d)", known.id, scope.user_key, seen)
-        return Remembered(updated, [], existing=True, already_known=True)
+        return Remembered(updated, [], already_known=True)  # not a retry: it wrote the reinforcement
 
     async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
         await self.writes.delete_ids(scope, [episode.id], "episode.remember.undo")

@@ -118,54 +118,146 @@ def encode(
     return MAGIC + hashlib.sha256(data).digest() + data
 
 
-def _body(raw: bytes | None) -> tuple[Any, ...] | None:
+class Rejected(ValueError):
+    """A stored value that is not a usable snapshot of the scope. ``stale``: a well-formed snapshot
+    of another stamp (every write moves the stamp: the normal case after a write, not a fault)."""
+
+    def __init__(self, reason: str, *, stale: bool = False) -> None:
+        super().__init__(reason)
+        self.stale = stale
+
+
+def _body(raw: bytes | None) -> tuple[Any, ...]:
     """The decoded record, only when its digest matches (a truncated or altered value is never
     handed to ``marshal``, which is not meant for malformed input)."""
     head = len(MAGIC) + 32
     if not raw or len(raw) <= head or not raw.startswith(MAGIC):
-        return None
+        raise Rejected("not a snapshot")
     data = memoryview(raw)[head:]
     if hashlib.sha256(data).digest() != raw[len(MAGIC) : head]:
-        return None
+        raise Rejected("digest mismatch")
     try:
         body = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):
-        return None
+    except (EOFError, ValueError, TypeError) as exc:
+        raise Rejected("undecodable record") from exc
     if not isinstance(body, tuple) or len(body) != 15 or body[0] != 1 or not isinstance(body[3], str):
-        return None
+        raise Rejected("unknown record layout")
     return body
 
 
-def decode(raw: bytes | None, collection: str, user_key: str, stamp: str, max_docs: int) -> Loaded | None:
-    """The snapshot's columns when it is a well-formed snapshot of exactly this scope taken at
-    ``stamp`` and holding at most ``max_docs`` rows; None otherwise (the caller lists the host)."""
-    body = _body(raw)
-    if body is None:
-        return None
-    _, coll, ukey, snap_stamp, base, dim, complete, ids, blobs, senders, vec, has, num, nt, bm25 = body
-    if coll != collection or ukey != user_key or snap_stamp != stamp:
-        return None
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _column(raw: Any, dtype: str, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """One numeric column of exactly ``shape`` (a column of another width is refused here, not
+    left to fail every later query)."""
+    if not isinstance(raw, bytes):
+        raise Rejected(f"{what}: not bytes")
+    item = np.dtype(dtype).itemsize
+    if len(raw) != item * int(np.prod(shape, dtype=np.int64)):
+        raise Rejected(f"{what}: {len(raw)} bytes for shape {shape}")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+def _check_bm25(state: Any, ids: list[str], max_docs: int) -> BM25Index:
+    """The BM25 state, refused unless it is consistent: exactly the snapshot's ids, every posting
+    naming a held document and a term it lists, the total length the sum of the lengths."""
+    if not isinstance(state, tuple) or len(state) != 3:
+        raise Rejected("bm25: not a state")
+    docs, postings, total = state
+    if not isinstance(docs, dict) or not isinstance(postings, dict) or not _is_int(total):
+        raise Rejected("bm25: not a state")
+    if docs.keys() != set(ids):
+        raise Rejected("bm25: other documents than the rows")
+    length, pairs = 0, 0
+    for doc in docs.values():
+        if not (isinstance(doc, tuple) and len(doc) == 2 and isinstance(doc[0], tuple) and _is_int(doc[1])):
+            raise Rejected("bm25: malformed document")
+        if doc[1] < 0 or not all(isinstance(t, str) for t in doc[0]):
+            raise Rejected("bm25: malformed document")
+        length, pairs = length + doc[1], pairs + len(doc[0])
+    if length != total:
+        raise Rejected("bm25: total length")
+    for term, post in postings.items():
+        if not isinstance(term, str) or not isinstance(post, dict) or not post:
+            raise Rejected("bm25: malformed postings")
+        for doc_id, tf in post.items():
+            held = docs.get(doc_id)
+            if held is None or not _is_int(tf) or tf < 1 or term not in held[0]:
+                raise Rejected("bm25: a posting names no held term")
+        pairs -= len(post)
+    if pairs:  # every listed term of every document has its posting
+        raise Rejected("bm25: postings missing")
     try:
-        n = len(ids)
-        if not (len(blobs) == len(senders) == n) or n > max_docs or len(set(ids)) != n:
-            return None
-        vectors = np.frombuffer(vec, dtype="<f2").reshape(n, dim).copy() if dim else np.zeros((n, 0), np.float16)
-        has_vec = np.frombuffer(has, dtype=bool).copy()
-        numeric = np.frombuffer(num, dtype="<f8").reshape(n, -1).copy()
-        nterms = np.frombuffer(nt, dtype="<i4").copy()
-        if has_vec.shape != (n,) or nterms.shape != (n,) or (dim == 0 and has_vec.any()):
-            return None
-        index = BM25Index.from_state(bm25, max_docs=max_docs)
-        if set(index.ids()) != set(ids):
-            return None
-    except (ValueError, TypeError, AttributeError):
-        return None
+        return BM25Index.from_state((docs, postings, total), max_docs=max_docs)
+    except ValueError as exc:
+        raise Rejected(f"bm25: {exc}") from exc
+
+
+def load(raw: bytes | None, collection: str, user_key: str, stamp: str, max_docs: int) -> Loaded:
+    """:func:`_load`, any error of a malformed value raised as :class:`Rejected` (``marshal`` may
+    yield any container: what a check did not foresee is a malformed snapshot too)."""
+    try:
+        return _load(raw, collection, user_key, stamp, max_docs)
+    except Rejected:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the value holds, it is not a usable snapshot
+        raise Rejected(f"malformed: {type(exc).__name__}") from exc
+
+
+def _load(raw: bytes | None, collection: str, user_key: str, stamp: str, max_docs: int) -> Loaded:
+    """The snapshot's columns when it decodes completely and consistently as a snapshot of exactly
+    this scope taken at ``stamp`` holding at most ``max_docs`` rows: the digest, the stamp, the
+    scope, every column's type, width and count, every row's packed metadata (its scope fields, its
+    sender and numeric columns as the row says) and the BM25 state. Anything else raises
+    :class:`Rejected` (the caller lists the host instead): a snapshot is a cache, and one that
+    is used must not fail a query later."""
+    from .recall_index import NUMERIC, number, unpack_metadata  # the metadata packing belongs to the index
+
+    body = _body(raw)
+    _, coll, ukey, snap_stamp, base, dim, complete, ids, blobs, senders, vec, has, num, nt, bm25 = body
+    if coll != collection or ukey != user_key:
+        raise Rejected("another scope's snapshot")
+    if snap_stamp != stamp:
+        raise Rejected("taken at another stamp", stale=True)
+    if not isinstance(base, float) or not np.isfinite(base) or not _is_int(dim) or not isinstance(complete, bool):
+        raise Rejected("malformed header")
+    if not (isinstance(ids, list) and isinstance(blobs, list) and isinstance(senders, list)):
+        raise Rejected("malformed rows")
+    n = len(ids)
+    if not (len(blobs) == len(senders) == n) or n > max_docs or dim < 0:
+        raise Rejected("row counts")
+    if not all(isinstance(r, str) and r for r in ids) or len(set(ids)) != n:
+        raise Rejected("row ids")
+    vectors = _column(vec, "<f2", (n, dim), "vectors") if dim else np.zeros((n, 0), np.float16)
+    if not dim and vec != b"":
+        raise Rejected("vectors without a dimension")
+    if not isinstance(has, bytes) or len(has) != n or has.strip(b"\x00\x01"):
+        raise Rejected("has_vec")
+    has_vec = np.frombuffer(has, dtype=np.uint8).astype(bool)
+    numeric = _column(num, "<f8", (n, len(NUMERIC)), "numeric")
+    nterms = _column(nt, "<i4", (n,), "nterms")
+    if (dim == 0 and has_vec.any()) or (nterms < 0).any() or not np.isfinite(vectors[has_vec]).all():
+        raise Rejected("columns")
+    index = _check_bm25(bm25, ids, max_docs)
+    metadata: list[dict[str, Any]] = []
+    for i, blob in enumerate(blobs):
+        md = unpack_metadata(blob) if isinstance(blob, bytes) else None
+        if not isinstance(md, dict):
+            raise Rejected("packed metadata")
+        if md.get("sender_id") != senders[i]:
+            raise Rejected("sender column")
+        want = [number(md.get(k)) for k in NUMERIC]
+        if not np.array_equal(numeric[i], want, equal_nan=True):
+            raise Rejected("numeric columns")
+        if int(nterms[i]) != index.term_count(ids[i]):
+            raise Rejected("term counts")
+        metadata.append(md)
     # Only active rows of this scope, judged by the one filter builder's semantics: a snapshot is
     # never written otherwise, and a row that is not is never served from one.
-    from .recall_index import scope_fields  # the metadata packing belongs to the index
-
     active = filter_conditions(scope_filter(user_key, Criteria()))
-    keep = [i for i, b in enumerate(blobs) if isinstance(b, bytes) and matches_conditions(scope_fields(b), active)]
+    keep = [i for i, md in enumerate(metadata) if matches_conditions(md, active)]
     dropped = n - len(keep)
     if dropped:
         log.warning("recall snapshot of %s/%s held %d rows that are not active: dropped", collection, user_key, dropped)
@@ -173,9 +265,15 @@ def decode(raw: bytes | None, collection: str, user_key: str, stamp: str, max_do
             index.remove(ids[i])
         ids, blobs, senders = [ids[i] for i in keep], [blobs[i] for i in keep], [senders[i] for i in keep]
         vectors, has_vec, numeric, nterms = vectors[keep], has_vec[keep], numeric[keep], nterms[keep]
-    return Loaded(
-        ids, blobs, senders, vectors, has_vec, numeric, nterms, index, int(dim), bool(complete), float(base), dropped
-    )
+    return Loaded(ids, blobs, senders, vectors, has_vec, numeric, nterms, index, dim, complete, base, dropped)
+
+
+def decode(raw: bytes | None, collection: str, user_key: str, stamp: str, max_docs: int) -> Loaded | None:
+    """:func:`load`, or None when the value is not a usable snapshot of the scope."""
+    try:
+        return load(raw, collection, user_key, stamp, max_docs)
+    except Rejected:
+        return None
 
 
 class SnapshotStore:

@@ -19,7 +19,9 @@ no vector answer: the caller asks the host's vector search instead, as before th
 
 Kept current by every write of this process (:meth:`RecallIndex.on_upsert`,
 :meth:`RecallIndex.on_delete`; a write whose outcome is unknown calls :meth:`RecallIndex.invalidate`).
-A build that a write of the same scope overlaps is not kept (it may predate the write).
+A build that a write of the same scope overlaps is dirty: it is not kept (it may predate the
+write), and no turn that starts after the write answered joins it (retirement is linearizable:
+``docs/recall.md``).
 Writes of another process are picked up by age: an index older than ``ttl`` seconds is rebuilt
 in the background while the current one keeps answering.
 
@@ -93,16 +95,6 @@ def unpack_metadata(blob: bytes) -> dict[str, Any]:
     return md
 
 
-_SCOPE_FIELDS = tuple((k, _KEYS.index(k)) for k in ("user_key", "status"))
-
-
-def scope_fields(blob: bytes) -> dict[str, Any]:
-    """The ``user_key`` and ``status`` of packed metadata (what the active-scope filter reads),
-    without unpacking the rest."""
-    values = marshal.loads(blob)[0]
-    return {k: values[i] for k, i in _SCOPE_FIELDS}
-
-
 def encode_vector(vector: Sequence[float]) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f2").tobytes()).decode("ascii")
 
@@ -121,7 +113,8 @@ def decode_vector(raw: Any) -> np.ndarray | None:
     return vec if np.all(np.isfinite(vec)) else None
 
 
-def _number(v: Any) -> float:
+def number(v: Any) -> float:
+    """A metadata value as the numeric columns hold it (NaN for anything but a number)."""
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
 
 
@@ -258,7 +251,7 @@ class ScopeIndex:
         dim = next((int(v.shape[0]) for v in vecs if v is not None), 0)  # the first usable vector's, as put
         ok = np.array([v is not None and v.shape[0] == dim for v in vecs], dtype=bool)
         self.has_vec = np.zeros(n, dtype=bool)
-        self.numeric = np.array([[_number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
+        self.numeric = np.array([[number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
         self.nterms = np.zeros(n, dtype=np.int32)
         if dim:
             self._set_dim(dim)
@@ -333,7 +326,7 @@ class ScopeIndex:
         self.has_vec[i] = ok
         if ok:
             self.vectors[i] = vector
-        self.numeric[i] = [_number(metadata.get(k)) for k in NUMERIC]
+        self.numeric[i] = [number(metadata.get(k)) for k in NUMERIC]
         evicted = self.bm25.add(rid, text)
         self.nterms[i] = self.bm25.term_count(rid)
         self.nbytes += self._row_size(i)
@@ -525,7 +518,8 @@ class RecallIndex:
         # in flight, scopes whose write outcome was unknown, scopes waiting for a snapshot write
         self.snapshots = index_snapshot.SnapshotStore(kv) if kv is not None else None
         self.snapshot_delay = 2.0  # seconds after the last change: a burst of writes costs one snapshot
-        self.snapshot_counts = {"read": 0, "used": 0, "written": 0, "discarded": 0, "failed": 0}
+        self.snapshot_counts = {"read": 0, "used": 0, "written": 0, "discarded": 0, "failed": 0, "rejected": 0}
+        self._rejected: set[tuple[tuple[str, str], str]] = set()  # malformed snapshots already logged
         self._stamps: dict[tuple[str, str], str | None] = {}
         self._generation: dict[tuple[str, str], int] = {}
         self._writes: dict[tuple[str, str], int] = {}
@@ -537,6 +531,7 @@ class RecallIndex:
         self._written: dict[tuple[str, str], tuple[str, int, int]] = {}
         self._flush_handle: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
+        self._flush_lock = asyncio.Lock()  # one flush at a time (see flush_snapshots)
 
     def configure(self, *, budget_bytes: int, ttl: float, max_docs: int) -> None:
         """Apply the current settings (read per call: the host may change them live)."""
@@ -560,7 +555,10 @@ class RecallIndex:
                 self._refresh[key].task.add_done_callback(lambda t, key=key: self._refreshed(key, t))
             return idx
         build = self._builds.get(key)
-        if build is None:
+        if build is None or build.dirty:
+            # a dirty build may predate a write that has answered: a turn starting now never
+            # joins it (it would serve the retired row); it starts its own, and the dirty one
+            # only answers the turns that were already waiting for it
             build = self._builds[key] = _Build(
                 asyncio.create_task(self._build(key)), generation=self._generation.get(key, 0)
             )
@@ -573,10 +571,10 @@ class RecallIndex:
     def _built(self, key: tuple[str, str], build: _Build, task: asyncio.Task[ScopeIndex]) -> None:
         if self._builds.get(key) is build:
             del self._builds[key]
-        if task.cancelled() or task.exception() is not None:
-            return
-        if build.dirty:  # a write of this scope overlapped the build: serve it once, keep nothing
-            log.debug("recall index of %s/%s not kept: a write overlapped its build", *key)
+        if task.cancelled() or task.exception() is not None or build.dirty:
+            if build.dirty:  # a write of this scope overlapped the build: it answered its turns, kept nothing
+                log.debug("recall index of %s/%s not kept: a write overlapped its build", *key)
+            self._schedule(key)  # a flush skipped while it ran: the stored copy is written or discarded now
             return
         self._install(key, task.result(), build)
 
@@ -585,12 +583,15 @@ class RecallIndex:
         if task.cancelled() or task.exception() is not None:
             if not task.cancelled():
                 log.warning("recall index refresh of %s/%s failed: %s", *key, task.exception())
+            self._schedule(key)
             return
-        if build is not None and not build.dirty and key in self._scopes:
-            old, new, w = self._scopes[key], task.result(), self._written.get(key)
-            if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
-                self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
-            self._install(key, new, build)
+        if build is None or build.dirty or key not in self._scopes:
+            self._schedule(key)  # not kept: the index it would replace is current (or gone)
+            return
+        old, new, w = self._scopes[key], task.result(), self._written.get(key)
+        if w is not None and w[1:] == (id(old), old.version) and old.same_rows(new):
+            self._written[key] = (w[0], id(new), new.version)  # the stored copy still holds these rows
+        self._install(key, new, build)
 
     def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
         self._scopes[key] = idx
@@ -621,7 +622,7 @@ class RecallIndex:
             except Exception as exc:  # the snapshot is a cache: the host answers instead
                 log.warning("recall snapshot of %s/%s could not be read: %s", *key, exc)
                 stamp, raw = None, None
-            loaded = index_snapshot.decode(raw, *key, stamp, self.max_docs) if raw and stamp is not None else None
+            loaded = self._loaded(key, raw, stamp)
             self.snapshot_counts["read"] += 1
             if loaded is not None and stamp is not None:
                 self.snapshot_counts["used"] += 1
@@ -633,6 +634,23 @@ class RecallIndex:
         idx = await self._build_from_host(key)
         idx.stamp = stamp
         return idx
+
+    def _loaded(self, key: tuple[str, str], raw: bytes | None, stamp: str | None) -> index_snapshot.Loaded | None:
+        """The stored snapshot when it decodes completely and consistently for ``stamp``; else None
+        (the host is listed and the next flush replaces the value). A malformed one is logged once
+        per scope and stamp: it is a fault, where a snapshot of an older stamp is routine."""
+        if not raw or stamp is None:
+            return None
+        try:
+            return index_snapshot.load(raw, *key, stamp, self.max_docs)
+        except index_snapshot.Rejected as exc:
+            if exc.stale:
+                log.debug("recall snapshot of %s/%s is older than its stamp: rebuilt from the host", *key)
+            elif (key, stamp) not in self._rejected:
+                self._rejected.add((key, stamp))
+                self.snapshot_counts["rejected"] += 1
+                log.warning("recall snapshot of %s/%s ignored (%s): rebuilt from the host", *key, exc)
+            return None
 
     async def _read_stamp(self, key: tuple[str, str]) -> str | None:
         assert self.snapshots is not None
@@ -665,7 +683,7 @@ class RecallIndex:
                 for item in page.items:
                     md = item.metadata
                     if matches_conditions(md, active):  # exactly what the scope-and-status filter selects
-                        rows.append((_number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
+                        rows.append((number(md.get("ts")), item.id, str(md.get("text") or item.document), md))
             if len(pages[-1].items) < PAGE:
                 break
             offset += wave * PAGE
@@ -731,6 +749,10 @@ class RecallIndex:
             self._writes[key] -= 1
             if not self._writes[key]:
                 del self._writes[key]
+            # whatever its outcome, the write ended while any build or refresh of the scope ran:
+            # none of them is joined or kept (the write's own on_upsert/on_delete marked them
+            # already; a write that failed may still have landed)
+            self._touch(key)
             self._schedule(key)
 
     async def _bump(self, key: tuple[str, str]) -> None:
@@ -835,32 +857,39 @@ class RecallIndex:
     async def flush_snapshots(self) -> int:
         """Write the snapshot of every scope changed since the last flush, now (normally run
         :attr:`snapshot_delay` seconds after a change). Failures are logged, never raised: the
-        snapshot is a cache. A scope with a write or build in flight waits for its end. Returns the
-        number of snapshots written."""
+        snapshot is a cache. A scope with a write or build in flight waits for its end (a copy a
+        write voided is deleted at once). Flushes run one at a time: one that starts while another
+        runs waits for it, so when it returns every change before it started has been flushed.
+        Returns the number of snapshots written."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        keys, written = list(self._pending), 0
-        self._pending.clear()
-        for key in keys:
-            if self.snapshots is None:
-                break
-            try:
-                written += await self._flush_one(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.snapshot_counts["failed"] += 1
-                if is_connection_lost(exc):  # a restart of the plugin: the next instance builds its own
-                    log.info("recall snapshots not written: the host connection is closed (%s)", exc)
+        async with self._flush_lock:
+            keys, written = list(self._pending), 0
+            self._pending.clear()
+            for key in keys:
+                if self.snapshots is None:
                     break
-                log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
-        return written
+                try:
+                    written += await self._flush_one(key)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    self.snapshot_counts["failed"] += 1
+                    if is_connection_lost(exc):  # a restart of the plugin: the next instance builds its own
+                        log.info("recall snapshots not written: the host connection is closed (%s)", exc)
+                        break
+                    log.warning("recall snapshot of %s/%s not written: %s", *key, exc)
+            return written
 
     async def _flush_one(self, key: tuple[str, str]) -> int:
         assert self.snapshots is not None
         if self._writes.get(key) or key in self._builds or key in self._refresh:
-            return 0  # that write or build schedules the scope again when it ends
+            # no new copy while a write or build runs (it schedules the scope again when it ends),
+            # but a copy a write voided goes now: its text must not outlast this flush
+            if key in self._void:
+                await self._discard(key)
+            return 0
         idx, stamp = self._scopes.get(key), self._stamps.get(key)
         if idx is not None and stamp is not None and key not in self._tainted and idx.only_active:
             if self._written.get(key) == (stamp, id(idx), idx.version):
@@ -873,11 +902,19 @@ class RecallIndex:
                 self.snapshot_counts["written"] += 1
                 return 1
         if key in self._void:  # a write of this process voided the stored copy: delete what it holds
-            self._void.discard(key)
-            self._written.pop(key, None)
-            await self.snapshots.discard(*key)
-            self.snapshot_counts["discarded"] += 1
+            await self._discard(key)
         return 0
+
+    async def _discard(self, key: tuple[str, str]) -> None:
+        assert self.snapshots is not None
+        self._void.discard(key)
+        self._written.pop(key, None)
+        try:
+            await self.snapshots.discard(*key)
+        except BaseException:
+            self._void.add(key)  # still stored: the next flush of the scope tries again
+            raise
+        self.snapshot_counts["discarded"] += 1
 
     # -------------------------------------------------------------- budget
     @property
