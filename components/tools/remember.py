@@ -44,4 +44,10 @@ class Remember(Tool):
             **expires,
             # a retry of a write whose answer was lost: nothing was stored twice
             **({"already_stored": True} if done.existing else {}),
+            # a restatement of a stored memory: reinforced, no second row
+            **(
+                {"already_known": True, "note": t("tool.already_known", lang_of(self.plugin), id=episode.id)}
+                if done.already_known
+                else {}
+            ),
         }

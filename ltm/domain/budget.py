@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Mapping
 
 from .lexical import count_cjk, tokenize
 
@@ -59,11 +60,14 @@ def fit_budget(
     *,
     overhead_per_item: int = DEFAULT_OVERHEAD_PER_ITEM,
     duplicate_threshold: float = DUPLICATE_JACCARD,
+    speakers: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Ids of the items to inject, best first: ``items`` are ``(id, text, value)``.
 
     1. Near-duplicates are suppressed: an item is dropped when a more valuable kept item has the
-       same normalised text or a token-set Jaccard similarity >= ``duplicate_threshold``.
+       same normalised text or a token-set Jaccard similarity >= ``duplicate_threshold`` - and,
+       when ``speakers`` (id -> speaker) is given, the same speaker: two people saying the same
+       thing are two facts, and folding them would lose who said what.
     2. The lowest-value items are dropped until the total (``estimate_tokens(text) +
        overhead_per_item`` each) fits in ``budget_tokens``; so the kept items are exactly the most
        valuable ones, and an item is never kept while a more valuable one was dropped for room
@@ -74,13 +78,15 @@ def fit_budget(
         return []
     order = sorted(range(len(items)), key=lambda i: (-float(items[i][2]), i))
     kept: list[int] = []
-    sigs: list[tuple[str, frozenset[str]]] = []
+    sigs: list[tuple[str, tuple[str, frozenset[str]]]] = []
+    who = speakers or {}
     for i in order:
         sig = _signature(items[i][1])
-        if any(near_duplicate(sig, s, duplicate_threshold) for s in sigs):
+        speaker = who.get(items[i][0], "")
+        if any(sp == speaker and near_duplicate(sig, s, duplicate_threshold) for sp, s in sigs):
             continue
         kept.append(i)
-        sigs.append(sig)
+        sigs.append((speaker, sig))
     out: list[str] = []
     used = 0
     for i in kept:

@@ -128,21 +128,28 @@ def _signature(text: str) -> tuple[str, frozenset[str]]:
 
 
 def budget_reasons(
-    items: Sequence[tuple[str, str, float]], kept: Iterable[str], *, threshold: float = DUPLICATE_JACCARD
+    items: Sequence[tuple[str, str, float]],
+    kept: Iterable[str],
+    *,
+    threshold: float = DUPLICATE_JACCARD,
+    speakers: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """For each item of the budget step (``(id, text, value)``) that was not kept: ``repeat`` when a
-    more valuable kept item is its near-duplicate, else ``budget``. Kept items get no reason."""
+    more valuable kept item of the same speaker (``speakers``: id -> speaker, as ``fit_budget``
+    folds) is its near-duplicate, else ``budget``. Kept items get no reason."""
     keep = set(kept)
+    who = speakers or {}
     order = sorted(range(len(items)), key=lambda i: (-float(items[i][2]), i))
-    kept_sigs: list[tuple[str, frozenset[str]]] = []
+    kept_sigs: list[tuple[str, tuple[str, frozenset[str]]]] = []
     out: dict[str, str] = {}
     for i in order:
         rid, text, _ = items[i]
         sig = _signature(text)
         if rid in keep:
-            kept_sigs.append(sig)
+            kept_sigs.append((who.get(rid, ""), sig))
             continue
-        out[rid] = "repeat" if any(near_duplicate(sig, s, threshold) for s in kept_sigs) else "budget"
+        same = any(sp == who.get(rid, "") and near_duplicate(sig, s, threshold) for sp, s in kept_sigs)
+        out[rid] = "repeat" if same else "budget"
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
+from ..domain import restate as restate_rule
 from ..domain.credentials import redact_text
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
@@ -37,6 +38,11 @@ REF_SCAN_LIMIT = 20_000
 # timeout): it returns the existing memory instead of storing a second copy. Longer than a turn
 # plus the host's restart of the plugin, short enough that restating a fact days later still counts.
 REMEMBER_RETRY_WINDOW_S = 600.0
+# A restatement is looked for among this many active rows of the speaker, and embedded against at
+# most this many that pass the cheap guards (ltm.domain.restate).
+RESTATE_SCAN = 2000
+RESTATE_EMBED = 16
+SEEN_REFS = 10  # the evidence a reinforced memory keeps: the last source refs that restated it
 
 # Statements whose own words may end their validity ("until Friday"): what a person or the model says
 # now. An import or a document restores records as they were written (an open end stays open), and a
@@ -49,13 +55,18 @@ EXPIRES_BY = "expires_by"
 
 class Remembered(tuple):
     """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
-    ``existing`` is True when an identical memory stored moments ago was returned (a retry)."""
+    ``existing`` is True when an identical memory stored moments ago was returned (a retry);
+    ``already_known`` when the statement restated an active memory, which was reinforced instead."""
 
     existing: bool
+    already_known: bool
 
-    def __new__(cls, episode: Episode, superseded: list[Episode], existing: bool = False) -> Remembered:
+    def __new__(
+        cls, episode: Episode, superseded: list[Episode], existing: bool = False, already_known: bool = False
+    ) -> Remembered:
         self = super().__new__(cls, (episode, superseded))
         self.existing = existing
+        self.already_known = already_known
         return self
 
     @property
@@ -150,6 +161,10 @@ class Episodes:
                 if same is not None:
                     log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                     return Remembered(same, [], existing=True)
+            if not data.supersedes and not replaces:  # a correction or a summary is never a restatement
+                known = await self._restated(scope, data, audience)
+                if known is not None:
+                    return await self._reinforce(scope, known, data, actor, also)
             targets = await self._check_supersede_targets(scope, data.supersedes, actor)
             replaced = await self._check_supersede_targets(
                 scope, [i for i in replaces if i not in data.supersedes], actor
@@ -224,6 +239,59 @@ class Episodes:
             and ts(e.timestamp, 0.0) >= since
         ]
         return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
+
+    async def _restated(self, scope: Scope, data: EpisodeInput, audience: str | None) -> Episode | None:
+        """The active memory of this scope, speaker and audience, with the same times, that
+        ``data`` restates (:func:`ltm.domain.restate.restates`), or None. The cheap guards and
+        the lexical overlap pick the few rows worth embedding; the new text is embedded with them
+        in one call (the plugin's embedder, the one its rows were written with)."""
+        want = audience if audience is not None else audience_of(scope)
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id)
+        rows = [
+            e
+            for e in await self.writes.fetch(scope, crit, limit=RESTATE_SCAN)
+            if e.sender_id == scope.sender_id
+            and e.audience == want
+            and (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and not restate_rule.guards(data.content, e.content)
+            and restate_rule.lexical_overlap(data.content, e.content) >= restate_rule.LEXICAL_MIN
+        ]
+        if not rows:
+            return None
+        rows.sort(key=lambda e: -restate_rule.lexical_overlap(data.content, e.content))
+        rows = rows[:RESTATE_EMBED]
+        embedder = await self.writes.embedder(scope)
+        vectors = await embedder.embed([data.content, *[e.content for e in rows]])
+        best: tuple[float, Episode] | None = None
+        for e, v in zip(rows, vectors[1:], strict=True):
+            cos = restate_rule.cosine(vectors[0], v)
+            if restate_rule.restates(data.content, e.content, cos).duplicate and (best is None or cos > best[0]):
+                best = (cos, e)
+        return best[1] if best else None
+
+    async def _reinforce(
+        self, scope: Scope, known: Episode, data: EpisodeInput, actor: Actor, also: EpisodeSteps | None
+    ) -> Remembered:
+        """Restating ``known``: its seen count and last-seen time rise and the statement's source
+        ref joins its evidence (bounded), in one audited write (with ``also``'s writes, e.g. the
+        accepted candidate's record). No new row."""
+        at = to_iso(self.writes.clock())
+        seen = int(known.extra.get("seen") or 1) + 1
+        evidence = [*list(known.extra.get("seen_refs") or []), *([data.source_ref] if data.source_ref else [])]
+        extra = {**known.extra, "seen": seen, "last_seen": at, "seen_refs": evidence[-SEEN_REFS:]}
+        updated = known.retagged(extra=extra)
+        step = self.writes.rewrite_step(
+            scope,
+            [updated],
+            [known],
+            "episode.reinforce",
+            [EpisodeIs(known.id, "active")],
+            ([known.id], f"reinforced {known.id} (seen {seen})"),
+        )
+        steps = [step, *(await also(updated, []) if also is not None else [])]
+        await self.writes.mutate(actor, "episode.reinforce", steps)
+        log.info("remember: %s restated in %s (seen %d)", known.id, scope.user_key, seen)
+        return Remembered(updated, [], already_known=True)  # not a retry: it wrote the reinforcement
 
     async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
         await self.writes.delete_ids(scope, [episode.id], "episode.remember.undo")

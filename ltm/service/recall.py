@@ -224,11 +224,12 @@ class Recall:
                 )  # fmt: skip
                 budget = budget_tokens if budget_tokens is not None else s.recall_token_budget
                 items = [(r.episode.id, r.episode.content, r.score) for r in episodes]
-                keep = budget_rules.fit_budget(items, budget)
+                speakers = {r.episode.id: r.episode.sender_id for r in episodes}  # who said what stays
+                keep = budget_rules.fit_budget(items, budget, speakers=speakers)
                 kept = set(keep)
                 episodes = [r for r in episodes if r.episode.id in kept]
                 if info is not None:
-                    traced = _build_trace(query, k, budget, info, items, kept)
+                    traced = _build_trace(query, k, budget, info, items, kept, speakers)
                 tokens = sum(budget_rules.estimate_tokens(r.episode.content) for r in episodes)
                 if episodes and index_task.done() and not index_task.cancelled() and not index_task.exception():
                     shown = [r.episode.id for r in episodes]
@@ -420,13 +421,19 @@ async def _none() -> None:
 
 
 def _build_trace(
-    query: str, k: int, budget: int, info: _Traced, items: list[tuple[str, str, float]], kept: set[str]
+    query: str,
+    k: int,
+    budget: int,
+    info: _Traced,
+    items: list[tuple[str, str, float]],
+    kept: set[str],
+    speakers: dict[str, str] | None = None,
 ) -> trace_rules.RecallTrace:
     """The trace of one recall from what its steps returned (nothing is ranked again)."""
     parts: dict[str, dict[str, Any]] = info.rank_info.get("parts", {})
     dropped: dict[str, str] = info.rank_info.get("dropped", {})
     cands: dict[str, ranking.Candidate] = info.rank_info.get("candidates", {})
-    cut = trace_rules.budget_reasons(items, kept)
+    cut = trace_rules.budget_reasons(items, kept, speakers=speakers)
     rows: list[trace_rules.TraceRow] = []
     texts: dict[str, str] = {}
 

@@ -59,7 +59,8 @@ async def test_same_words_by_another_speaker_or_after_the_window_are_new(tmp_pat
     real = svc.clock
     svc.clock = lambda: real() + timedelta(seconds=REMEMBER_RETRY_WINDOW_S + 5)
     later = await svc.remember(alice, {"content": "The office closes at six"}, ALICE)
-    assert not later.existing and later.episode.id not in {first.episode.id, other.episode.id}
+    # not a retry after the window; since issue 27 a restatement of the active memory: reinforced, no new row
+    assert not later.existing and later.already_known and later.episode.id == first.episode.id
 
 
 async def test_a_retried_correction_by_short_id_returns_the_correction(

@@ -119,13 +119,17 @@ async def test_retry_outside_the_window_or_of_a_retired_memory_stores_again() ->
     real = svc.clock
     svc.clock = lambda: real() + timedelta(seconds=memory_service.REMEMBER_RETRY_WINDOW_S + 5)
     late = await t.remember({"content": "Alice moved to Lyon"})
-    assert late["ok"] and late["id"] != first["id"] and "already_stored" not in late
+    # issue 27: outside the window it is no retry, but a restatement of an active memory: it
+    # reinforces that memory (already_known) instead of storing a second row
+    assert late["ok"] and "already_stored" not in late
+    assert late["id"] == first["id"] and late["already_known"] and first["id"] in late["note"]
     svc.clock = real
     # a corrected (superseded) memory is not "identical active": restating it stores it again
-    fixed = await t.remember({"content": "Alice moved to Lille", "supersedes": [first["id"], late["id"]]})
-    assert fixed["superseded"] == [first["id"], late["id"]]
+    fixed = await t.remember({"content": "Alice moved to Lille", "supersedes": [first["id"]]})
+    assert fixed["superseded"] == [first["id"]]
     back = await t.remember({"content": "Alice moved to Lyon", "supersedes": [fixed["id"]]})
     assert back["ok"] and back["id"] not in (first["id"], late["id"]) and "already_stored" not in back
+    assert "already_known" not in back
 
 
 @pytest.mark.parametrize("fault", [CONNECTION_AFTER, TIMEOUT_AFTER], ids=lambda f: f.name)

@@ -55,6 +55,14 @@ class TestFitBudget:
         items = [("a", "Alice likes green tea", 0.9), ("b", "Alice dislikes green tea since May", 0.8)]
         assert fit_budget(items, 10_000) == ["a", "b"]
 
+    def test_near_duplicates_of_different_speakers_are_both_kept(self) -> None:
+        """Ann and Bob both said it: folding them into one would lose who said what (issue 27)."""
+        items = [("ann", "I live in Lisbon", 0.9), ("bob", "I live in Lisbon", 0.8), ("ann2", "I live in Lisbon.", 0.7)]
+        speakers = {"ann": "ann", "bob": "bob", "ann2": "ann"}
+        assert fit_budget(items, 10_000, speakers=speakers) == ["ann", "bob"]
+        # control: without speakers (or for one speaker) the copies still fold
+        assert fit_budget(items, 10_000) == ["ann"]
+
     def test_chinese_near_duplicates(self) -> None:
         items = [("a", "小明喜欢喝绿茶。", 0.9), ("b", "小明喜欢喝绿茶", 0.5), ("c", "小红喜欢跑步", 0.4)]
         assert fit_budget(items, 10_000) == ["a", "c"]
