@@ -41,11 +41,17 @@ async def test_injected_rows_have_no_reason_and_rank_cut_only_beyond_top_k(servi
     assert (await service.recall(a, "tea", limit=2, with_profiles=False)).trace is None
 
 
+EARLIER = "2024-01-01T08:00:00Z"
+
+
 async def test_budget_and_repeat(service: MemoryService) -> None:
     a = await scope_of(service)
     best, _ = await service.remember(a, {"content": "Alice drinks green tea every morning", "importance": 0.9}, ADMIN)
+    # another event (its own time), so not a restatement of ``best``: a second row the block folds
     rep, _ = await service.remember(
-        a, {"content": "Alice drinks green tea every single morning", "importance": 0.1}, ADMIN
+        a,
+        {"content": "Alice drinks green tea every single morning", "importance": 0.1, "event_at": EARLIER},
+        ADMIN,
     )
     diary, _ = await service.remember(a, {"content": "Alice keeps a diary about green tea " + "and more " * 30}, ADMIN)
     res = await service.recall(a, "green tea morning", limit=10, with_profiles=False, budget_tokens=40, trace=True)

@@ -18,7 +18,9 @@ async def h() -> AsyncIterator[Harness]:
 
 async def test_admin_sees_injected_rows_and_near_misses_with_reasons(h: Harness) -> None:
     kept = await h.remember(ALICE, "alice", "Alice drinks green tea every morning", importance=0.9)
-    rep = await h.remember(ALICE, "alice", "Alice drinks green tea every single morning", importance=0.1)
+    rep = await h.remember(
+        ALICE, "alice", "Alice drinks green tea every single morning", importance=0.1, event_at="2024-01-01T08:00:00Z"
+    )
     text = await h.one("memory why green tea morning", speaker=ADMIN_ID, first_speaker=ADMIN_ID, privilege=2)
     assert text.startswith("Why, for")
     assert f"#1 {kept.id} injected (dense" in text

@@ -17,7 +17,15 @@ async def test_why_route_reports_injected_rows_and_near_misses(tmp_path: Path) -
     svc = await build_service("numpy", tmp_path)
     a = await scope_of(svc)
     best, _ = await svc.remember(a, {"content": "Alice drinks green tea every morning", "importance": 0.9}, ADMIN)
-    rep, _ = await svc.remember(a, {"content": "Alice drinks green tea every single morning", "importance": 0.1}, ADMIN)
+    rep, _ = await svc.remember(
+        a,
+        {
+            "content": "Alice drinks green tea every single morning",
+            "importance": 0.1,
+            "event_at": "2024-01-01T08:00:00Z",
+        },
+        ADMIN,
+    )
     page = make_page(svc)
     d = await ok(page, "/injection/why", scope_body(a, query="green tea morning"))
     rows = {r["id"]: r for r in d["trace"]["rows"]}
