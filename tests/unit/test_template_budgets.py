@@ -46,7 +46,10 @@ _CHILD = textwrap.dedent(
         except BaseException as exc:  # what reached the caller: the property forbids it
             res = {"ok": False, "reason": "raised " + type(exc).__name__, "limit": ""}
         res["seconds"] = time.perf_counter() - started
-        res["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a large pytest
+        # process would report its parent's peak
+        hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+        res["peak_mb"] = int(hwm[0].split()[1]) // 1024 if hwm else 0
         results.append(res)
     sys.stdout.write(json.dumps(results))
     """
