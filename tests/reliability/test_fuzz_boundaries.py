@@ -37,6 +37,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
 from ltm.domain.errors import LtmError
+from ltm.domain.scope import LEDGER_PREFIX
 from ltm.i18n import error_text, t
 from ltm.service import Actor
 from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
@@ -127,8 +128,10 @@ class Harness:
         rows = self.fake.vector_rows(KB)
         metas = [json.dumps(md, sort_keys=True, default=str) for md in rows["metadatas"]]
         vectors = sorted(zip(rows["ids"], metas, rows["documents"], strict=True))
-        # recall index snapshots are a cache the plugin rewrites in the background, reads included
-        return {k: v for k, v in self.fake.storage.items() if not k.startswith(SNAPSHOT_PREFIX)}, vectors
+        # recall index snapshots are a cache the plugin rewrites in the background, reads included;
+        # the usage ledger counts every tool call, refused ones too (a record of use, not memory)
+        kept = {k: v for k, v in self.fake.storage.items() if not k.startswith((SNAPSHOT_PREFIX, LEDGER_PREFIX))}
+        return kept, vectors
 
     def tool(self, name: str) -> Any:
         return component(self.ctl, "Tool", name)
