@@ -159,7 +159,11 @@ def has_card_number(text: str) -> bool:
 def _value_end(m: re.Match[str]) -> int:
     """Where the value of a keyword match ends: the sentence's closing marks are not part of it."""
     v = m.group("v")
-    return m.end("v") - (len(v) - len(v.rstrip(".!?！？")))
+    core = v.rstrip(".!?！？")
+    if len(core) < 3 and core and not core.isalpha():
+        # "22!!." : the marks are the short secret's own ("22!!"), all but a final full stop
+        core = v[:-1] if v.endswith(".") and len(v) > 1 else v
+    return m.end("v") - (len(v) - len(core))
 
 
 def _is_value(text: str, m: re.Match[str]) -> bool:
