@@ -36,7 +36,16 @@ def test_trace_in_the_injection_panel(console: Console, server: ConsoleServer) -
         svc.remember(alice, {"content": "Alice bakes sourdough bread on Sundays", "importance": 0.9}, ADMIN)
     )
     rep, _ = server.run(
-        svc.remember(alice, {"content": "Alice bakes sourdough bread on Sundays too", "importance": 0.1}, ADMIN)
+        svc.remember(
+            # another event (its own time), so not a restatement: a second row the block folds
+            alice,
+            {
+                "content": "Alice bakes sourdough bread on Sundays too",
+                "importance": 0.1,
+                "event_at": "2024-01-01T08:00:00Z",
+            },
+            ADMIN,
+        )
     )
     trace = server.run(svc.why(alice, "sourdough bread Sundays", ADMIN)).trace
     assert trace is not None
