@@ -6,10 +6,11 @@
 conversation files (``*.json``, the format described in that folder's README). Each conversation
 is ingested into a fresh scope: every turn is an episode (speaker as ``sender_id``, ``dia_id`` as
 ``source_ref``, the session's date as ``event_at`` and ``timestamp``). Every question of categories
-1-4 is then asked through the same composition the plugin's recall uses (vector leg + lexical leg
-over the scope, :func:`ltm.domain.ranking.rank` on the complete candidate set, then
-:func:`ltm.domain.budget.fit_budget`), and evidence recall@k is reported per category and overall,
-with the dense-only and BM25-only baselines computed in the same run.
+1-4 is then asked of the plugin's own ``MemoryService.recall`` (vector leg + lexical leg over the
+scope's recall index, :func:`ltm.domain.ranking.rank` on the complete candidate set, the KB's rerank
+model when one is set, then :func:`ltm.domain.budget.fit_budget`): every figure is the service's
+path, there is no second copy of the composition here. Evidence recall@k is reported per category
+and overall, with the dense-only and BM25-only baselines computed in the same run.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,10 +36,7 @@ import numpy as np
 
 from ltm.domain import budget, ranking
 from ltm.domain.lexical import BM25Index
-from ltm.domain.models import Episode
-from ltm.domain.scope import Criteria, matches, scope_filter
 from ltm.domain.timefields import to_iso
-from ltm.domain.timewindow import parse_time_window
 from ltm.ports import Reranker
 
 from . import REPO_ROOT, git_commit, sha256_files
@@ -173,7 +172,7 @@ def data_files(folder: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------------------------------------
-# One scope per conversation, and the recall composition of the plugin
+# One scope per conversation, remembered and recalled through the plugin's MemoryService
 # ---------------------------------------------------------------------------------------------
 
 
@@ -188,19 +187,13 @@ class IngestConfig:
 
 @dataclass
 class RecallConfig:
-    """The recall composition (mirrors ``MemoryService.recall``)."""
+    """What each question asks of ``MemoryService.recall``. The composition (legs, pools, fusion,
+    rerank, budget) is the service's own; ``rank`` only names :class:`ltm.domain.ranking.RankSettings`
+    fields to run the service's ranking with (``--rank``, the leave-one-out grid), empty by default."""
 
-    pool_min: int = 40  # candidates per leg: max(4 * k, pool_min)
-    pool_factor: int = 4
-    vector_pool: int | None = None  # the vector leg's own pool size when it differs from the lexical one
     k: int = 10  # top_k asked of the recall (recall@5 reads the first five)
-    window: str = "rank"  # "rank": rank() handles the parsed window; "filter": also a hard filter on both legs
-    fill_missing: bool = False  # score every candidate in both legs (BM25 of vector-only hits etc.)
-    fill: tuple[str, ...] = ("lexical", "vector")  # which legs fill_missing fills
     budget_tokens: int = 1500
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    rank: ranking.RankSettings = field(default_factory=ranking.RankSettings)
+    rank: dict[str, Any] = field(default_factory=dict)
 
 
 def turn_content(turn: Turn, prev: Turn | None, cfg: IngestConfig) -> str:
@@ -217,136 +210,63 @@ def turn_content(turn: Turn, prev: Turn | None, cfg: IngestConfig) -> str:
     return text
 
 
-USER_KEY = "bench:locomo"
+def turn_contents(conv: Conversation, cfg: IngestConfig) -> list[str]:
+    """Every turn's episode content, in order (the previous turn counts only within its session)."""
+    out: list[str] = []
+    prev: Turn | None = None
+    for t in conv.turns:
+        out.append(turn_content(t, prev if prev is not None and prev.session == t.session else None, cfg))
+        prev = t
+    return out
 
 
-class Scope:
-    """One conversation ingested as episodes: metadata rows, a vector matrix and a BM25 index."""
+def rank_point(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["vector_weight=0.6", "time_window_mode=filter"]`` -> RankSettings fields, typed as their defaults."""
+    defaults = ranking.RankSettings()
+    known = {f.name for f in fields(ranking.RankSettings)}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in known or isinstance(getattr(defaults, name), tuple):
+            raise SystemExit(f"--rank {pair!r}: expected NAME=VALUE with NAME a scalar field of RankSettings")
+        default = getattr(defaults, name)
+        if isinstance(default, bool):
+            out[name] = raw.strip().lower() in ("1", "true", "yes", "on")
+        else:
+            out[name] = type(default)(raw.strip())
+    return out
 
-    def __init__(self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, rc: RecallConfig) -> None:
-        self.conv = conv
-        self.ids: list[str] = []
-        self.meta: list[dict[str, Any]] = []
-        self.content: list[str] = []
-        prev: Turn | None = None
-        for t in conv.turns:
-            p = prev if prev is not None and prev.session == t.session else None
-            content = turn_content(t, p, ingest)
-            eid = f"ep_{conv.name}_{t.index:05d}"
-            ep = Episode(
-                id=eid,
-                content=content,
-                user_key=USER_KEY,
-                scope_key=USER_KEY,
-                session_name="group_locomo",
-                sender_id=t.speaker,
-                importance=0.5,
-                timestamp=to_iso(t.at),
-                event_at=to_iso(t.at),
-                claim_type="user_statement",
-                confidence="stated",
-                source_ref=t.dia_id,
-                origin="import",
-            )
-            self.ids.append(eid)
-            self.meta.append(ep.to_metadata())
-            self.content.append(content)
-            prev = t
-        self.dia = {eid: md["source_ref"] for eid, md in zip(self.ids, self.meta, strict=True)}
-        self.row = {eid: i for i, eid in enumerate(self.ids)}
-        self.vectors = emb.matrix(self.content)
-        self._masks: dict[str, np.ndarray] = {}
-        self.bm25 = BM25Index(max_docs=max(len(self.ids), 1), k1=rc.bm25_k1, b=rc.bm25_b)
-        for eid, text in zip(self.ids, self.content, strict=True):
-            self.bm25.add(eid, text)
 
-    # The two legs, each under the one scope filter (numpy brute force stands in for the vector store).
-    def vector_leg(self, qv: np.ndarray, pool: int, where: dict[str, Any]) -> list[tuple[str, float]]:
-        key = json.dumps(where, sort_keys=True)
-        idx = self._masks.get(key)
-        if idx is None:
-            idx = np.flatnonzero(np.array([matches(md, where) for md in self.meta], dtype=bool))
-            self._masks[key] = idx
-        if idx.size == 0:
-            return []
-        sims = self.vectors[idx] @ qv
-        order = np.argsort(-sims, kind="stable")[:pool]
-        return [(self.ids[int(idx[o])], float(sims[o])) for o in order]
+@contextmanager
+def ranking_overrides(point: dict[str, Any]) -> Iterator[None]:
+    """Within the block, the service's recall ranks with these ``RankSettings`` fields changed.
 
-    def lexical_leg(self, query: str, pool: int, where: dict[str, Any]) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
-        for rid, score in self.bm25.search(query, pool * 3):
-            if matches(self.meta[self.row[rid]], where):
-                out.append((rid, score))
-                if len(out) >= pool:
-                    break
-        return out
+    The service calls :func:`ltm.domain.ranking.rank` with the shipped weights and exposes no knob
+    for them (they are not user settings); this swaps in a wrapper that replaces only the named
+    fields of the settings the service passes (its half-life and ``require_active`` stay), so the
+    rest of the run is the service's path unchanged. Nothing is swapped for an empty ``point``."""
+    if not point:
+        yield
+        return
+    real = ranking.rank
+
+    def rank(candidates: list[ranking.Candidate], **kwargs: Any) -> list[tuple[ranking.Candidate, float]]:
+        kwargs["settings"] = replace(kwargs.get("settings") or ranking.RankSettings(), **point)
+        return real(candidates, **kwargs)
+
+    ranking.rank = rank  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        ranking.rank = real  # type: ignore[assignment]
 
 
 @dataclass
 class Recalled:
-    ids: list[str]  # ranked, at most k
-    injected: list[str]  # after the budget
+    ids: list[str]  # the injected memories' dia_ids, ranked (the top k after the budget)
     tokens: int
     candidates: int
-
-
-def gather(
-    scope: Scope, query: str, qv: np.ndarray, *, now: datetime, rc: RecallConfig
-) -> tuple[list[ranking.Candidate], tuple[float, float] | None]:
-    """The bounded candidate set: both legs under the one scope filter, united (and the window)."""
-    pool = max(rc.pool_factor * rc.k, rc.pool_min)
-    window = parse_time_window(query, now) if rc.window != "off" else None
-    crit = Criteria(
-        as_of_ts=now.timestamp(),
-        event_from_ts=window[0] if window and rc.window == "filter" else None,
-        event_until_ts=window[1] if window and rc.window == "filter" else None,
-    )
-    where = scope_filter(USER_KEY, crit)
-    cands: dict[str, ranking.Candidate] = {}
-    for rid, sim in scope.vector_leg(qv, rc.vector_pool or pool, where):
-        md = scope.meta[scope.row[rid]]
-        cands[rid] = ranking.Candidate(id=rid, text=md["text"], metadata=md, vector_sim=sim, lexical=None)
-    for rid, score in scope.lexical_leg(query, pool, where):
-        if rid in cands:
-            cands[rid].lexical = score
-        else:
-            md = scope.meta[scope.row[rid]]
-            cands[rid] = ranking.Candidate(id=rid, text=md["text"], metadata=md, vector_sim=None, lexical=score)
-    if rc.fill_missing and cands:
-        lex = scope.bm25.scores(query, list(cands))
-        for c in cands.values():
-            if c.lexical is None and "lexical" in rc.fill:
-                c.lexical = lex.get(c.id, 0.0)
-            if c.vector_sim is None and "vector" in rc.fill:
-                c.vector_sim = float(scope.vectors[scope.row[c.id]] @ qv)
-    return list(cands.values()), window
-
-
-def recall(
-    scope: Scope,
-    query: str,
-    qv: np.ndarray,
-    *,
-    now: datetime,
-    speaker_id: str | None,
-    rc: RecallConfig,
-) -> Recalled:
-    """The plugin's recall composition: both legs under the scope filter, rank, top k, budget."""
-    cands, window = gather(scope, query, qv, now=now, rc=rc)
-    ranked = ranking.rank(
-        cands,
-        query=query,
-        now_ts=now.timestamp(),
-        speaker_id=speaker_id,
-        settings=rc.rank,
-        time_window=window if rc.window != "off" else None,
-    )[: rc.k]
-    keep = budget.fit_budget([(c.id, c.text, s) for c, s in ranked], rc.budget_tokens)
-    kept = set(keep)
-    tokens = sum(budget.estimate_tokens(c.text) for c, _ in ranked if c.id in kept)
-    # What is injected is what counts (as in the service): the ranked top k after the budget.
-    return Recalled(ids=[c.id for c, _ in ranked if c.id in kept], injected=keep, tokens=tokens, candidates=len(cands))
 
 
 class CachingEmbedder:
@@ -380,7 +300,8 @@ class StandInReranker:
 
 class ServiceScope:
     """One conversation remembered through the plugin's own ``MemoryService`` (numpy vector index,
-    in-memory KV), so that recall runs the plugin's code end to end: filter, both legs, rank, budget."""
+    in-memory KV), so that recall runs the plugin's code end to end: filter, both legs, rank,
+    rerank, budget. The scope keeps its event loop, so that it can be asked again (leave-one-out)."""
 
     def __init__(
         self, conv: Conversation, emb: Embeddings, ingest: IngestConfig, reranker: Reranker | None = None
@@ -403,16 +324,15 @@ class ServiceScope:
         )
         self.rerank_model = getattr(reranker, "model_name", "stand-in") if reranker is not None else ""
         self.rerank_timeout_s = getattr(reranker, "timeout_s", None)  # None: the KB's default
-        self.contents: list[str] = []
+        self.contents = turn_contents(conv, ingest)
         self.last: Any = None  # the last RecallResult (the whole-block measurement renders it)
-        prev: Turn | None = None
-        for t in conv.turns:
-            p = prev if prev is not None and prev.session == t.session else None
-            self.contents.append(turn_content(t, p, ingest))
-            prev = t
+        self.loop = asyncio.new_event_loop()
         emb.matrix(self.contents)  # one batched embedding pass; remember() then hits the cache
 
-    async def ingest(self) -> None:
+    def ingest(self) -> None:
+        self.loop.run_until_complete(self._ingest())
+
+    async def _ingest(self) -> None:
         from ltm.service import Actor
 
         svc = self.service
@@ -430,13 +350,18 @@ class ServiceScope:
             await svc.remember(scope, raw, Actor(surface="import", sender_id=t.speaker), origin="import")
         self.clock_value = self.conv.now
 
-    async def recall(self, query: str, k: int, budget_tokens: int) -> Recalled:
+    def recall(self, query: str, k: int, budget_tokens: int) -> Recalled:
+        return self.loop.run_until_complete(self._recall(query, k, budget_tokens))
+
+    async def _recall(self, query: str, k: int, budget_tokens: int) -> Recalled:
         svc = self.service
         scope = await svc.scope_for(kb_id="locomo", session_name="group_locomo", bot_uuid="bench", sender_id="")
         res = await svc.recall(scope, query, limit=k, speaker_id="", with_profiles=False, budget_tokens=budget_tokens)
-        ids = [r.episode.source_ref for r in res.episodes]
         self.last = res
-        return Recalled(ids=ids, injected=ids, tokens=res.tokens, candidates=res.candidates)
+        return Recalled(ids=[r.episode.source_ref for r in res.episodes], tokens=res.tokens, candidates=res.candidates)
+
+    def close(self) -> None:
+        self.loop.close()
 
     def block_tokens(self, top: int = 5) -> int:
         """Tokens of the whole block the listener would inject at the default top 5 for the last
@@ -452,13 +377,25 @@ class ServiceScope:
         return budget.estimate_tokens(render_block(payload, "en_US")) if has_content(payload) else 0
 
 
-def dense_only(scope: Scope, qv: np.ndarray, k: int) -> list[str]:
-    sims = scope.vectors @ qv
-    return [scope.ids[int(i)] for i in np.argsort(-sims, kind="stable")[:k]]
+class Baselines:
+    """The single-leg baselines on the same episode texts and embedder, outside the plugin's
+    recall: dense only (top k by cosine over all turns) and BM25 only (the plugin's tokenizer and
+    :class:`ltm.domain.lexical.BM25Index`, no scope filter or ranking)."""
 
+    def __init__(self, conv: Conversation, contents: Sequence[str], emb: Embeddings) -> None:
+        self.ids = [f"ep_{conv.name}_{t.index:05d}" for t in conv.turns]
+        self.dia = {eid: t.dia_id for eid, t in zip(self.ids, conv.turns, strict=True)}
+        self.vectors = emb.matrix(list(contents))
+        self.bm25 = BM25Index(max_docs=max(len(self.ids), 1))
+        for eid, text in zip(self.ids, contents, strict=True):
+            self.bm25.add(eid, text)
 
-def bm25_only(scope: Scope, query: str, k: int) -> list[str]:
-    return [rid for rid, _ in scope.bm25.search(query, k)]
+    def dense(self, qv: np.ndarray, k: int) -> list[str]:
+        sims = self.vectors @ qv
+        return [self.dia[self.ids[int(i)]] for i in np.argsort(-sims, kind="stable")[:k]]
+
+    def lexical(self, query: str, k: int) -> list[str]:
+        return [self.dia[rid] for rid, _ in self.bm25.search(query, k)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,7 +420,7 @@ class QuestionResult:
     tokens: int  # estimated tokens of the injected episodes (top k after the budget)
     injected: int
     tokens_at_5: int = 0  # the same for the first five (the plugin's default auto-recall top_k)
-    block_tokens_top5: int | None = None  # the whole injected block at the defaults (service engine)
+    block_tokens_top5: int | None = None  # the whole injected block at the defaults
 
 
 @dataclass
@@ -491,6 +428,7 @@ class Run:
     questions: list[QuestionResult]
     embed_seconds: float
     recall_seconds: float
+    scopes: list[ServiceScope] = field(default_factory=list)  # kept (``keep=True``) to be asked again
 
 
 def run(
@@ -499,59 +437,50 @@ def run(
     *,
     ingest: IngestConfig | None = None,
     rc: RecallConfig | None = None,
-    speaker: Callable[[Conversation, Question], str | None] | None = None,
     kmax: int = 10,
-    engine: str = "pure",
     reranker: Reranker | None = None,
+    keep: bool = False,
 ) -> Run:
-    """Ask every question of every conversation. ``engine``: ``"service"`` runs the plugin's
-    ``MemoryService.recall``; ``"pure"`` runs the same composition from the pure modules here (for
-    ablations: every knob of :class:`RecallConfig` applies)."""
+    """Ask every question of every conversation through the plugin's ``MemoryService.recall``
+    (``rc.rank``: the ranking's overrides, none by default); the baselines on the same texts."""
     ingest = ingest or IngestConfig()
     rc = rc or RecallConfig()
     rc = replace(rc, k=max(rc.k, kmax))
     results: list[QuestionResult] = []
+    scopes: list[ServiceScope] = []
     t_recall = 0.0
     for conv in convs:
-        scope = Scope(conv, emb, ingest, rc)
-        svc_scope: ServiceScope | None = None
-        loop: asyncio.AbstractEventLoop | None = None
-        if engine == "service":
-            loop = asyncio.new_event_loop()
-            svc_scope = ServiceScope(conv, emb, ingest, reranker)
-            loop.run_until_complete(svc_scope.ingest())
-        by_dia = {scope.dia[i]: text for i, text in zip(scope.ids, scope.content, strict=True)}
+        scope = ServiceScope(conv, emb, ingest, reranker)
+        scope.ingest()
+        base = Baselines(conv, scope.contents, emb)
+        by_dia = {t.dia_id: text for t, text in zip(conv.turns, scope.contents, strict=True)}
         qvecs = emb.matrix([q.text for q in conv.questions])
-        for q, qv in zip(conv.questions, qvecs, strict=True):
-            t0 = time.perf_counter()
-            block: int | None = None
-            if svc_scope is not None and loop is not None:
-                got = loop.run_until_complete(svc_scope.recall(q.text, rc.k, rc.budget_tokens))
-                ours = got.ids
-                block = svc_scope.block_tokens()
-            else:
-                sp = speaker(conv, q) if speaker else None
-                got = recall(scope, q.text, qv, now=conv.now, speaker_id=sp, rc=rc)
-                ours = [scope.dia[i] for i in got.ids]
-            t_recall += time.perf_counter() - t0
-            results.append(
-                QuestionResult(
-                    conv=conv.name,
-                    category=q.category,
-                    question=q.text,
-                    evidence=q.evidence,
-                    ours=ours,
-                    dense=[scope.dia[i] for i in dense_only(scope, qv, kmax)],
-                    bm25=[scope.dia[i] for i in bm25_only(scope, q.text, kmax)],
-                    tokens=got.tokens,
-                    injected=len(got.injected),
-                    tokens_at_5=sum(budget.estimate_tokens(by_dia[d]) for d in ours[:5]),
-                    block_tokens_top5=block,
+        with ranking_overrides(rc.rank):
+            for q, qv in zip(conv.questions, qvecs, strict=True):
+                t0 = time.perf_counter()
+                got = scope.recall(q.text, rc.k, rc.budget_tokens)
+                block = scope.block_tokens()
+                t_recall += time.perf_counter() - t0
+                results.append(
+                    QuestionResult(
+                        conv=conv.name,
+                        category=q.category,
+                        question=q.text,
+                        evidence=q.evidence,
+                        ours=got.ids,
+                        dense=base.dense(qv, kmax),
+                        bm25=base.lexical(q.text, kmax),
+                        tokens=got.tokens,
+                        injected=len(got.ids),
+                        tokens_at_5=sum(budget.estimate_tokens(by_dia[d]) for d in got.ids[:5]),
+                        block_tokens_top5=block,
+                    )
                 )
-            )
-        if loop is not None:
-            loop.close()
-    return Run(results, emb.seconds, t_recall)
+        if keep:
+            scopes.append(scope)
+        else:
+            scope.close()
+    return Run(results, emb.seconds, t_recall, scopes)
 
 
 def summarize(results: Sequence[QuestionResult], system: str, ks: Sequence[int]) -> dict[str, Any]:
@@ -618,7 +547,7 @@ def resolve_folder(arg: str | None) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Leave-one-conversation-out check of the tuned weights (pure engine: candidates gathered once)
+# Leave-one-conversation-out check of the tuned weights (the service's recall at each grid point)
 # ---------------------------------------------------------------------------------------------
 
 GRID = {
@@ -646,31 +575,27 @@ def _cat_means(rows: Sequence[tuple[int, float, float]]) -> dict[str, float]:
     return out
 
 
-def leave_one_out(
-    convs: Sequence[Conversation], emb: Embeddings, ingest: IngestConfig, rc: RecallConfig
-) -> dict[str, Any]:
+def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str, Any]:
     """For each conversation: pick the grid point best on the other ones, score it on this one.
 
-    Reports, overall and per category, the held-out recall (every question scored by the point
-    picked without its conversation) next to the in-sample recall of the shipped defaults on the
-    same questions; a large gap in any category means a constant is fitted to these files.
+    Every grid point is scored by the plugin's own recall over the conversations already
+    remembered (``MemoryService.recall``, budget included), its ranking run at that point's
+    weights (:func:`ranking_overrides`); the shipped defaults are one of the points, so the
+    in-sample figures are the run's own. Reports, overall and per category, the held-out recall
+    (every question scored by the point picked without its conversation) next to the in-sample
+    recall of the shipped defaults on the same questions; a large gap in any category means a
+    constant is fitted to these files.
     """
-    rc = replace(rc, k=max(rc.k, 10))
-    gathered: list[tuple[str, Question, Scope, list[ranking.Candidate], dict[str, Any]]] = []
-    for conv in convs:
-        scope = Scope(conv, emb, ingest, rc)
-        for q, qv in zip(conv.questions, emb.matrix([q.text for q in conv.questions]), strict=True):
-            cands, window = gather(scope, q.text, qv, now=conv.now, rc=rc)
-            kw = {"query": q.text, "now_ts": conv.now.timestamp(), "speaker_id": None, "time_window": window}
-            gathered.append((conv.name, q, scope, cands, kw))
+    k = max(rc.k, 10)
 
-    def evaluate(settings: ranking.RankSettings) -> _Scores:
+    def evaluate(point: dict[str, Any]) -> _Scores:
         per: _Scores = {}
-        for name, q, scope, cands, kw in gathered:
-            got = ranking.rank([replace(c) for c in cands], **{**kw, "settings": settings})[:10]
-            dia = [scope.dia[c.id] for c, _ in got]
-            row = (q.category, evidence_recall(dia, q.evidence, 5), evidence_recall(dia, q.evidence, 10))
-            per.setdefault(name, []).append(row)
+        with ranking_overrides({**rc.rank, **point}):
+            for scope in scopes:
+                for q in scope.conv.questions:
+                    dia = scope.recall(q.text, k, rc.budget_tokens).ids
+                    row = (q.category, evidence_recall(dia, q.evidence, 5), evidence_recall(dia, q.evidence, 10))
+                    per.setdefault(scope.conv.name, []).append(row)
         return per
 
     def mean(per: _Scores, names: Sequence[str], i: int) -> float:
@@ -682,23 +607,26 @@ def leave_one_out(
     def at(point: dict[str, float]) -> _Scores:
         key = tuple(sorted(point.items()))
         if key not in memo:
-            memo[key] = evaluate(replace(rc.rank, **point))
+            memo[key] = evaluate(point)
         return memo[key]
 
     def fit(point: dict[str, float], train: Sequence[str]) -> float:
         got = at(point)
         return mean(got, train, 1) + mean(got, train, 2)
 
+    shipped = replace(ranking.RankSettings(), **rc.rank)
+    start = {name: float(getattr(shipped, name)) for name in GRID}
+
     def pick(train: Sequence[str]) -> dict[str, float]:
         """Coordinate ascent over the grid from the shipped defaults, on ``train`` only (one pass
         per knob, twice): the full product is too slow to run on every change."""
-        point = {k: float(getattr(rc.rank, k)) for k in GRID}
+        point = dict(start)
         for _ in range(2):
             for knob, values in GRID.items():
                 point[knob] = max(values, key=lambda v: fit({**point, knob: v}, train))
         return point
 
-    default = evaluate(rc.rank)
+    default = at(start)
     names = sorted(default)
     folds = []
     held_rows: list[tuple[int, float, float]] = []
@@ -758,14 +686,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="write the JSON result here")
     ap.add_argument("--k", default="5,10", help="cut-offs to report (default 5,10)")
     ap.add_argument(
-        "--engine",
-        choices=("service", "pure"),
-        default="service",
-        help="service: the plugin's MemoryService.recall (default); pure: the same composition from the pure modules",
+        "--rank",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rank with this RankSettings field changed (repeatable; e.g. time_window_mode=filter)",
     )
-    ap.add_argument("--compare", action="store_true", help="also report the pure composition with recall options")
-    ap.add_argument("--fill-missing", action="store_true", help="pure engine: score every candidate in both legs")
-    ap.add_argument("--window", choices=("rank", "filter", "off"), default="rank", help="pure engine: time windows")
     ap.add_argument("--no-prev-turn", action="store_true", help="ingest turns without the previous turn as context")
     ap.add_argument("--no-speaker-prefix", action="store_true", help="ingest turns without 'Speaker: '")
     ap.add_argument("--no-captions", action="store_true", help="ingest turns without the shared image's caption")
@@ -815,8 +741,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ingest = IngestConfig(
         captions=not args.no_captions, prev_turn=not args.no_prev_turn, speaker_prefix=not args.no_speaker_prefix
     )
-    rc = RecallConfig(fill_missing=args.fill_missing, window=args.window)
-    result = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine=args.engine)
+    rc = RecallConfig(rank=rank_point(args.rank))
+    result = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), keep=args.loo)
     emb.save()
     total_s = time.perf_counter() - t0
 
@@ -824,11 +750,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     dense = summarize(result.questions, "dense", ks)
     bm25 = summarize(result.questions, "bm25", ks)
     rows: list[tuple[str, dict[str, Any]]] = [("ours", ours), ("dense", dense), ("bm25", bm25)]
-    compare: dict[str, Any] = {}
     rerank_summary: dict[str, Any] | None = None
     if args.rerank_standin:
         standin = StandInReranker(emb)
-        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine="service", reranker=standin)
+        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), reranker=standin)
         rerank_summary = {
             **summarize(r.questions, "ours", ks),
             "reranker": "StandInReranker (cosine of the local embedder; not a cross-encoder)",
@@ -842,11 +767,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         local_rerank = run_local_rerank(args, convs, emb, ingest, rc, ks)
         for row, summary in local_rerank["rows"].items():
             rows.append((row, summary))
-    if args.compare:
-        for name, cfg in (("pure", RecallConfig()), ("pure+fill", RecallConfig(fill_missing=True))):
-            r = run(convs, emb, ingest=ingest, rc=cfg, kmax=max(ks), engine="pure")
-            compare[name] = summarize(r.questions, "ours", ks)
-            rows.append((name, compare[name]))
     tokens = [r.tokens for r in result.questions]
     tokens5 = [r.tokens_at_5 for r in result.questions]
     blocks = [r.block_tokens_top5 for r in result.questions if r.block_tokens_top5 is not None]
@@ -856,7 +776,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return float(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]) if ordered else 0.0
 
     print(f"LoCoMo evidence recall: {len(result.questions)} questions (categories 1-4) in {len(convs)} conversations")
-    print(f"data: {folder}   engine: {args.engine}   embedder: {emb.name}")
+    print(f"data: {folder}   recall: MemoryService.recall   embedder: {emb.name}")
     print(_table(rows, ks))
     print(
         f"median injected tokens: {statistics.median(tokens):.0f} for the top {rc.k},"
@@ -872,9 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("per conversation (ours): " + ", ".join(f"{c} {v[f'recall_at_{ks[0]}']:.3f}" for c, v in per_conv.items()))
     loo: dict[str, Any] | None = None
     if args.loo:
-        # as the service: BM25 for vector-only candidates (--fill-missing: vector sims for lexical-only ones too)
-        fill = ("lexical", "vector") if args.fill_missing else ("lexical",)
-        loo = leave_one_out(convs, emb, ingest, RecallConfig(fill_missing=True, fill=fill, window=args.window))
+        loo = leave_one_out(result.scopes, rc)
         for f in loo["folds"]:
             print(
                 f"LOO held out {f['held_out']}: picked {f['picked']} ->"
@@ -886,6 +804,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f" defaults {loo['mean_defaults_at_5']:.3f}/{loo['mean_defaults_at_10']:.3f}"
         )
         print(_loo_table(loo))
+    for scope in result.scopes:
+        scope.close()
 
     out: dict[str, Any] = {f"recall_at_{k}": ours[f"recall_at_{k}"] for k in ks}
     if loo is not None:
@@ -894,7 +814,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         {
             "per_category": {f"at_{k}": ours[f"per_category_at_{k}"] for k in ks},
             "baselines": {"dense": dense, "bm25": bm25},
-            "compare": compare or None,
             "rerank_standin": rerank_summary,
             "rerank_local": local_rerank,
             "per_conversation": per_conv,
@@ -909,9 +828,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "skipped_questions": sum(c.skipped_questions for c in convs),
             "dropped_evidence_ids": sum(c.dropped_evidence for c in convs),
             "config": {
-                "engine": args.engine,
+                "engine": "service",  # MemoryService.recall: the only path this benchmark measures
                 "ingest": asdict(ingest),
-                "recall": _jsonable(asdict(rc)),
+                "recall": _jsonable({**asdict(rc), "rank": asdict(replace(ranking.RankSettings(), **rc.rank))}),
                 "embedder": emb.name,
             },
             "dataset": {"folder": str(folder), "files": [p.name for p in files], "sha256": sha256_files(files)},
@@ -943,12 +862,7 @@ def run_local_rerank(
 
     cache = Path(args.embed_cache) if args.embed_cache else None
     blends: list[float | None] = [None] + [float(x) for x in args.rerank_blend.split(",") if x.strip()]
-    passages: list[str] = []
-    for conv in convs:
-        prev: Turn | None = None
-        for t in conv.turns:
-            passages.append(turn_content(t, prev if prev is not None and prev.session == t.session else None, ingest))
-            prev = t
+    passages = [text for conv in convs for text in turn_contents(conv, ingest)]
     queries = [q.text for conv in convs for q in conv.questions]
     out: dict[str, Any] = {"rows": {}, "runs": []}
     for blend in blends:
@@ -956,7 +870,7 @@ def run_local_rerank(
         warm_s = rr.warm(passages, queries)
         # What a call costs with nothing precomputed: the first question's 20 first turns.
         cold = [cold_call_ms(rr, queries[i], passages[20 * i : 20 * i + 20]) for i in range(3)]
-        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), engine="service", reranker=rr)
+        r = run(convs, emb, ingest=ingest, rc=rc, kmax=max(ks), reranker=rr)
         rr.save()
         summary = {
             **summarize(r.questions, "ours", ks),
