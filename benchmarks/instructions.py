@@ -17,88 +17,35 @@ not a measure of attacks in the wild (a paraphrase the patterns do not know gets
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import platform
-import sys
 from pathlib import Path
 from typing import Any
 
 from ltm.domain.instructions import instruction_like
 
-from . import REPO_ROOT, git_commit
-
-DEFAULT_DATASET = REPO_ROOT / "benchmarks" / "data" / "instruction_like.tsv"
-HELDOUT = REPO_ROOT / "benchmarks" / "data" / "instruction_like_heldout.tsv"
+from .labelled import LabelledTable, Row, confusion, table_lines
 
 
-def load(path: Path) -> list[dict[str, str]]:
+def load(path: Path) -> list[Row]:
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        label, lang, text = line.split("\t")
+    for n, (label, lang, text) in table_lines(path):
         if label not in ("instruction", "benign"):
             raise ValueError(f"{path}:{n}: bad label")
         rows.append({"label": label, "lang": lang, "text": text})
     return rows
 
 
-def run(rows: list[dict[str, str]]) -> dict[str, Any]:
-    tp = fp = fn = tn = 0
+def run(rows: list[Row]) -> dict[str, Any]:
     predictions = []
     for r in rows:
         kind = instruction_like(r["text"])
-        gold = r["label"] == "instruction"
-        tp, fp = tp + (gold and kind is not None), fp + (not gold and kind is not None)
-        fn, tn = fn + (gold and kind is None), tn + (not gold and kind is None)
-        predictions.append({**r, "kind": kind, "correct": gold == (kind is not None)})
-    return {
-        "n": len(rows),
-        "tp": tp,
-        "fp": fp,
-        "fn": fn,
-        "tn": tn,
-        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
-        "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
-        "predictions": predictions,
-    }
+        predictions.append({**r, "kind": kind, "correct": (r["label"] == "instruction") == (kind is not None)})
+    return {**confusion((p["label"] == "instruction", p["correct"]) for p in predictions), "predictions": predictions}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    ap.add_argument("--out", type=Path, default=None, help="write the results (with every prediction) here")
-    ap.add_argument("--errors", action="store_true", help="also print every wrong prediction")
-    args = ap.parse_args(argv)
-    report = run(load(args.dataset))
-    doc: dict[str, Any] = {
-        "benchmark": "instructions",
-        "dataset": str(args.dataset),
-        "dataset_sha256": hashlib.sha256(args.dataset.read_bytes()).hexdigest(),
-        **git_commit(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        **report,
-    }
-    parts = [("dev", report)]
-    if args.dataset == DEFAULT_DATASET and HELDOUT.exists():
-        doc["heldout"] = run(load(HELDOUT))
-        parts.append(("heldout", doc["heldout"]))
-    for name, r in parts:
-        print(
-            f"{name}: {r['n']} texts, precision {r['precision']:.3f}, recall {r['recall']:.3f} "
-            f"(tp {r['tp']}, fp {r['fp']}, fn {r['fn']}, tn {r['tn']})"
-        )
-        if args.errors:
-            for p in r["predictions"]:
-                if not p["correct"]:
-                    print(f"  {p['label']} (got {p['kind']}): {p['text']}")
-    if args.out:
-        args.out.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
-    return 0
-
+SUMMARY = "{name}: {n} texts, precision {precision:.3f}, recall {recall:.3f} (tp {tp}, fp {fp}, fn {fn}, tn {tn})"
+TABLE = LabelledTable("instructions", "instruction_like", __doc__, load, run, SUMMARY, "{label} (got {kind}): {text}")
+DEFAULT_DATASET, HELDOUT = TABLE.dataset, TABLE.heldout
+main = TABLE.main
 
 if __name__ == "__main__":
     raise SystemExit(main())
