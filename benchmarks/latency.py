@@ -73,10 +73,10 @@ from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
 from ltm.service import index_snapshot
 from ltm.service.memory_service import Actor, MemoryService
-from ltm.service.recall_index import VECTOR_KEY, encode_vector
 from ltm.service.settings import ConfigCache, Settings
 
 from . import git_commit
+from .rows import stored_row
 
 log = logging.getLogger("benchmarks.latency")
 
@@ -283,8 +283,7 @@ def make_records(n: int, seed: int) -> tuple[list[VectorRecord], np.ndarray]:
             confidence="stated",
             origin="import",
         )
-        md = {**ep.to_metadata(), VECTOR_KEY: encode_vector(vecs[i])}  # as MemoryService writes a row
-        records.append(VectorRecord(id=ep.id, vector=vecs[i].tolist(), metadata=md, document=text))
+        records.append(stored_row(ep, vecs[i].tolist()))  # the row MemoryService.remember writes
     return records, vecs
 
 

@@ -32,7 +32,8 @@ from typing import Any
 from ltm.adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
 from ltm.domain.models import build_episode, validate_episode_input
 from ltm.domain.scope import derive_scope
-from ltm.service.recall_index import VECTOR_KEY, encode_vector
+
+from .rows import stored_row
 
 log = logging.getLogger("benchmarks.storage_cost")
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +73,7 @@ async def measure(n: int, dim: int, chunk: int, folder: Path, embedder: str = "m
         ep = build_episode(validate_episode_input({"content": text, "tags": ["chat"]}), scope, origin="tool")
         md = {"id": ep.id, **ep.to_metadata()}
         base.append(md)
-        f16.append({**md, VECTOR_KEY: encode_vector(vec)})
+        f16.append({"id": ep.id, **stored_row(ep, vec).metadata})  # the row MemoryService.remember writes
         f32.append({**md, "vector": [round(float(x), 7) for x in vec]})
     sizes = {
         "records_json": chunked_size(base, chunk),

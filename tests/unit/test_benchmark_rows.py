@@ -1,0 +1,48 @@
+"""The benchmarks that seed a store directly (``benchmarks.latency``, ``benchmarks.storage_cost``)
+write the row ``MemoryService.remember`` writes: ``benchmarks.rows.stored_row`` of the stored
+episode and its vector is that row, field for field."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from benchmarks.rows import stored_row
+from ltm.adapters.embedders import HashingEmbedder
+from ltm.adapters.numpy_index import NumpyIndex
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+from ltm.domain.models import Episode
+from ltm.ports import VectorRecord
+from ltm.service import Actor, MemoryService
+
+
+class RecordingIndex(NumpyIndex):
+    """The numpy index, keeping every record it was asked to write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[VectorRecord] = []
+
+    async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        self.written.extend(records)
+        await super().upsert(collection, records)
+
+
+def test_stored_row_is_the_row_remember_writes() -> None:
+    async def remembered() -> VectorRecord:
+        index = RecordingIndex()
+        emb = HashingEmbedder()
+        svc = MemoryService(kv=MemoryKeyValueStore(), vectors=index, embedder_for=lambda c, kb: emb)
+        await svc.register_kb("kb1", {"embedding_model": "hash", "isolation": "session"})
+        scope = await svc.scope_for(kb_id="kb1", session_name="group_g1", bot_uuid="bot", sender_id="u1")
+        raw = {"content": "I moved to Lisbon in May", "tags": ["travel"], "importance": 0.7, "source_ref": "D1:3"}
+        await svc.remember(scope, raw, Actor(surface="tool", sender_id="u1"))
+        [row] = index.written
+        return row
+
+    row = asyncio.run(remembered())
+    episode = Episode.from_metadata(row.metadata, row.id)
+    assert episode.content == "I moved to Lisbon in May" and episode.source_ref == "D1:3"  # a real row
+    built = stored_row(episode, row.vector)
+    assert built == row
+    assert list(built.metadata) == list(row.metadata)  # the same keys in the same order (the sizes count them)
