@@ -807,6 +807,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for scope in result.scopes:
         scope.close()
 
+    ranked_with = asdict(replace(ranking.RankSettings(), **rc.rank))  # what the service's ranking ran with
     out: dict[str, Any] = {f"recall_at_{k}": ours[f"recall_at_{k}"] for k in ks}
     if loo is not None:
         out.update(loo_keys(loo))
@@ -830,7 +831,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "config": {
                 "engine": "service",  # MemoryService.recall: the only path this benchmark measures
                 "ingest": asdict(ingest),
-                "recall": _jsonable({**asdict(rc), "rank": asdict(replace(ranking.RankSettings(), **rc.rank))}),
+                "recall": _jsonable({**asdict(rc), "rank": ranked_with, "rank_overrides": rc.rank}),
                 "embedder": emb.name,
             },
             "dataset": {"folder": str(folder), "files": [p.name for p in files], "sha256": sha256_files(files)},
