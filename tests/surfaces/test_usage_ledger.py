@@ -3,10 +3,8 @@ query, the console's /usage, today's totals in `!memory`, and storage holding no
 
 from __future__ import annotations
 
+import asyncio
 import json
-import logging
-import statistics
-import time
 
 import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
@@ -124,23 +122,27 @@ async def test_no_memory_text_reaches_the_ledger_storage() -> None:
 
 
 async def test_the_ledger_does_not_slow_the_hook() -> None:
-    """Overhead: the hook with the ledger's report against the same hook without it (the report is a
-    queue append; the write happens after the hook). Median of alternated runs, generous bound."""
+    """The hook never waits for the ledger's write: with the write held shut, every turn of the hook
+    returns, and the reports land once it opens. The hook's report is a queue append; how long the
+    hook takes, the report included, is a benchmark figure (benchmarks/latency.py), not a test."""
     ctl, fake = await plugin()
     service = component(ctl, "EventListener", "default").plugin.service
-    with_ledger, without = [], []
-    real = service.ledger.turn
+    gate, finished = asyncio.Event(), []
+    real_flush, real_turn = service.ledger.flush, service.ledger.turn
+
+    async def held_flush() -> None:
+        await gate.wait()
+        await real_flush()
+        finished.append(1)
+
+    service.ledger.flush = held_flush  # type: ignore[method-assign]
     for i in range(24):
         off = i % 2 == 1
-        service.ledger.turn = (lambda *a, **k: None) if off else real  # type: ignore[method-assign]
-        start = time.perf_counter()
-        await run_listener(ctl, fake, 1000 + i, f"question {i}")
-        (without if off else with_ledger).append((time.perf_counter() - start) * 1000)
-    service.ledger.turn = real  # type: ignore[method-assign]
-    await service.ledger.flush()
-    med_with, med_without = statistics.median(with_ledger), statistics.median(without)
-    figure = f"hook median with ledger {med_with:.2f} ms, without {med_without:.2f} ms"
-    logging.getLogger(__name__).warning(figure)
-    assert med_with <= med_without * 1.5 + 5, figure
+        service.ledger.turn = (lambda *a, **k: None) if off else real_turn  # type: ignore[method-assign]
+        await asyncio.wait_for(run_listener(ctl, fake, 1000 + i, f"question {i}"), timeout=30)
+    service.ledger.turn = real_turn  # type: ignore[method-assign]
+    assert finished == []  # every hook above returned while the ledger's write was held
+    gate.set()
+    await held_flush()
     got = await usage(ctl)
     assert len(got["turns"]) == 12  # control: the reports of the metered runs all landed
