@@ -63,7 +63,7 @@ OUTSIDE_MATRIX = {
     "MemoryService.scope_index": "the recall index of a scope, under recall",
     "MemoryService.save_injection": "the listener's record of what it injected (no person's verb)",
     "MemoryService.prepare_turn": "the listener's turn: recall for the speaker's own text, as the hook does",
-    "MemoryService.known_scopes": "the console's list of memory spaces (the dashboard's operators only)",
+    "MemoryService.known_scopes": "the console's list of memory spaces: the sessions the records name, no memory",
     "MemoryService.caller": "the policy's view of an actor",
     "MemoryService.scope_for": "derives keys; reads and writes nothing",
     "MemoryService.embedder": "the scope's embedder",
