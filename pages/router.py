@@ -24,7 +24,7 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/usage``                  POST    the usage ledger: the last turns, daily roll-ups, today's totals
 ``/injection/why``          POST    ``query``, ``as_of``: the recall trace of a typed question (admin)
 ``/audit``                  POST    paging
-``/audit/export``           POST    the whole audit log of the scope
+``/audit/export``           POST    the whole audit log of the scope (``ltm-audit/1``)
 ``/export``                 POST    ``layer`` l1|l2, ``status`` (l2)
 ``/diagnostics``            POST    ``probe`` (bool): the health report + write fences
 ``/fences/clear``           POST    ``reason`` (only when the service has write fences)
@@ -51,7 +51,6 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 
 from ltm.domain.errors import LtmError
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
-from ltm.domain.timefields import now_utc, to_iso
 from ltm.domain.tombstone import value_key
 from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
@@ -70,7 +69,6 @@ KbNames = Callable[[], Awaitable[dict[str, str]]]
 
 STATUS_FILTERS = ("all", *STATUSES)
 PROFILE_TARGETS = ("session", "speaker")
-AUDIT_FORMAT = "ltm-audit/1"
 
 
 @dataclass
@@ -245,14 +243,7 @@ async def _audit(c: Ctx) -> dict[str, Any]:
 
 async def _audit_export(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
-    entries, _total = await c.service.audit_export(scope, c.actor)
-    return {
-        "format": AUDIT_FORMAT,
-        "exported_at": to_iso(now_utc()),
-        "source": {"knowledge_base": scope.collection, "scope_key": scope.scope_key, "user_key": scope.user_key},
-        "count": len(entries),
-        "entries": entries,
-    }
+    return await c.service.audit_document(scope, c.actor)
 
 
 async def _health(c: Ctx) -> dict[str, Any]:

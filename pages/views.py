@@ -112,27 +112,22 @@ async def search_page(
 
 
 async def injection_view(service: MemoryService, scope: Scope) -> dict[str, Any]:
+    """The last injection snapshot, its episodes resolved (content and status now, or missing)."""
     snap = await service.last_injection(scope)
-    if not snap:
+    if snap is None:
         return {"snapshot": None, "episodes": []}
-    ids = snap.get("episodes") if isinstance(snap, dict) else None
-    shown = snap.get("shown_ids") if isinstance(snap, dict) else None
     episodes: list[dict[str, Any]] = []
-    if isinstance(ids, list):
-        for n, eid in enumerate(ids[:MAX_INJECTION_EPISODES]):
-            eid = str(eid)
-            ref = str(shown[n]) if isinstance(shown, list) and len(shown) == len(ids) else eid
-            seen = {"shown_as": ref} if ref != eid else {}  # the short id the model was given for it
-            if not scope.collection:
-                episodes.append({"id": eid, "missing": True, **seen})
-                continue
-            try:
-                e = await service.get_episode(scope, eid)
-                episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False, **seen})
-            except NotFoundError:
-                episodes.append({"id": eid, "missing": True, **seen})
-    trace = snap.get("trace") if isinstance(snap, dict) and isinstance(snap.get("trace"), dict) else None
-    return {"snapshot": snap, "episodes": episodes, "trace": trace}
+    for eid, ref in snap.shown_as()[:MAX_INJECTION_EPISODES]:
+        seen = {"shown_as": ref} if ref != eid else {}  # the short id the model was given for it
+        if not scope.collection:
+            episodes.append({"id": eid, "missing": True, **seen})
+            continue
+        try:
+            e = await service.get_episode(scope, eid)
+            episodes.append({"id": eid, "content": e.content, "status": e.status, "missing": False, **seen})
+        except NotFoundError:
+            episodes.append({"id": eid, "missing": True, **seen})
+    return {"snapshot": snap.to_record(), "episodes": episodes, "trace": snap.trace}
 
 
 async def why_view(service: MemoryService, scope: Scope, query: str, actor: Actor, as_of: str | None) -> dict[str, Any]:

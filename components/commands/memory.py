@@ -225,19 +225,9 @@ class MemoryCommand(Command):
 
     async def _do_audit(self, c: Call) -> list[str]:
         if c.p.action == "export":
-            entries, total = await self.service.audit_export(c.scope, c.actor, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
-            pages = max(1, -(-total // AUDIT_EXPORT_PAGE_SIZE))
-            doc = {
-                "format": "ltm-audit/1",
-                "knowledge_base": c.scope.collection,
-                "user_key": c.scope.user_key,
-                "page": c.p.page,
-                "pages": pages,
-                "total": total,
-                "count": len(entries),
-                "entries": entries,
-            }
-            header = t("cmd.audit.export_header", c.lang, count=len(entries), total=total, page=c.p.page, pages=pages)
+            doc = await self.service.audit_document(c.scope, c.actor, c.p.page, AUDIT_EXPORT_PAGE_SIZE)
+            count, total, pages = doc["count"], doc["total"], doc["pages"]
+            header = t("cmd.audit.export_header", c.lang, count=count, total=total, page=c.p.page, pages=pages)
             more = c.p.page < pages
             return self._document(
                 c.lang,

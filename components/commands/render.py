@@ -23,6 +23,7 @@ from ltm.domain.trust import trust_label
 from ltm.i18n import t
 from ltm.service.episodes import EXPIRES_BY
 from ltm.service.health import explain
+from ltm.service.snapshots import InjectionSnapshot
 from ltm.templates import render_shipped
 
 MAX_REPLY_CHARS = 3000
@@ -221,18 +222,14 @@ def summary(
     lang: str,
     scope_info: dict[str, str],
     counts: dict[str, int] | None,
-    injection: dict[str, Any] | None,
+    injection: InjectionSnapshot | None,
     audit_total: int,
     today: dict[str, Any] | None = None,
 ) -> str:
     per = None if counts is None else ", ".join(f"{status_label(lang, s)} {n}" for s, n in counts.items())
     shown = None
-    if injection and injection.get("at"):
-        shown = {
-            "at": date_text(str(injection.get("at"))),
-            "episodes": len(injection.get("episodes") or []),
-            "tokens": int(injection.get("tokens") or 0),
-        }
+    if injection is not None and injection.at:
+        shown = {"at": date_text(injection.at), "episodes": len(injection.episodes), "tokens": injection.tokens}
     text = layout(
         "summary",
         lang,

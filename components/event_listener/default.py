@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
@@ -22,17 +22,16 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.carry import carrying
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
-from ltm.domain.budget import estimate_tokens
 from ltm.domain.errors import LtmError
 from ltm.domain.ledger import TurnUsage
 from ltm.domain.scope import Scope
 from ltm.domain.text import neutralize
-from ltm.domain.timefields import now_utc, to_iso
 from ltm.i18n import error_text
 from ltm.ports import HOST_CALLS, note_host_call
 from ltm.service import Actor, MemoryService
-from ltm.service.injection import context_payload, has_content, render_block_async
 from ltm.service.review import ExtractReport, ReviewQueue
+from ltm.service.snapshots import InjectionSnapshot
+from ltm.service.turn import Injection
 from ltm.service.turns import ServedTurns, identity
 
 log = logging.getLogger(__name__)
@@ -44,9 +43,10 @@ async def inject_memory(
     service: MemoryService,
     ctx: Any,
     served: ServedTurns | None = None,
-    on_done: Callable[[Scope, dict[str, Any]], None] | None = None,
-) -> dict[str, Any] | None:
-    """The whole turn, as data: identity -> scope -> recall -> block -> query vars -> snapshot.
+    on_done: Callable[[Scope, InjectionSnapshot], None] | None = None,
+) -> Injection | None:
+    """The host's side of the turn: query variables -> scope -> ``service.prepare_turn`` -> the
+    block into the prompt and the query variables set.
 
     ``served`` learns which chat identity this turn's block covered, so that the memory engine
     does not hand the runner the same memories again as knowledge results."""
@@ -58,68 +58,50 @@ async def inject_memory(
     if text.lstrip().startswith(COMMAND_PREFIXES):
         return None  # PromptPreProcessing also fires for commands; nothing to recall
     scope = await scope_of_turn(service, variables, session_name=ctx.event.session_name, bot_uuid=str(bot_uuid or ""))
-    kb, sender = scope.collection, scope.sender_id
+    kb = scope.collection
     log.info("memory scope resolved: %s (kb=%s, isolation=%s)", scope.user_key, kb or "-", scope.isolation)
-    settings = service.settings
-    writes: list[Any] = []
     kb_list = [str(k) for k in (variables.get("_knowledge_base_uuids") or [])]
-    if kb in kb_list:  # the runner must not recall the memory KB a second time
-        writes.append(ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_list if k != kb]))
-        writes.append(ctx.set_query_var(MEMORY_KB_VAR, kb))
-    who = identity(kb, ctx.event.session_name, str(bot_uuid or ""), sender)
-    if not settings.auto_recall:
-        if served is not None:
-            served.clear(who)
+
+    def host_writes(payload: dict[str, Any] | None) -> list[Awaitable[Any]]:
+        writes: list[Awaitable[Any]] = []
+        if kb in kb_list:  # the runner must not recall the memory KB a second time
+            writes.append(ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_list if k != kb]))
+            writes.append(ctx.set_query_var(MEMORY_KB_VAR, kb))
+        if payload is not None:
+            writes.append(ctx.set_query_var(CONTEXT_VAR, payload))
         note_host_call(len(writes))
-        await asyncio.gather(*writes)
-        return None
-    # the trace is kept with the snapshot (bounded): the console's "why this memory" and near misses
-    result = await service.recall(scope, text, with_profiles=settings.inject_profiles, trace=True)
-    if served is not None and kb:
-        served.mark(who)
-    speaker = {"id": sender, "name": str(variables.get("sender_name") or "")}
-    payload = context_payload(result, speaker)
-    # off the event loop: an operator's template never stalls another chat's turn
-    template = settings.memory_block_template
-    block = await render_block_async(payload, settings.language, template) if has_content(payload) else ""
-    if block:
-        ctx.event.default_prompt.append(Message(role="system", content=block))
-    writes.append(ctx.set_query_var(CONTEXT_VAR, payload))
-    snapshot = {
-        "at": to_iso(now_utc()),
-        "injected": bool(block),
-        "blocks": 1 if block else 0,
-        "chars": len(block),
-        "tokens": result.tokens,
-        "block_tokens": estimate_tokens(block),
-        "speaker": speaker,
-        "profiles_used": [
-            kind
-            for kind, p in (("session", result.session_profile), ("speaker", result.speaker_profile))
-            if p is not None and not p.is_empty()
-        ],
-        "episodes": [r.episode.id for r in result.episodes],
-        "shown_ids": [result.refs.get(r.episode.id, r.episode.id) for r in result.episodes],
-        "query_id": getattr(ctx, "query_id", None),
-        "trace": result.trace.to_public() if result.trace is not None else None,
-    }
-    writes.append(service.save_injection(scope, snapshot))
-    note_host_call(len(writes) - 1)  # the query variables set (save_injection counts its own)
-    await asyncio.gather(*writes)
-    log.info(
-        "injection ready: %d block(s), %d chars, %d episodes", snapshot["blocks"], len(block), len(result.episodes)
+        return writes
+
+    def publish(injection: Injection) -> list[Awaitable[Any]]:
+        if injection.block:
+            ctx.event.default_prompt.append(Message(role="system", content=injection.block))
+        return host_writes(injection.payload)
+
+    injection = await service.prepare_turn(
+        scope,
+        text,
+        speaker_name=str(variables.get("sender_name") or ""),
+        query_id=getattr(ctx, "query_id", None),
+        served=served,
+        who=identity(kb, ctx.event.session_name, str(bot_uuid or ""), scope.sender_id),
+        publish=publish,
     )
+    if injection is None:  # auto-recall is off
+        await asyncio.gather(*host_writes(None))
+        return None
+    snap = injection.snapshot
+    log.info("injection ready: %d block(s), %d chars, %d episodes", snap.blocks, snap.chars, len(snap.episodes))
     if on_done is not None:
-        on_done(scope, snapshot)
-    return snapshot
+        on_done(scope, snap)
+    return injection
 
 
-async def metered_turn(service: MemoryService, ctx: Any, served: ServedTurns | None = None) -> dict[str, Any] | None:
+async def metered_turn(service: MemoryService, ctx: Any, served: ServedTurns | None = None) -> Injection | None:
     """:func:`inject_memory` with its cost reported to the usage ledger: wall milliseconds, host
     calls (counted by the host adapters through :data:`ltm.ports.HOST_CALLS`), memories and tokens.
     The report is queued, never awaited: the ledger writes it after the hook."""
     box = [0]
-    seen: list[tuple[Scope, dict[str, Any]]] = []
+    seen: list[tuple[Scope, InjectionSnapshot]] = []
     token = HOST_CALLS.set(box)
     started = time.perf_counter()
     try:
@@ -128,10 +110,10 @@ async def metered_turn(service: MemoryService, ctx: Any, served: ServedTurns | N
         HOST_CALLS.reset(token)
     for scope, snap in seen:
         usage = TurnUsage(
-            at=snap["at"],
-            query_id=snap.get("query_id"),
-            memories=len(snap.get("episodes") or []),
-            tokens=int(snap.get("block_tokens") or 0),
+            at=snap.at,
+            query_id=snap.query_id,
+            memories=len(snap.episodes),
+            tokens=snap.block_tokens,
             host_calls=box[0],
             hook_ms=round((time.perf_counter() - started) * 1000),
         )

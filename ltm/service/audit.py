@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..domain.scope import AUDIT_PREFIX, Scope, audience_of_key, audit_log_key, may_read
+from ..domain.scope import AUDIT_PREFIX, Scope, audience_of_key, audit_log_key, may_read, parse_storage_key
 from ..ports import KeyValueStore
 
 CHUNK = 50
@@ -47,6 +47,11 @@ PREFIX = AUDIT_PREFIX
 
 def _key(log: str, part: str) -> str:
     return f"{PREFIX}{log}/{part}"
+
+
+def _is_head(key: str) -> bool:
+    parsed = parse_storage_key(key)
+    return parsed is not None and parsed.layout == "audit" and parsed.tail == "head"
 
 
 class AuditLog:
@@ -112,6 +117,11 @@ class AuditLog:
             items = json.loads(raw) if raw else []
             out.extend(e for e in reversed(items) if lo <= e["seq"] <= hi)
         return out, total
+
+    async def logs(self) -> list[str]:
+        """The key of every log that holds an entry (its head is written with its first entry)."""
+        head = "/head"
+        return [k[len(PREFIX) : -len(head)] for k in await self._kv.keys(PREFIX) if _is_head(k)]
 
     async def export(self, log: str) -> list[dict[str, Any]]:
         total = await self._head(log)

@@ -38,7 +38,7 @@ from ..domain.timefields import parse_instant
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
 from ..templates import Escaped, TemplateRefused, compile_operator_template, render_data, shipped_template
-from .memory_service import RecallResult
+from .recall import RecallResult
 
 log = logging.getLogger(__name__)
 

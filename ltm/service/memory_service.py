@@ -20,9 +20,11 @@ from ..domain.scope import Scope
 from ..domain.timefields import now_utc
 from ..ports import KeyValueStore, VectorIndex
 from .audit import AuditLog
+from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
+from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
 from .profiles import Profiles
@@ -32,6 +34,8 @@ from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retire import RetireEvent
 from .settings import Settings
 from .snapshots import InjectionSnapshots
+from .turn import Injection, Publish, prepare_turn
+from .turns import Identity, ServedTurns
 from .writes import Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
 
@@ -227,6 +231,43 @@ class MemoryService:
     @property
     def recovering(self) -> bool:
         return self.writes.recovering
+
+    # ------------------------------------------------------------------ the turn, known spaces, audit document
+    async def prepare_turn(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        speaker_name: str = "",
+        query_id: int | None = None,
+        served: ServedTurns | None = None,
+        who: Identity | None = None,
+        publish: Publish | None = None,
+    ) -> Injection | None:
+        """One chat turn's memory block, payload and snapshot (:func:`.turn.prepare_turn`)."""
+        return await prepare_turn(
+            self.recall,
+            self.save_injection,
+            self.settings,
+            scope,
+            text,
+            speaker_name=speaker_name,
+            query_id=query_id,
+            served=served,
+            who=who,
+            publish=publish,
+        )
+
+    async def known_scopes(self) -> KnownScopes:
+        """The memory spaces the stores hold records for (:func:`.known_scopes.known_scopes`)."""
+        return await known_scopes(self.kv, self.audit)
+
+    async def audit_document(
+        self, scope: Scope, actor: Actor, page: int | None = None, page_size: int = EXPORT_PAGE_SIZE
+    ) -> dict[str, Any]:
+        """The ``ltm-audit/1`` document of ``scope`` (:func:`.audit_export.export_audit`): the whole
+        log, or with ``page`` one page; a memory admin's verb, as :meth:`audit_export`."""
+        return await export_audit(self.audit_export, self.clock, scope, actor, page=page, page_size=page_size)
 
 
 __all__ = [

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ltm.service.snapshots import InjectionSnapshot
 from tests.browser.test_console_browser import CHROMIUM, SHOTS, Console, browser, server  # noqa: F401
 from tests.support import ADMIN
 from tests.support.console.seed import Seeded
@@ -53,7 +54,10 @@ def test_trace_in_the_injection_panel(console: Console, server: ConsoleServer) -
     assert best.id in injected and rep.id not in injected
     server.run(
         svc.save_injection(
-            alice, {"at": "2026-01-01T10:00:00Z", "episodes": injected, "tokens": 9, "trace": trace.to_public()}
+            alice,
+            InjectionSnapshot.from_record(
+                {"at": "2026-01-01T10:00:00Z", "episodes": injected, "tokens": 9, "trace": trace.to_public()}
+            ),
         )
     )
     c.f.locator('#scope-list button[data-session="person_alice"]').wait_for()

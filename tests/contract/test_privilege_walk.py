@@ -62,6 +62,8 @@ OUTSIDE_MATRIX = {
     "MemoryService.fetch": "the service's own scope-filtered read, under every read verb",
     "MemoryService.scope_index": "the recall index of a scope, under recall",
     "MemoryService.save_injection": "the listener's record of what it injected (no person's verb)",
+    "MemoryService.prepare_turn": "the listener's turn: recall for the speaker's own text, as the hook does",
+    "MemoryService.known_scopes": "the console's list of memory spaces: the sessions the records name, no memory",
     "MemoryService.caller": "the policy's view of an actor",
     "MemoryService.scope_for": "derives keys; reads and writes nothing",
     "MemoryService.embedder": "the scope's embedder",
@@ -181,6 +183,7 @@ ROWS: dict[str, tuple[str, Call]] = {
     "transfer.export_scope": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l2")),
     "transfer.export_scope(l1)": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l1")),
     "MemoryService.audit_export": ("audit.export", lambda e, a: e.svc.audit_export(e.scope, a)),
+    "MemoryService.audit_document": ("audit.export", lambda e, a: e.svc.audit_document(e.scope, a)),
     "MemoryService.clear_scope_fences": ("fences.clear", lambda e, a: e.svc.clear_scope_fences(e.scope, a)),
     "MemoryService.why": ("why", lambda e, a: e.svc.why(e.scope, "tea", a)),
 }

@@ -51,6 +51,7 @@ from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
 from ltm.service.recall_index import RecallIndex
+from ltm.service.snapshots import InjectionSnapshot
 from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
@@ -656,7 +657,8 @@ async def listings(world: World) -> Listings:
         await svc.update_profile(scope, {"target": "session", "add_notes": [f"note {tok}"]}, ADMIN)
         made["session"][tok] = ident
         tok = next(words)
-        await svc.save_injection(scope, {"at": "2025-01-01T00:00:00Z", "probe": tok, "episodes": []})
+        snapshot = {"at": "2025-01-01T00:00:00Z", "probe": tok, "episodes": []}
+        await svc.save_injection(scope, InjectionSnapshot.from_record(snapshot))
         made["inject"][tok] = ident
         text = f"I prefer {next(words)} tea."
         cand = await review.propose(scope, Proposal(text, text, "preference"), ADMIN, origin="rules")
@@ -753,7 +755,8 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
                 proposals = [p.id for p in await listings.consolidator.list_proposals(scope)]
                 traits = [t for p in await svc.speaker_profiles(scope) for t in p.traits]
                 notes = (await svc.get_profile(scope, "session")).notes
-                snap = await svc.last_injection(scope) or {}
+                last = await svc.last_injection(scope)
+                snap = last.to_record() if last is not None else {}
                 fences = list(await listings.fenced.writes.scope_fences(scope))
             else:
                 tombstones = [t["id"] for t in (await console(svc, "/tombstones", ident, page_size=100))["items"]]

@@ -25,6 +25,7 @@ from ltm.domain.errors import InstructionLikeError
 from ltm.domain.scope import Scope
 from ltm.i18n import catalog, t
 from ltm.service import Actor, MemoryService, Settings
+from ltm.service.snapshots import InjectionSnapshot
 from ltm.service.transfer import checksum
 from main import LongTermMemory
 from tests.support.host_runtime import FakeHostHandler, make_plugin
@@ -206,7 +207,8 @@ class TestDispatch:
         assert "active 1" in text and "archived 0" in text
         assert "Last injection: never" in text
         scope = await h.scope()
-        await h.service.save_injection(scope, {"at": "2024-05-01T10:00:00Z", "episodes": ["x"], "tokens": 12})
+        snapshot = InjectionSnapshot.from_record({"at": "2024-05-01T10:00:00Z", "episodes": ["x"], "tokens": 12})
+        await h.service.save_injection(scope, snapshot)
         assert "2024-05-01 10:00 UTC (1 episodes, 12 tokens)" in await h.one("memory")
 
     async def test_double_space_goes_through_bare_handler(self, h: Harness) -> None:

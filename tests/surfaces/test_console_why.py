@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ltm.service.snapshots import InjectionSnapshot
 from tests.support import ADMIN, build_service, scope_of
 from tests.surfaces.test_console_api import make_page, ok, refused, scope_body
 
@@ -42,9 +43,10 @@ async def test_snapshot_keeps_the_trace(tmp_path: Path) -> None:
     page = make_page(svc)
     trace = (await svc.why(a, "green tea", ADMIN)).trace
     assert trace is not None
-    await svc.save_injection(a, {"at": "2026-01-01T00:00:00Z", "episodes": [ep.id], "trace": trace.to_public()})
+    snapshot = {"at": "2026-01-01T00:00:00Z", "episodes": [ep.id], "trace": trace.to_public()}
+    await svc.save_injection(a, InjectionSnapshot.from_record(snapshot))
     d = await ok(page, "/injection", scope_body(a))
     assert [r["id"] for r in d["trace"]["rows"] if r["injected"]] == [ep.id]
     # control: a snapshot written before traces existed shows none
-    await svc.save_injection(a, {"at": "2026-01-01T00:00:00Z", "episodes": [ep.id]})
+    await svc.save_injection(a, InjectionSnapshot.from_record({"at": "2026-01-01T00:00:00Z", "episodes": [ep.id]}))
     assert (await ok(page, "/injection", scope_body(a)))["trace"] is None

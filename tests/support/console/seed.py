@@ -15,6 +15,7 @@ from ltm.domain.candidates import Proposal
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
 from ltm.service.review import ReviewQueue
+from ltm.service.snapshots import InjectionSnapshot
 from tests.support import ADMIN, KB, build_service, reviewed, scope_of
 
 HOSTILE_SCRIPT = '<script>window.__pwned = "script"</script>'
@@ -129,18 +130,20 @@ async def seeded_service(tmp: Path) -> Seeded:
 
     await svc.save_injection(
         alice,
-        {
-            "at": "2024-06-01T09:00:00Z",
-            "injected": True,
-            "blocks": 1,
-            "chars": 321,
-            "tokens": 80,
-            "block_tokens": 120,
-            "speaker": {"id": "alice", "name": HOSTILE_SCRIPT},
-            "profiles_used": ["session", "speaker"],
-            "episodes": [tea.id, s.hostile_ids[1], "ep_gone000000000000000"],
-            "shown_ids": [tea.id[3:8], s.hostile_ids[1], "ep_gone000000000000000"],  # the block's short ids
-            "query_id": 7,
-        },
+        InjectionSnapshot.from_record(
+            {
+                "at": "2024-06-01T09:00:00Z",
+                "injected": True,
+                "blocks": 1,
+                "chars": 321,
+                "tokens": 80,
+                "block_tokens": 120,
+                "speaker": {"id": "alice", "name": HOSTILE_SCRIPT},
+                "profiles_used": ["session", "speaker"],
+                "episodes": [tea.id, s.hostile_ids[1], "ep_gone000000000000000"],
+                "shown_ids": [tea.id[3:8], s.hostile_ids[1], "ep_gone000000000000000"],  # the block's short ids
+                "query_id": 7,
+            }
+        ),
     )
     return s
