@@ -119,7 +119,7 @@ class Documents:
                     return 0
                 steps: list[WriteStep] = []
                 for scope in scopes:
-                    rows = await self.writes.fetch(scope, Criteria(statuses=None, document_id=document_id))
+                    rows = await self.writes.reads.fetch(scope, Criteria(statuses=None, document_id=document_id))
                     if rows:
                         victims[scope.user_key] = rows
                         ids = [e.id for e in rows]

@@ -109,7 +109,7 @@ class Episodes:
 
     async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Matching episodes of this scope, any status the criteria name (the one scope filter)."""
-        return await self.writes.fetch(scope, criteria, limit)
+        return await self.writes.reads.fetch(scope, criteria, limit)
 
     async def remember(
         self,
@@ -231,7 +231,7 @@ class Episodes:
         since = self.writes.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
         same = [
             e
-            for e in await self.writes.fetch(scope, crit, limit=50)
+            for e in await self.writes.reads.fetch(scope, crit, limit=50)
             if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
             and sorted(e.supersedes) == sorted(data.supersedes)
             and e.audience == audience
@@ -249,7 +249,7 @@ class Episodes:
         crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id)
         rows = [
             e
-            for e in await self.writes.fetch(scope, crit, limit=RESTATE_SCAN)
+            for e in await self.writes.reads.fetch(scope, crit, limit=RESTATE_SCAN)
             if e.sender_id == scope.sender_id
             and e.audience == want
             and (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
@@ -342,7 +342,7 @@ class Episodes:
             return []
         caller = policy.Caller(scope.sender_id, caller_of(actor, self._settings()).admin)
         ids = await self.resolve(scope, ids)
-        found = await self.writes.fetch_ids(scope, ids)
+        found = await self.writes.reads.fetch_ids(scope, ids)
         out = []
         for sid in ids:
             ep = found.get(sid)
@@ -365,7 +365,7 @@ class Episodes:
         short = [i for i in ids if isinstance(i, str) and refs.is_short_ref(i)]
         if not short:
             return list(ids)
-        rows = await self.writes.fetch(scope, Criteria(statuses=None), limit=REF_SCAN_LIMIT)
+        rows = await self.writes.reads.fetch(scope, Criteria(statuses=None), limit=REF_SCAN_LIMIT)
         if len(rows) >= REF_SCAN_LIMIT:
             raise ValidationError("scope too large for a short reference", key="error.ref_whole_id", id=short[0])
         held = [e.id for e in rows]
@@ -384,7 +384,7 @@ class Episodes:
             episode_id = (await self.resolve(scope, [episode_id]))[0]
         if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
             raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
-        found = await self.writes.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
+        found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
         return found[0]
@@ -421,19 +421,19 @@ class Episodes:
             if idx.complete:
                 ordered = idx.matching_ids(scope_where(scope, crit))
                 want = ordered[start : start + page_size]
-                found = await self.writes.fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
+                found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
                 got = {e.id: e for e in found}
                 items = [got[i] for i in want if i in got and got[i].status == "active"]
                 if len(items) == len(want):
                     return EpisodePage(items, page, page_size, len(ordered) > start + page_size)
                 self.writes.index.invalidate(scope.collection, scope.user_key)  # changed by another process
-        rows = await self.writes.fetch(scope, crit)
+        rows = await self.writes.reads.fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
         return EpisodePage(rows[start : start + page_size], page, page_size, len(rows) > start + page_size)
 
     async def count_by_status(self, scope: Scope) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
-        for e in await self.writes.fetch(scope, Criteria(statuses=None)):
+        for e in await self.writes.reads.fetch(scope, Criteria(statuses=None)):
             counts[e.status] = counts.get(e.status, 0) + 1
         return counts
 
@@ -515,7 +515,7 @@ class Episodes:
     ) -> int:
         need_l2(scope)
         async with self.writes.locks.hold(l2_lock_key(scope)):
-            victims = [e for e in await self.writes.fetch(scope, criteria) if not tag or tag in e.tags]
+            victims = [e for e in await self.writes.reads.fetch(scope, criteria) if not tag or tag in e.tags]
             ids = [e.id for e in victims]
             if not ids:
                 return 0

@@ -78,7 +78,7 @@ class Profiles:
             raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
         lock_key, skey = l1_lock_key(key), profile_storage_key(key)
         async with self.writes.locks.hold(lock_key):
-            await self.writes.check_fence(lock_key)
+            await self.writes.fencing.check_fence(lock_key)
             old = await backend(self.writes.kv.get(skey), "profile read")
             current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
             if target == "speaker":

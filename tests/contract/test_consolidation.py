@@ -711,7 +711,7 @@ class TestProposalChecks:
         preview in a fenced scope stores no proposal; the same preview once the fence is cleared does."""
         a = await scope_of(fast.svc)
         await old_sources(fast, a)
-        await fast.svc.writes.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
+        await fast.svc.writes.fencing.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
         with pytest.raises(FencedError):
             await fast.cons.preview(a, ADMIN)
         assert await fast.proposals() == {} and not await fast.svc.kv.keys("journal/")

@@ -210,7 +210,7 @@ class Consolidator:
         return {sid for e in await self._summaries(scope, ACTIVE) for sid in rules.sources_of(e)}
 
     async def _by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Episode]:
-        return await self.service.writes.fetch_ids(scope, ids)
+        return await self.service.writes.reads.fetch_ids(scope, ids)
 
     async def _recheck(self, scope: Scope, p: Proposal) -> rules.ProposalCheck:
         """Whether every source of ``p`` is still as it was drafted (present, active, unchanged,
