@@ -565,7 +565,8 @@ async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
         leaks.append("export l1")
     if (await svc.get_profile(p, "speaker", "mallory#speaker:eve")).traits:
         leaks.append("crafted sender id reads another scope's speaker profile")
-    await svc.writes.fencing.set_fence("l1:" + speaker_profile_key(q, "eve"), q, "profile.update", "probe")  # the real lock key
+    lock = "l1:" + speaker_profile_key(q, "eve")  # the real lock key
+    await svc.writes.fencing.set_fence(lock, q, "profile.update", "probe")
     if await svc.clear_scope_fences(p, ADMIN):
         leaks.append("clear_scope_fences of another scope")
     assert not leaks, leaks
