@@ -419,22 +419,19 @@ class Consolidator:
         if audience is None:  # sources from two private chats: no one may read all of them
             await self.proposals.store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
             raise _stale("sender")
+        # Guarded: the statement guards see origin "consolidation" and decide (the review queue
+        # refuses a tombstoned value on every write path and parks conflicts only for
+        # conversational origins). The summary replaces its sources in the same vector write
+        # (each checked present, active and of the speaker under the write's lock), so they leave
+        # default recall and injection exactly when it arrives.
         try:
-            # Guarded: the statement guards see origin "consolidation" and decide (the review queue
-            # refuses a tombstoned value on every write path and parks conflicts only for
-            # conversational origins). The summary replaces its sources in the same vector write
-            # (``replaces``: each checked present, active and of the speaker under the write's lock),
-            # so they leave default recall and injection exactly when it arrives.
-            summary, _ = await svc.remember(
-                target,
-                raw,
-                actor,
-                origin=rules.ORIGIN,
-                links=links,
-                guarded=True,
-                audience=audience,
-                replaces=p.source_ids,
-            )
+            plan = svc.plan_remember(target, raw, actor, origin=rules.ORIGIN)
+            plan.link(links)
+            plan.for_audience(audience)
+            plan.replacing(p.source_ids)
+            async with plan:
+                await plan.commit()
+            summary = plan.remembered.episode
         except FencedError:
             raise  # the outcome is unknown: the proposal stays used (no second summary)
         except (NotFoundError, ConflictError) as exc:
