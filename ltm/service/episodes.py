@@ -28,18 +28,11 @@ from ..domain.timefields import parse_instant, to_iso, ts
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
-from .writes import (
-    Actor,
-    EpisodeIs,
-    Plan,
-    PlanError,
-    WriteEngine,
-    WriteStep,
-    caller_of,
-    episodes_are,
-    need_l2,
-    require_admin,
-)
+from .writes.actor import Actor, caller_of, require_admin
+from .writes.engine import WriteEngine
+from .writes.errors import need_l2
+from .writes.expectations import EpisodeIs, episodes_are
+from .writes.plan import Plan, PlanError, WriteStep
 
 log = logging.getLogger(__name__)
 
@@ -409,7 +402,7 @@ class RememberPlan(Plan):
     ) -> None:
         super().__init__(episodes.writes, actor, "episode.remember", [l2_lock_key(scope)])
         self.episodes = episodes
-        self.engine = episodes.writes
+        self.engine: WriteEngine = episodes.writes
         self.scope = scope
         self.data = data
         self.origin = origin
@@ -451,11 +444,6 @@ class RememberPlan(Plan):
             raise PlanError("episode.remember: the plan is not settled")
         return self._remembered
 
-    def add(self, *steps: WriteStep) -> None:
-        if self.remembered.existing:
-            raise PlanError("episode.remember: a retry commits nothing")
-        super().add(*steps)
-
     async def settle(self) -> Remembered:
         """Read under the lock and decide the plan's writes (once)."""
         self.require_held()
@@ -470,6 +458,7 @@ class RememberPlan(Plan):
             if same is not None:
                 log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
                 self._remembered = Remembered(same, [], existing=True)
+                self.sealed = "a retry commits nothing"
                 return self._remembered
         if not data.supersedes and not self.replaces:  # a correction or a summary is never a restatement
             known = await self._restated()
@@ -494,7 +483,7 @@ class RememberPlan(Plan):
         summary = f"remembered {episode.id}" + (
             f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
         )
-        super().add(
+        self.add(
             WriteStep(
                 scope,
                 l2_lock_key(scope),
@@ -584,7 +573,7 @@ class RememberPlan(Plan):
         extra = {**known.extra, "seen": seen, "last_seen": at, "seen_refs": evidence[-SEEN_REFS:]}
         updated = known.retagged(extra=extra)
         self.operation = "episode.reinforce"
-        super().add(
+        self.add(
             self.engine.rewrite_step(
                 self.scope,
                 [updated],

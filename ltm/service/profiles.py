@@ -29,7 +29,10 @@ from ..domain.scope import (
 )
 from ..domain.timefields import to_iso
 from .settings import Settings
-from .writes import Actor, Plan, PlanError, WriteEngine, backend, caller_of
+from .writes.actor import Actor, caller_of
+from .writes.engine import WriteEngine
+from .writes.errors import backend
+from .writes.plan import Plan, PlanError
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +119,7 @@ class ProfilePlan(Plan):
         patch: dict[str, Any],
     ) -> None:
         super().__init__(writes, actor, "profile.update", [l1_lock_key(key)])
-        self.engine = writes
+        self.engine: WriteEngine = writes
         self.settings = settings
         self.scope, self.target, self.key, self.sender, self.patch = scope, target, key, sender, patch
         self._profile: Profile | None = None

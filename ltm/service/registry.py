@@ -22,7 +22,9 @@ from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
 from .backend_probe import probe_backend
 from .settings import KbSettings, Settings
-from .writes import Actor, WriteEngine, backend
+from .writes.actor import Actor
+from .writes.engine import WriteEngine
+from .writes.errors import backend
 
 log = logging.getLogger(__name__)
 

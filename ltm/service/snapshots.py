@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..domain.scope import Scope, inject_key
-from .writes import WriteEngine
+from .writes.engine import WriteEngine
 
 
 class InjectionSnapshots:

@@ -45,7 +45,10 @@ from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
-from ..writes import Actor, WriteStep, backend, episodes_are, need_l2, require_admin
+from ..writes.actor import Actor, require_admin
+from ..writes.errors import backend, need_l2
+from ..writes.expectations import episodes_are
+from ..writes.plan import WriteStep
 from .proposals import PROPOSAL_TTL_DAYS, Proposal, ProposalStore, new_proposal_id
 from .settings import ConsolidationSettings
 

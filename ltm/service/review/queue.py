@@ -45,7 +45,9 @@ from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
-from ..writes import Actor, WriteStep, need_l2, require_admin
+from ..writes.actor import Actor, require_admin
+from ..writes.errors import need_l2
+from ..writes.plan import WriteStep
 from .candidates import ACCEPTED, CONFLICT, OPEN, PENDING, REJECTED, Candidate, CandidatePage, CandidateStore
 from .records import ReviewPart, actor_record, clean_reason
 from .tombstones import Tombstone, TombstoneBook

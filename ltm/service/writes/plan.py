@@ -73,6 +73,7 @@ class Plan:
         self.steps: list[WriteStep] = []
         self.verify: Callable[[], Awaitable[Any]] | None = None  # a read-back before the audit
         self.committed = False
+        self.sealed = ""  # why nothing may be added any more (a plan that writes nothing by design)
         self._after: list[Callable[[], Awaitable[None]]] = []
         self._held: AsyncExitStack | None = None
 
@@ -104,8 +105,8 @@ class Plan:
     def add(self, *steps: WriteStep) -> None:
         """More writes that commit with this plan, all or nothing."""
         self.require_held()
-        if self.committed:
-            raise PlanError(f"{self.operation}: the plan is committed")
+        if self.committed or self.sealed:
+            raise PlanError(f"{self.operation}: {self.sealed or 'the plan is committed'}")
         self.steps.extend(steps)
 
     def then(self, follow: Callable[[], Awaitable[None]]) -> None:
