@@ -32,7 +32,7 @@ from .writes.actor import Actor, caller_of, require_admin
 from .writes.engine import WriteEngine
 from .writes.errors import need_l2
 from .writes.expectations import EpisodeIs, episodes_are
-from .writes.plan import Plan, PlanError, WriteStep
+from .writes.plan import Plan, PlanError
 
 log = logging.getLogger(__name__)
 
@@ -483,16 +483,9 @@ class RememberPlan(Plan):
         summary = f"remembered {episode.id}" + (
             f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
         )
-        self.add(
-            WriteStep(
-                scope,
-                l2_lock_key(scope),
-                [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")],
-                apply=lambda: self.engine.upsert(scope, [episode, *retired], "episode.remember"),
-                undo=lambda: self._take_back(episode, targets),
-                audit=([episode.id, *[t.id for t in targets]][:50], summary),
-            )
-        )
+        expect = [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")]
+        audit = ([episode.id, *[t.id for t in targets]][:50], summary)
+        self.add(self.engine.insert_step(scope, episode, retired, targets, "episode.remember", expect, audit))
         self._done = f"remember: {episode.id} in {scope.user_key} (supersedes {len(targets)})"
         corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
         if corrected:
@@ -609,8 +602,3 @@ class RememberPlan(Plan):
                 raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
             out.append(ep)
         return out
-
-    async def _take_back(self, episode: Episode, superseded: Sequence[Episode]) -> None:
-        await self.engine.delete_ids(self.scope, [episode.id], "episode.remember.undo")
-        if superseded:
-            await self.engine.upsert(self.scope, list(superseded), "episode.remember.undo", fence_check=False)

@@ -89,11 +89,9 @@ class MemoryService:
 
         self.get_profile = self.profiles.get_profile
         self.update_profile = self.profiles.update_profile
-        self.plan_profile_update = self.profiles.plan_update
         self.speaker_profiles = self.profiles.speaker_profiles
 
         self.remember = self.episodes.remember
-        self.plan_remember = self.episodes.plan_remember
         self.screen_statement = self.episodes.screen_statement
         self.confirm_episode = self.episodes.confirm_episode
         self.get_episode = self.episodes.get_episode

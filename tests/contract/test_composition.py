@@ -59,7 +59,7 @@ async def test_a_removed_source_takes_its_summary_once_and_the_other_source_come
     e2, _ = await svc.remember(a, {"content": "Alice lives in Berlin"}, ADMIN)
     links = {"sources": [e1.id, e2.id], "proposal_id": "cp_" + "0" * 20}
     raw = {"content": "Alice drinks jasmine tea and lives in Berlin", "claim_type": "inference"}
-    plan = svc.plan_remember(a, raw, ADMIN, origin="consolidation")
+    plan = svc.episodes.plan_remember(a, raw, ADMIN, origin="consolidation")
     plan.link(links)
     plan.replacing([e1.id, e2.id])
     async with plan:

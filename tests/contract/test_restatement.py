@@ -50,7 +50,7 @@ class TestRestatement:
     async def test_other_audience_adds_a_row(self, service: MemoryService) -> None:
         a = await scope_of(service, "person_alice", "alice")
         first, _ = await service.remember(a, {"content": FACT}, ADMIN)
-        plan = service.plan_remember(a, {"content": RESTATED}, ADMIN)
+        plan = service.episodes.plan_remember(a, {"content": RESTATED}, ADMIN)
         plan.for_audience("*")
         async with plan:
             await plan.commit()

@@ -269,7 +269,7 @@ async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:
     sources = [ctx["e1"], ctx["e2"]]
     raw = {"content": "Alice drinks jasmine tea and lives in Berlin", "claim_type": "inference"}
     links = {"sources": sources, "proposal_id": "cp_" + "0" * 20}
-    plan = svc.plan_remember(await scope(svc, A_ID), raw, ADMIN, origin="consolidation")
+    plan = svc.episodes.plan_remember(await scope(svc, A_ID), raw, ADMIN, origin="consolidation")
     plan.link(links)
     plan.replacing(sources)
     async with plan:

@@ -428,7 +428,7 @@ class Consolidator:
         # (each checked present, active and of the speaker under the write's lock), so they leave
         # default recall and injection exactly when it arrives.
         try:
-            plan = svc.plan_remember(target, raw, actor, origin=rules.ORIGIN)
+            plan = svc.episodes.plan_remember(target, raw, actor, origin=rules.ORIGIN)
             plan.link(links)
             plan.for_audience(audience)
             plan.replacing(p.source_ids)

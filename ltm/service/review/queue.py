@@ -461,7 +461,7 @@ class ReviewQueue(ReviewPart):
                 if current and cand.status == PENDING:
                     return await self._park(scope, cand, current, actor)
 
-                plan = self.service.plan_profile_update(cscope, {"target": "speaker", **cand.profile_patch}, actor)
+                plan = self.service.profiles.plan_update(cscope, {"target": "speaker", **cand.profile_patch}, actor)
                 async with plan:
                     decision.profile = await plan.settle()
                     decided.result_id = "profile:" + decision.profile.key
@@ -476,7 +476,7 @@ class ReviewQueue(ReviewPart):
                 episode = await self._applied(cscope, cand)
                 if episode is None:
                     raw = {"content": cand.content, **cand.episode_fields, "supersedes": sorted(ids)}
-                    remember = self.service.plan_remember(
+                    remember = self.service.episodes.plan_remember(
                         cscope, raw, actor, origin="candidate", said_at=cand.created_at or None
                     )
                     remember.link({"candidate_id": cand.id, **({"flags": list(cand.flags)} if cand.flags else {})})

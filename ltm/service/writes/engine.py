@@ -264,6 +264,34 @@ class WriteEngine:
             audit_op=audit_op,
         )
 
+    def insert_step(
+        self,
+        scope: Scope,
+        new: Episode,
+        rewritten: Sequence[Episode],
+        originals: Sequence[Episode],
+        operation: str,
+        expect: list[Expectation],
+        audit: tuple[list[str], str] | None,
+    ) -> WriteStep:
+        """One vector write of a NEW row with rewritten existing rows of ``scope`` (a statement
+        and the rows it supersedes), taken back by deleting the new row and writing ``originals``
+        (the rewritten rows as read under the lock) again."""
+
+        async def undo() -> None:
+            await self.delete_ids(scope, [new.id], operation + ".undo")
+            if originals:
+                await self.upsert(scope, list(originals), operation + ".undo", fence_check=False)
+
+        return WriteStep(
+            scope,
+            l2_lock_key(scope),
+            expect,
+            apply=lambda: self.upsert(scope, [new, *rewritten], operation),
+            undo=undo,
+            audit=audit,
+        )
+
     def new_row_steps(
         self,
         scope: Scope,
