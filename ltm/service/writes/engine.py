@@ -44,7 +44,7 @@ from .errors import backend
 from .expectations import EpisodeIs, Expectation, KvAbsent, KvHolds, episodes_are
 from .fences import Fences
 from .journal import Bookkeeping, Journal
-from .plan import Plan, WriteStep
+from .plan import WriteStep
 from .reads import Reader
 from .stores import Stores
 
@@ -119,10 +119,6 @@ class WriteEngine:
     ) -> None:
         """Append one entry to the scope's audit log (an event that is no mutation of its own)."""
         await self.stores.audit(scope, actor, operation, targets, summary, reason, op_id)
-
-    def plan(self, actor: Actor, operation: str, locks: Sequence[str], reason: str = "") -> Plan:
-        """An empty plan of ``operation`` under ``locks`` (held by ``async with plan:``)."""
-        return Plan(self, actor, operation, locks, reason)
 
     # ------------------------------------------------------------------ host writes
     async def dispatch(self, lock_key: str, scope: Scope, operation: str, aw: Awaitable[T]) -> T:
