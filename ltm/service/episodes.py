@@ -378,10 +378,10 @@ class RememberPlan(Plan):
 
     Before it settles, a neighbour may shape it: :meth:`link` its lineage (kept in the episode's
     ``extra``), narrow who may read it (:meth:`for_audience`: a summary takes its sources'), name
-    the active memories it :meth:`replaces` as a whole (a reviewed summary's sources: superseded by
-    it in the same vector write, like ``supersedes``, checked under the lock the same way, but
-    chosen by a person's review, and announced to the retire listeners as ``consolidate``), or mark
-    it :meth:`reviewed` (a person read it: the statement guards do not run again).
+    the active memories it is :meth:`replacing` as a whole (a reviewed summary's sources:
+    superseded by it in the same vector write, like ``supersedes``, checked under the lock the
+    same way, but chosen by a person's review, and announced to the retire listeners as
+    ``consolidate``), or mark it :meth:`reviewed` (a person read it: the guards do not run again).
 
     :meth:`settle` reads the store and decides what the plan writes (:attr:`remembered`):
 
