@@ -20,7 +20,11 @@ from ..domain.timefields import to_iso
 from .episodes import Episodes
 from .registry import KbRegistry
 from .retire import RetireEvent
-from .writes import Actor, WriteEngine, WriteStep, backend, user_key_scope
+from .writes.actor import Actor
+from .writes.engine import WriteEngine
+from .writes.errors import backend
+from .writes.plan import WriteStep
+from .writes.records import user_key_scope
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +123,7 @@ class Documents:
                     return 0
                 steps: list[WriteStep] = []
                 for scope in scopes:
-                    rows = await self.writes.fetch(scope, Criteria(statuses=None, document_id=document_id))
+                    rows = await self.writes.reads.fetch(scope, Criteria(statuses=None, document_id=document_id))
                     if rows:
                         victims[scope.user_key] = rows
                         ids = [e.id for e in rows]

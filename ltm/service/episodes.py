@@ -1,10 +1,11 @@
 """L2 episodes: remember, correct (supersede), confirm, archive/restore, forget, bulk delete, list.
 
 Every verb checks the privilege policy itself, holds the scope's write lock (``l2:<kb>:<user_key>``)
-and writes through :meth:`WriteEngine.mutate`. Every read goes through the one scope filter
-(:meth:`WriteEngine.fetch`). A retirement (a correction, an archive, a forget, a bulk delete) writes
-with it what the retire pipeline adds in the same all-or-nothing mutation, and runs the pipeline's
-cascades once it committed.
+and writes through :meth:`WriteEngine.mutate`; ``remember`` builds a :class:`RememberPlan` that a
+neighbour (the review queue, consolidation) may extend before its one commit. Every read goes
+through the one scope filter (:meth:`ltm.service.writes.Reader.fetch`). A retirement (a
+correction, an archive, a forget, a bulk delete) writes with it what the retire pipeline adds in
+the same all-or-nothing mutation, and runs the pipeline's cascades once it committed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from ..domain import expiry as expiry_rules
@@ -26,7 +28,11 @@ from ..domain.timefields import parse_instant, to_iso, ts
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
-from .writes import Actor, EpisodeIs, WriteEngine, WriteStep, caller_of, episodes_are, need_l2, require_admin
+from .writes.actor import Actor, caller_of, require_admin
+from .writes.engine import WriteEngine
+from .writes.errors import need_l2
+from .writes.expectations import EpisodeIs, episodes_are
+from .writes.plan import Plan, PlanError
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +60,7 @@ EXPIRES_BY = "expires_by"
 
 
 class Remembered(tuple):
-    """What :meth:`MemoryService.remember` returns: unpacks as ``(episode, superseded)``.
+    """What :meth:`Episodes.remember` returns: unpacks as ``(episode, superseded)``.
     ``existing`` is True when an identical memory stored moments ago was returned (a retry);
     ``already_known`` when the statement restated an active memory, which was reinforced instead."""
 
@@ -90,7 +96,6 @@ class EpisodePage:
 # Refuses (raises) or parks a statement before anything is written: the review queue's guard
 # (tombstones, conflicts).
 StatementGuard = Callable[[Scope, EpisodeInput, Actor, str], Awaitable[None]]
-EpisodeSteps = Callable[[Episode, list[Episode]], Awaitable[list[WriteStep]]]
 
 
 class Episodes:
@@ -109,198 +114,35 @@ class Episodes:
 
     async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Matching episodes of this scope, any status the criteria name (the one scope filter)."""
-        return await self.writes.fetch(scope, criteria, limit)
+        return await self.writes.reads.fetch(scope, criteria, limit)
 
-    async def remember(
-        self,
-        scope: Scope,
-        raw: dict[str, Any],
-        actor: Actor,
-        *,
-        origin: str = "tool",
-        links: dict[str, Any] | None = None,
-        guarded: bool = True,
-        also: EpisodeSteps | None = None,
-        audience: str | None = None,
-        replaces: Sequence[str] = (),
-        said_at: str | None = None,
-    ) -> Remembered:
-        """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
-        superseded in the same vector write. ``links`` (e.g. ``{"candidate_id": ...}``,
-        ``{"sources": [...]}``) is kept as lineage in the episode's ``extra``. Statement guards
-        (tombstones, conflict detection) run first unless ``guarded`` is False (a person already
-        reviewed the statement). ``also(episode, superseded)`` returns more writes that commit with
-        this one, all or nothing (the review queue's candidate record). ``audience`` narrows who may
-        read it (a summary takes its sources'). Returns (new episode, superseded episodes).
-
-        ``replaces``: ids of active memories of this scope and speaker that the new one replaces as
-        a whole (a reviewed summary's sources): superseded by it in the same vector write, like
-        ``supersedes`` (checked under the lock the same way) but chosen by a person's review, not
-        by a model's request, and announced to the retire listeners as ``consolidate``.
-
-        ``said_at``: when the statement was made, if not now and not its ``event_at`` (a reviewed
-        candidate's): the time its own words ("until Friday") are read at.
-
-        Idempotent against a retry: a plain write (no ``links``, no ``also``) identical to an active
-        memory of the same scope, speaker and audience (short ids resolved first) stored within
-        :data:`REMEMBER_RETRY_WINDOW_S` returns that memory (``existing``), writes nothing and
-        audits nothing (its own write was audited), even while the scope is fenced: that is how a
-        write whose outcome was unknown is found."""
+    def plan_remember(
+        self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool", said_at: str | None = None
+    ) -> RememberPlan:
+        """The plan that stores one statement (validated now, before any lock): see
+        :class:`RememberPlan`. ``said_at``: when the statement was made, if not now and not its
+        ``event_at`` (a reviewed candidate's): the time its own words ("until Friday") are read at."""
         need_l2(scope)
         data = validate_episode_input(raw)
         data.content, _ = redact_text(data.content)  # a secret said in passing is never stored
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
-        expires_by = self._bound_by_words(data, origin, said_at)
-        async with self.writes.locks.hold(l2_lock_key(scope)):
-            # stored whole, never short; resolved first, so a retry naming its target by short id
-            # compares with what the first attempt stored
-            data.supersedes = await self.resolve(scope, data.supersedes)
-            if links is None and also is None:
-                same = await self._retry_of(scope, data, audience if audience is not None else audience_of(scope))
-                if same is not None:
-                    log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
-                    return Remembered(same, [], existing=True)
-            if not data.supersedes and not replaces:  # a correction or a summary is never a restatement
-                known = await self._restated(scope, data, audience)
-                if known is not None:
-                    return await self._reinforce(scope, known, data, actor, also)
-            targets = await self._check_supersede_targets(scope, data.supersedes, actor)
-            replaced = await self._check_supersede_targets(
-                scope, [i for i in replaces if i not in data.supersedes], actor
-            )
-            if guarded:  # a parked statement keeps the caller's fields: its words are read again on accept
-                await self.screen_statement(
-                    scope, replace(data, valid_until=None) if expires_by else data, actor, origin
-                )
-            episode = build_episode(
-                data, scope, origin=origin, timestamp=to_iso(self.writes.clock()), audience=audience
-            )
-            if links:
-                episode.extra = dict(links)
-            if expires_by:
-                episode.extra = {**episode.extra, EXPIRES_BY: expires_by}
-            targets = [*targets, *replaced]
-            retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
-            summary = f"remembered {episode.id}" + (
-                f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
-            )
-            step = WriteStep(
-                scope,
-                l2_lock_key(scope),
-                [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")],
-                apply=lambda: self.writes.upsert(scope, [episode, *retired], "episode.remember"),
-                undo=lambda: self._take_back_remember(scope, episode, targets),
-                audit=([episode.id, *[t.id for t in targets]][:50], summary),
-            )
-            extra = await also(episode, retired) if also is not None else []
-            await self.writes.mutate(actor, "episode.remember", [step, *extra])
-        log.info("remember: %s in %s (supersedes %d)", episode.id, scope.user_key, len(targets))
-        corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
-        if corrected:
-            await self.retire.after(RetireEvent(scope, "supersede", corrected, actor))
-        if replaced:
-            await self.retire.after(RetireEvent(scope, "consolidate", replaced, actor))
-        return Remembered(episode, retired)
+        expires_by = bound_by_words(data, origin, said_at, self.writes.clock)
+        return RememberPlan(self, scope, data, actor, origin, expires_by)
 
-    def _bound_by_words(self, data: EpisodeInput, origin: str, said_at: str | None = None) -> str:
-        """Set ``data.valid_until`` from the statement's own words when the caller gave none
-        (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else ``said_at``
-        - when a reviewed candidate was said -, else now; UTC); returns the words that set it, or "".
-        A ``valid_from`` at or after that end keeps it open."""
-        if data.valid_until is not None or origin not in EXPIRING_ORIGINS:
-            return ""
-        when = data.event_at or said_at
-        at = parse_instant(when, "said_at") if when else self.writes.clock()
-        found = expiry_rules.expiry_of(data.content, at)
-        if found is None:
-            return ""
-        until = to_iso(found.until)
-        if data.valid_from is not None and ts(data.valid_from, 0.0) >= found.until.timestamp():
-            return ""
-        data.valid_until = until
-        return found.phrase
-
-    async def _retry_of(self, scope: Scope, data: EpisodeInput, audience: str) -> Episode | None:
-        """The active memory that ``data`` repeats: the same statement (content, times, the
-        corrections, whole ids) by the same speaker with the same ``audience`` in this scope,
-        stored within the retry window; the newest one, or None. The audience matters in ``bot``
-        isolation, where a private chat and a group share the scope: the same words said in the
-        group after the private chat are the group's memory, not the private one."""
-        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
-        since = self.writes.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
-        same = [
-            e
-            for e in await self.writes.fetch(scope, crit, limit=50)
-            if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
-            and sorted(e.supersedes) == sorted(data.supersedes)
-            and e.audience == audience
-            and e.sender_id == scope.sender_id
-            and ts(e.timestamp, 0.0) >= since
-        ]
-        return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
-
-    async def _restated(self, scope: Scope, data: EpisodeInput, audience: str | None) -> Episode | None:
-        """The active memory of this scope, speaker and audience, with the same times, that
-        ``data`` restates (:func:`ltm.domain.restate.restates`), or None. The cheap guards and
-        the lexical overlap pick the few rows worth embedding; the new text is embedded with them
-        in one call (the plugin's embedder, the one its rows were written with)."""
-        want = audience if audience is not None else audience_of(scope)
-        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id)
-        rows = [
-            e
-            for e in await self.writes.fetch(scope, crit, limit=RESTATE_SCAN)
-            if e.sender_id == scope.sender_id
-            and e.audience == want
-            and (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
-            and not restate_rule.guards(data.content, e.content)
-            and restate_rule.lexical_overlap(data.content, e.content) >= restate_rule.LEXICAL_MIN
-        ]
-        if not rows:
-            return None
-        rows.sort(key=lambda e: -restate_rule.lexical_overlap(data.content, e.content))
-        rows = rows[:RESTATE_EMBED]
-        embedder = await self.writes.embedder(scope)
-        vectors = await embedder.embed([data.content, *[e.content for e in rows]])
-        best: tuple[float, Episode] | None = None
-        for e, v in zip(rows, vectors[1:], strict=True):
-            cos = restate_rule.cosine(vectors[0], v)
-            if restate_rule.restates(data.content, e.content, cos).duplicate and (best is None or cos > best[0]):
-                best = (cos, e)
-        return best[1] if best else None
-
-    async def _reinforce(
-        self, scope: Scope, known: Episode, data: EpisodeInput, actor: Actor, also: EpisodeSteps | None
-    ) -> Remembered:
-        """Restating ``known``: its seen count and last-seen time rise and the statement's source
-        ref joins its evidence (bounded), in one audited write (with ``also``'s writes, e.g. the
-        accepted candidate's record). No new row."""
-        at = to_iso(self.writes.clock())
-        seen = int(known.extra.get("seen") or 1) + 1
-        evidence = [*list(known.extra.get("seen_refs") or []), *([data.source_ref] if data.source_ref else [])]
-        extra = {**known.extra, "seen": seen, "last_seen": at, "seen_refs": evidence[-SEEN_REFS:]}
-        updated = known.retagged(extra=extra)
-        step = self.writes.rewrite_step(
-            scope,
-            [updated],
-            [known],
-            "episode.reinforce",
-            [EpisodeIs(known.id, "active")],
-            ([known.id], f"reinforced {known.id} (seen {seen})"),
-        )
-        steps = [step, *(await also(updated, []) if also is not None else [])]
-        await self.writes.mutate(actor, "episode.reinforce", steps)
-        log.info("remember: %s restated in %s (seen %d)", known.id, scope.user_key, seen)
-        return Remembered(updated, [], already_known=True)  # not a retry: it wrote the reinforcement
-
-    async def _take_back_remember(self, scope: Scope, episode: Episode, superseded: Sequence[Episode]) -> None:
-        await self.writes.delete_ids(scope, [episode.id], "episode.remember.undo")
-        if superseded:
-            await self.writes.upsert(scope, list(superseded), "episode.remember.undo", fence_check=False)
+    async def remember(self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool") -> Remembered:
+        """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
+        superseded in the same vector write. Statement guards (tombstones, conflict detection) run
+        first. Returns (new episode, superseded episodes); see :class:`RememberPlan` for a restated
+        fact (reinforced) and a retry (the memory already stored is returned)."""
+        plan = self.plan_remember(scope, raw, actor, origin=origin)
+        async with plan:
+            await plan.commit()
+        return plan.remembered
 
     async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
         """Run the statement guards on one statement about to be written by a path that does not
-        go through :meth:`remember` (document ingest, import). Raises what a guard raises."""
+        go through a :class:`RememberPlan` (document ingest, import). Raises what a guard raises."""
         if self.guard is not None:
             await self.guard(scope, data, actor, origin)
 
@@ -334,29 +176,6 @@ class Episodes:
         log.info("confirm: %s in %s", episode.id, scope.user_key)
         return updated
 
-    async def _check_supersede_targets(self, scope: Scope, ids: Sequence[str], actor: Actor) -> list[Episode]:
-        """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
-        replaces: the speaker's own, or, for a memory admin, a shared one
-        (:func:`ltm.domain.privilege.may_supersede`)."""
-        if not ids:
-            return []
-        caller = policy.Caller(scope.sender_id, caller_of(actor, self._settings()).admin)
-        ids = await self.resolve(scope, ids)
-        found = await self.writes.fetch_ids(scope, ids)
-        out = []
-        for sid in ids:
-            ep = found.get(sid)
-            if ep is None:
-                raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
-            if ep.status != "active":
-                raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
-            if ep.sender_id and ep.sender_id != scope.sender_id:
-                raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
-            if not policy.may_supersede(caller, ep.sender_id):
-                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
-            out.append(ep)
-        return out
-
     async def resolve(self, scope: Scope, ids: Sequence[str]) -> list[str]:
         """``ids`` with each short reference (``4f2a1``, as the memory block shows it) replaced by
         the whole id it names: the one row of this scope, in any status, whose id starts with it
@@ -365,7 +184,7 @@ class Episodes:
         short = [i for i in ids if isinstance(i, str) and refs.is_short_ref(i)]
         if not short:
             return list(ids)
-        rows = await self.writes.fetch(scope, Criteria(statuses=None), limit=REF_SCAN_LIMIT)
+        rows = await self.writes.reads.fetch(scope, Criteria(statuses=None), limit=REF_SCAN_LIMIT)
         if len(rows) >= REF_SCAN_LIMIT:
             raise ValidationError("scope too large for a short reference", key="error.ref_whole_id", id=short[0])
         held = [e.id for e in rows]
@@ -384,7 +203,7 @@ class Episodes:
             episode_id = (await self.resolve(scope, [episode_id]))[0]
         if not is_record_id(episode_id):  # names no record; never sent to a backend that may choke on it
             raise NotFoundError("no such memory in this scope", key="error.not_found", id=str(episode_id))
-        found = await self.writes.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
+        found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=(str(episode_id),)), limit=1)
         if not found:
             raise NotFoundError(f"no memory {episode_id} in this scope", key="error.not_found", id=episode_id)
         return found[0]
@@ -421,19 +240,19 @@ class Episodes:
             if idx.complete:
                 ordered = idx.matching_ids(scope_where(scope, crit))
                 want = ordered[start : start + page_size]
-                found = await self.writes.fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
+                found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=tuple(want))) if want else []
                 got = {e.id: e for e in found}
                 items = [got[i] for i in want if i in got and got[i].status == "active"]
                 if len(items) == len(want):
                     return EpisodePage(items, page, page_size, len(ordered) > start + page_size)
                 self.writes.index.invalidate(scope.collection, scope.user_key)  # changed by another process
-        rows = await self.writes.fetch(scope, crit)
+        rows = await self.writes.reads.fetch(scope, crit)
         rows.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
         return EpisodePage(rows[start : start + page_size], page, page_size, len(rows) > start + page_size)
 
     async def count_by_status(self, scope: Scope) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
-        for e in await self.writes.fetch(scope, Criteria(statuses=None)):
+        for e in await self.writes.reads.fetch(scope, Criteria(statuses=None)):
             counts[e.status] = counts.get(e.status, 0) + 1
         return counts
 
@@ -515,7 +334,7 @@ class Episodes:
     ) -> int:
         need_l2(scope)
         async with self.writes.locks.hold(l2_lock_key(scope)):
-            victims = [e for e in await self.writes.fetch(scope, criteria) if not tag or tag in e.tags]
+            victims = [e for e in await self.writes.reads.fetch(scope, criteria) if not tag or tag in e.tags]
             ids = [e.id for e in victims]
             if not ids:
                 return 0
@@ -533,3 +352,253 @@ class Episodes:
         if cascade:
             await self.retire.after(event)
         return len(ids)
+
+
+def bound_by_words(data: EpisodeInput, origin: str, said_at: str | None, now: Callable[[], datetime]) -> str:
+    """Set ``data.valid_until`` from the statement's own words when the caller gave none
+    (:mod:`ltm.domain.expiry`), read at the statement's time (its ``event_at``, else ``said_at``
+    - when a reviewed candidate was said -, else ``now()``; UTC); returns the words that set it,
+    or "". A ``valid_from`` at or after that end keeps it open."""
+    if data.valid_until is not None or origin not in EXPIRING_ORIGINS:
+        return ""
+    when = data.event_at or said_at
+    at = parse_instant(when, "said_at") if when else now()
+    found = expiry_rules.expiry_of(data.content, at)
+    if found is None:
+        return ""
+    until = to_iso(found.until)
+    if data.valid_from is not None and ts(data.valid_from, 0.0) >= found.until.timestamp():
+        return ""
+    data.valid_until = until
+    return found.phrase
+
+
+class RememberPlan(Plan):
+    """The plan of one ``remember``, under the scope's write lock (``async with plan:``).
+
+    Before it settles, a neighbour may shape it: :meth:`link` its lineage (kept in the episode's
+    ``extra``), narrow who may read it (:meth:`for_audience`: a summary takes its sources'), name
+    the active memories it is :meth:`replacing` as a whole (a reviewed summary's sources:
+    superseded by it in the same vector write, like ``supersedes``, checked under the lock the
+    same way, but chosen by a person's review, and announced to the retire listeners as
+    ``consolidate``), or mark it :meth:`reviewed` (a person read it: the guards do not run again).
+
+    :meth:`settle` reads the store and decides what the plan writes (:attr:`remembered`):
+
+    - a retry: a plain plan (no lineage) identical to an active memory of the same scope, speaker
+      and audience (short ids resolved first) stored within :data:`REMEMBER_RETRY_WINDOW_S`
+      returns that memory (``existing``) and commits nothing - no write, no audit, even while the
+      scope is fenced: that is how a write whose outcome was unknown is found;
+    - a restatement (no ``supersedes``, nothing replaced) of an active memory reinforces it
+      (``already_known``, operation ``episode.reinforce``): no new row;
+    - otherwise the new episode, superseding what it names, after the statement guards.
+
+    Then the neighbour may :meth:`~ltm.service.writes.Plan.add` its own steps (the review queue's
+    candidate record), which commit with the plan's, all or nothing. Once committed and the lock
+    released, the superseded and replaced memories are announced to the retire pipeline."""
+
+    def __init__(
+        self, episodes: Episodes, scope: Scope, data: EpisodeInput, actor: Actor, origin: str, expires_by: str
+    ) -> None:
+        super().__init__(episodes.writes, actor, "episode.remember", [l2_lock_key(scope)])
+        self.episodes = episodes
+        self.engine: WriteEngine = episodes.writes
+        self.scope = scope
+        self.data = data
+        self.origin = origin
+        self.expires_by = expires_by
+        self.lineage: dict[str, Any] | None = None
+        self.audience: str | None = None
+        self.replaces: tuple[str, ...] = ()
+        self.guarded = True
+        self._remembered: Remembered | None = None
+        self._done = ""  # the log line of the commit
+
+    # ------------------------------------------------------------------ shaping, before it settles
+    def _shaping(self) -> None:
+        if self._remembered is not None:
+            raise PlanError("episode.remember: the plan is settled; shape it before")
+
+    def link(self, lineage: dict[str, Any]) -> None:
+        """Keep ``lineage`` (``{"candidate_id": ...}``, ``{"sources": [...]}``) in the episode's ``extra``."""
+        self._shaping()
+        self.lineage = dict(lineage)
+
+    def for_audience(self, audience: str) -> None:
+        self._shaping()
+        self.audience = audience
+
+    def replacing(self, ids: Sequence[str]) -> None:
+        self._shaping()
+        self.replaces = tuple(ids)
+
+    def reviewed(self) -> None:
+        """A person reviewed the statement: the statement guards do not run."""
+        self._shaping()
+        self.guarded = False
+
+    # ------------------------------------------------------------------ settling and committing
+    @property
+    def remembered(self) -> Remembered:
+        if self._remembered is None:
+            raise PlanError("episode.remember: the plan is not settled")
+        return self._remembered
+
+    async def settle(self) -> Remembered:
+        """Read under the lock and decide the plan's writes (once)."""
+        self.require_held()
+        if self._remembered is not None:
+            return self._remembered
+        scope, data, ep = self.scope, self.data, self.episodes
+        # stored whole, never short; resolved first, so a retry naming its target by short id
+        # compares with what the first attempt stored
+        data.supersedes = await ep.resolve(scope, data.supersedes)
+        if self.lineage is None:
+            same = await self._retry_of(self.audience if self.audience is not None else audience_of(scope))
+            if same is not None:
+                log.info("remember: %s already stored in %s (a retry)", same.id, scope.user_key)
+                self._remembered = Remembered(same, [], existing=True)
+                self.sealed = "a retry commits nothing"
+                return self._remembered
+        if not data.supersedes and not self.replaces:  # a correction or a summary is never a restatement
+            known = await self._restated()
+            if known is not None:
+                self._remembered = self._reinforce(known)
+                return self._remembered
+        targets = await self._supersede_targets(data.supersedes)
+        replaced = await self._supersede_targets([i for i in self.replaces if i not in data.supersedes])
+        if self.guarded:  # a parked statement keeps the caller's fields: its words are read again on accept
+            await ep.screen_statement(
+                scope, replace(data, valid_until=None) if self.expires_by else data, self.actor, self.origin
+            )
+        episode = build_episode(
+            data, scope, origin=self.origin, timestamp=to_iso(self.engine.clock()), audience=self.audience
+        )
+        if self.lineage:
+            episode.extra = dict(self.lineage)
+        if self.expires_by:
+            episode.extra = {**episode.extra, EXPIRES_BY: self.expires_by}
+        targets = [*targets, *replaced]
+        retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
+        summary = f"remembered {episode.id}" + (
+            f", superseding {', '.join(t.id for t in targets[:50])}" if targets else ""
+        )
+        expect = [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")]
+        audit = ([episode.id, *[t.id for t in targets]][:50], summary)
+        self.add(self.engine.insert_step(scope, episode, retired, targets, "episode.remember", expect, audit))
+        self._done = f"remember: {episode.id} in {scope.user_key} (supersedes {len(targets)})"
+        corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
+        if corrected:
+            self.then(lambda: ep.retire.after(RetireEvent(scope, "supersede", corrected, self.actor)))
+        if replaced:
+            self.then(lambda: ep.retire.after(RetireEvent(scope, "consolidate", replaced, self.actor)))
+        self._remembered = Remembered(episode, retired)
+        return self._remembered
+
+    async def commit(self) -> None:
+        """Settle (when not yet) and write the plan once; a retry writes nothing."""
+        await self.settle()
+        await super().commit()
+        if self._done:
+            log.info("%s", self._done)
+
+    # ------------------------------------------------------------------ the reads that decide
+    async def _retry_of(self, audience: str) -> Episode | None:
+        """The active memory that the statement repeats: the same statement (content, times, the
+        corrections, whole ids) by the same speaker with the same ``audience`` in this scope,
+        stored within the retry window; the newest one, or None. The audience matters in ``bot``
+        isolation, where a private chat and a group share the scope: the same words said in the
+        group after the private chat are the group's memory, not the private one."""
+        scope, data = self.scope, self.data
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id, extra={"content_hash": content_hash(data.content)})
+        since = self.engine.clock().timestamp() - REMEMBER_RETRY_WINDOW_S
+        same = [
+            e
+            for e in await self.engine.reads.fetch(scope, crit, limit=50)
+            if (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and sorted(e.supersedes) == sorted(data.supersedes)
+            and e.audience == audience
+            and e.sender_id == scope.sender_id
+            and ts(e.timestamp, 0.0) >= since
+        ]
+        return max(same, key=lambda e: (e.timestamp, e.id)) if same else None
+
+    async def _restated(self) -> Episode | None:
+        """The active memory of this scope, speaker and audience, with the same times, that the
+        statement restates (:func:`ltm.domain.restate.restates`), or None. The cheap guards and
+        the lexical overlap pick the few rows worth embedding; the new text is embedded with them
+        in one call (the plugin's embedder, the one its rows were written with)."""
+        scope, data = self.scope, self.data
+        want = self.audience if self.audience is not None else audience_of(scope)
+        crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id)
+        rows = [
+            e
+            for e in await self.engine.reads.fetch(scope, crit, limit=RESTATE_SCAN)
+            if e.sender_id == scope.sender_id
+            and e.audience == want
+            and (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
+            and not restate_rule.guards(data.content, e.content)
+            and restate_rule.lexical_overlap(data.content, e.content) >= restate_rule.LEXICAL_MIN
+        ]
+        if not rows:
+            return None
+        rows.sort(key=lambda e: -restate_rule.lexical_overlap(data.content, e.content))
+        rows = rows[:RESTATE_EMBED]
+        embedder = await self.engine.embedder(scope)
+        vectors = await embedder.embed([data.content, *[e.content for e in rows]])
+        best: tuple[float, Episode] | None = None
+        for e, v in zip(rows, vectors[1:], strict=True):
+            cos = restate_rule.cosine(vectors[0], v)
+            if restate_rule.restates(data.content, e.content, cos).duplicate and (best is None or cos > best[0]):
+                best = (cos, e)
+        return best[1] if best else None
+
+    def _reinforce(self, known: Episode) -> Remembered:
+        """Restating ``known``: its seen count and last-seen time rise and the statement's source
+        ref joins its evidence (bounded), in one audited write (with the steps a neighbour adds,
+        e.g. the accepted candidate's record). No new row."""
+        at = to_iso(self.engine.clock())
+        seen = int(known.extra.get("seen") or 1) + 1
+        evidence = [
+            *list(known.extra.get("seen_refs") or []),
+            *([self.data.source_ref] if self.data.source_ref else []),
+        ]
+        extra = {**known.extra, "seen": seen, "last_seen": at, "seen_refs": evidence[-SEEN_REFS:]}
+        updated = known.retagged(extra=extra)
+        self.operation = "episode.reinforce"
+        self.add(
+            self.engine.rewrite_step(
+                self.scope,
+                [updated],
+                [known],
+                "episode.reinforce",
+                [EpisodeIs(known.id, "active")],
+                ([known.id], f"reinforced {known.id} (seen {seen})"),
+            )
+        )
+        self._done = f"remember: {known.id} restated in {self.scope.user_key} (seen {seen})"
+        return Remembered(updated, [], already_known=True)  # not a retry: it writes the reinforcement
+
+    async def _supersede_targets(self, ids: Sequence[str]) -> list[Episode]:
+        """The active records of this scope ``ids`` names, which a new statement of ``scope.sender_id``
+        replaces: the speaker's own, or, for a memory admin, a shared one
+        (:func:`ltm.domain.privilege.may_supersede`)."""
+        if not ids:
+            return []
+        scope = self.scope
+        caller = policy.Caller(scope.sender_id, caller_of(self.actor, self.episodes._settings()).admin)
+        ids = await self.episodes.resolve(scope, ids)
+        found = await self.engine.reads.fetch_ids(scope, ids)
+        out = []
+        for sid in ids:
+            ep = found.get(sid)
+            if ep is None:
+                raise NotFoundError(f"no memory {sid} in this scope", key="error.supersede_missing", id=sid)
+            if ep.status != "active":
+                raise ConflictError(f"{sid} is {ep.status}", key="error.supersede_status", id=sid, status=ep.status)
+            if ep.sender_id and ep.sender_id != scope.sender_id:
+                raise ConflictError(f"{sid} belongs to another speaker", key="error.supersede_speaker", id=sid)
+            if not policy.may_supersede(caller, ep.sender_id):
+                raise PermissionDenied(f"{sid} is a shared memory", key="policy.error.supersede", id=sid)
+            out.append(ep)
+        return out

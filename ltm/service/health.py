@@ -23,7 +23,7 @@ from ..ports import VectorRecord
 from .injection import template_check_async
 from .memory_service import MemoryService
 from .readback import read_until
-from .writes import Actor, require_admin
+from .writes.actor import Actor, require_admin
 
 log = logging.getLogger(__name__)
 

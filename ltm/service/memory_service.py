@@ -70,7 +70,7 @@ class MemoryService:
             kb_settings=self.registry.kb_settings,
             embedder=self.registry.embedder,
             reranker_for=reranker_for,
-            fetch=self.writes.fetch,
+            fetch=self.writes.reads.fetch,
             get_profile=self.profiles.get_profile,
             backend=backend,
             vectors=lambda: self.writes.vectors,
@@ -118,12 +118,12 @@ class MemoryService:
         self.audit_count = self.audit.scope_count
         self.audit_page = self.audit.scope_page
 
-        self.fences = self.writes.fences
-        self.fence_of = self.writes.fence_of
-        self.clear_fence = self.writes.clear_fence
-        self.clear_kb_fences = self.writes.clear_kb_fences
-        self.recover = self.writes.recover
-        self.wait_recovered = self.writes.wait_recovered
+        self.fences = self.writes.fencing.fences
+        self.fence_of = self.writes.fencing.fence_of
+        self.clear_fence = self.writes.fencing.clear_fence
+        self.clear_kb_fences = self.writes.fencing.clear_kb_fences
+        self.recover = self.writes.journal.recover
+        self.wait_recovered = self.writes.journal.wait_recovered
 
     # ------------------------------------------------------------------ settings and policy
     @property
@@ -144,7 +144,7 @@ class MemoryService:
         """Lift the write fences of a scope (the console's Clear fence; recovery and the engine
         lifecycle clear their own through the write engine). A memory admin's verb."""
         require_admin("fences.clear", actor, self.settings)
-        return await self.writes.clear_scope_fences(scope, actor, reason)
+        return await self.writes.fencing.clear_scope_fences(scope, actor, reason)
 
     async def audit_export(
         self, scope: Scope, actor: Actor, page: int | None = None, page_size: int = 100
@@ -219,10 +219,10 @@ class MemoryService:
 
     # ------------------------------------------------------------------ recovery
     def start_recovery(self) -> asyncio.Future[list[dict[str, Any]]]:
-        return self.writes.start_recovery()
+        return self.writes.journal.start_recovery()
 
     def stop_recovery(self) -> None:
-        self.writes.stop_recovery()
+        self.writes.journal.stop_recovery()
 
     def stop_background(self) -> None:
         """The installation was revoked: its queued and running background work stops."""
@@ -230,7 +230,7 @@ class MemoryService:
 
     @property
     def recovering(self) -> bool:
-        return self.writes.recovering
+        return self.writes.journal.recovering
 
     # ------------------------------------------------------------------ the turn, known spaces, audit document
     async def prepare_turn(

@@ -1,7 +1,8 @@
 """L1 profiles: one JSON record per session and per speaker, injected in the system prompt.
 
 A profile changes by a validated patch (:func:`ltm.domain.models.apply_profile_patch`) in one
-storage write under the profile's own lock (``l1:<profile key>``), audited in its scope's log.
+storage write under the profile's own lock (``l1:<profile key>``), audited in its scope's log: a
+:class:`ProfilePlan`, which a neighbour (the review queue) may extend before its one commit.
 Who may edit which profile is :func:`ltm.domain.privilege.may_edit_profile`.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ..domain import privilege as policy
@@ -28,11 +29,12 @@ from ..domain.scope import (
 )
 from ..domain.timefields import to_iso
 from .settings import Settings
-from .writes import Actor, WriteEngine, WriteStep, backend, caller_of
+from .writes.actor import Actor, caller_of
+from .writes.engine import WriteEngine
+from .writes.errors import backend
+from .writes.plan import Plan, PlanError
 
 log = logging.getLogger(__name__)
-
-ProfileSteps = Callable[[Profile], Awaitable[list[WriteStep]]]
 
 
 def profile_key(scope: Scope, kind: str, sender_id: str = "") -> str:
@@ -60,44 +62,28 @@ class Profiles:
             profile.sender_id = sender_id
         return profile
 
-    async def update_profile(
-        self, scope: Scope, patch_raw: dict[str, Any], actor: Actor, *, also: ProfileSteps | None = None
-    ) -> Profile:
-        """Apply a validated patch to a session or speaker profile (one storage write). ``also(profile)``
-        returns more writes that commit with it, all or nothing."""
+    def plan_update(self, scope: Scope, patch_raw: dict[str, Any], actor: Actor) -> ProfilePlan:
+        """The plan that applies a validated patch to a session or speaker profile (validated and
+        allowed now, before any lock): see :class:`ProfilePlan`."""
         raw = dict(patch_raw or {})
-        target = raw.get("target") or "speaker"
+        target = str(raw.get("target") or "speaker")
         patch = validate_profile_patch(raw)
         sender = scope.sender_id or actor.sender_id
-        key = profile_key(scope, str(target), sender)
+        key = profile_key(scope, target, sender)
         s = self._settings()
         members = s.members_edit_group_profile
         if not policy.may_edit_profile(
-            caller_of(actor, s), str(target), group=scope.is_group, members_edit_group_profile=members
+            caller_of(actor, s), target, group=scope.is_group, members_edit_group_profile=members
         ):
             raise PermissionDenied("the group profile needs a memory admin", key="policy.error.group_profile")
-        lock_key, skey = l1_lock_key(key), profile_storage_key(key)
-        async with self.writes.locks.hold(lock_key):
-            await self.writes.check_fence(lock_key)
-            old = await backend(self.writes.kv.get(skey), "profile read")
-            current = Profile.from_dict(json.loads(old) if old else {}, str(target), key)
-            if target == "speaker":
-                current.sender_id = sender  # the readable id: the key may hold a shortened one
-            updated = apply_profile_patch(
-                current,
-                patch,
-                max_traits=s.max_profile_traits,
-                max_preferences=s.max_profile_preferences,
-                updated_at=to_iso(self.writes.clock()),
-            )
-            record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
-            payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
-            audit = ([key], f"{target} profile updated")
-            step = self.writes.kv_step(scope, "profile.update", skey, payload, old, audit=audit, lock_key=lock_key)
-            extra = await also(updated) if also is not None else []
-            await self.writes.mutate(actor, "profile.update", [step, *extra])
-        log.info("profile updated: %s", key)
-        return updated
+        return ProfilePlan(self.writes, s, scope, actor, target, key, sender, patch)
+
+    async def update_profile(self, scope: Scope, patch_raw: dict[str, Any], actor: Actor) -> Profile:
+        """Apply a validated patch to a session or speaker profile (one storage write)."""
+        plan = self.plan_update(scope, patch_raw, actor)
+        async with plan:
+            await plan.commit()
+        return plan.profile
 
     async def speaker_profiles(self, scope: Scope) -> list[Profile]:
         """The speaker profiles of this scope (exact owner check on every key)."""
@@ -113,3 +99,65 @@ class Profiles:
                 p.sender_id = p.sender_id or key_part_value(parsed.tail) or ""
                 out.append(p)
         return out
+
+
+class ProfilePlan(Plan):
+    """The plan of one profile update, under the profile's own lock (``async with plan:``).
+    :meth:`settle` reads the profile and builds its one storage write (:attr:`profile` is the
+    profile as it will be); a neighbour may add its own steps (the review queue's candidate
+    record), which commit with it, all or nothing."""
+
+    def __init__(
+        self,
+        writes: WriteEngine,
+        settings: Settings,
+        scope: Scope,
+        actor: Actor,
+        target: str,
+        key: str,
+        sender: str,
+        patch: dict[str, Any],
+    ) -> None:
+        super().__init__(writes, actor, "profile.update", [l1_lock_key(key)])
+        self.engine: WriteEngine = writes
+        self.settings = settings
+        self.scope, self.target, self.key, self.sender, self.patch = scope, target, key, sender, patch
+        self._profile: Profile | None = None
+
+    @property
+    def profile(self) -> Profile:
+        if self._profile is None:
+            raise PlanError("profile.update: the plan is not settled")
+        return self._profile
+
+    async def settle(self) -> Profile:
+        """Read the profile under its lock (refused when fenced) and plan its write (once)."""
+        self.require_held()
+        if self._profile is not None:
+            return self._profile
+        lock_key, skey = l1_lock_key(self.key), profile_storage_key(self.key)
+        await self.engine.fencing.check_fence(lock_key)
+        old = await backend(self.engine.kv.get(skey), "profile read")
+        current = Profile.from_dict(json.loads(old) if old else {}, self.target, self.key)
+        if self.target == "speaker":
+            current.sender_id = self.sender  # the readable id: the key may hold a shortened one
+        s = self.settings
+        updated = apply_profile_patch(
+            current,
+            self.patch,
+            max_traits=s.max_profile_traits,
+            max_preferences=s.max_profile_preferences,
+            updated_at=to_iso(self.engine.clock()),
+        )
+        scope = self.scope
+        record = {**updated.to_dict(), "owner": {"session_name": scope.session_name, "bot_uuid": scope.bot_uuid}}
+        payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        audit = ([self.key], f"{self.target} profile updated")
+        self.add(self.engine.kv_step(scope, "profile.update", skey, payload, old, audit=audit, lock_key=lock_key))
+        self._profile = updated
+        return updated
+
+    async def commit(self) -> None:
+        await self.settle()
+        await super().commit()
+        log.info("profile updated: %s", self.key)

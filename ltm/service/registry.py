@@ -22,7 +22,9 @@ from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
 from .backend_probe import probe_backend
 from .settings import KbSettings, Settings
-from .writes import Actor, WriteEngine, backend
+from .writes.actor import Actor
+from .writes.engine import WriteEngine
+from .writes.errors import backend
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +115,7 @@ class KbRegistry:
             self._kb_cache.pop(kb_id, None)
             self._kb_ids = None
         self.writes.index.invalidate(kb_id)
-        await self.writes.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
+        await self.writes.fencing.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
         try:
             await self.writes.vectors.drop_collection(kb_id)
         except Exception as exc:  # the host may already have removed the KB row

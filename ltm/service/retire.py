@@ -23,7 +23,8 @@ from typing import Protocol
 from ..domain.errors import ScopeError
 from ..domain.models import Episode
 from ..domain.scope import Scope
-from .writes import Actor, WriteStep
+from .writes.actor import Actor
+from .writes.plan import WriteStep
 
 log = logging.getLogger(__name__)
 

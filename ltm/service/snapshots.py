@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..domain.scope import Scope, inject_key
-from .writes import WriteEngine
+from .writes.engine import WriteEngine
 
 # The fields of the stored record, in the order it is written; any other key is kept in ``extra``.
 FIELDS = (

@@ -64,7 +64,9 @@ from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from .memory_service import MemoryService
-from .writes import Actor, WriteStep, need_l2, require_admin
+from .writes.actor import Actor, require_admin
+from .writes.errors import need_l2
+from .writes.plan import WriteStep
 
 log = logging.getLogger(__name__)
 

@@ -59,7 +59,12 @@ async def test_a_removed_source_takes_its_summary_once_and_the_other_source_come
     e2, _ = await svc.remember(a, {"content": "Alice lives in Berlin"}, ADMIN)
     links = {"sources": [e1.id, e2.id], "proposal_id": "cp_" + "0" * 20}
     raw = {"content": "Alice drinks jasmine tea and lives in Berlin", "claim_type": "inference"}
-    summary, _ = await svc.remember(a, raw, ADMIN, origin="consolidation", links=links, replaces=[e1.id, e2.id])
+    plan = svc.episodes.plan_remember(a, raw, ADMIN, origin="consolidation")
+    plan.link(links)
+    plan.replacing([e1.id, e2.id])
+    async with plan:
+        await plan.commit()
+    summary, _ = plan.remembered
     stored = await rows(svc, a)
     assert stored[e2.id].status == "superseded" and stored[summary.id].status == "active"  # the control
     seen.clear()

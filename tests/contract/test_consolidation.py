@@ -34,6 +34,7 @@ from ltm.service.consolidation import (
     Consolidator,
     Preview,
 )
+from ltm.service.episodes import RememberPlan
 from pages.consolidation import discard_route, preview_route, proposals_route, run_route
 from tests.support import ADMIN, KB, build_service, consolidated, scope_of, unwire_consolidation
 
@@ -562,13 +563,13 @@ class TestProposalChecks:
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
         unwire_consolidation(fast.svc)
-        real = fast.svc.remember
+        real = RememberPlan.__aenter__
 
-        async def racing(*args: Any, **kw: Any) -> Any:
+        async def racing(plan: RememberPlan) -> Any:
             await fast.svc.set_status(a, eps[2].id, "archived", ADMIN)  # lands between claim and write
-            return await real(*args, **kw)
+            return await real(plan)
 
-        monkeypatch.setattr(fast.svc, "remember", racing)
+        monkeypatch.setattr(RememberPlan, "__aenter__", racing)
         with pytest.raises(ConflictError) as err:
             await fast.cons.run(a, ADMIN, pid)
         assert err.value.key == "consol.error.stale_inactive"
@@ -711,7 +712,7 @@ class TestProposalChecks:
         preview in a fenced scope stores no proposal; the same preview once the fence is cleared does."""
         a = await scope_of(fast.svc)
         await old_sources(fast, a)
-        await fast.svc.writes.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
+        await fast.svc.writes.fencing.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
         with pytest.raises(FencedError):
             await fast.cons.preview(a, ADMIN)
         assert await fast.proposals() == {} and not await fast.svc.kv.keys("journal/")

@@ -126,7 +126,11 @@ async def _retire(svc: MemoryService, s: Scope, verb: str, victim: str) -> None:
         consolidated(svc)
         links = {"sources": [victim], "proposal_id": "cp_" + "0" * 20}
         raw = {"content": "Alice cycles", "claim_type": "inference"}
-        await svc.remember(s, raw, ADMIN, origin="consolidation", links=links, replaces=[victim])
+        plan = svc.episodes.plan_remember(s, raw, ADMIN, origin="consolidation")
+        plan.link(links)
+        plan.replacing([victim])
+        async with plan:
+            await plan.commit()
     else:
         raise AssertionError(verb)
 

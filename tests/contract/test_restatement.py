@@ -50,7 +50,11 @@ class TestRestatement:
     async def test_other_audience_adds_a_row(self, service: MemoryService) -> None:
         a = await scope_of(service, "person_alice", "alice")
         first, _ = await service.remember(a, {"content": FACT}, ADMIN)
-        shared = await service.remember(a, {"content": RESTATED}, ADMIN, audience="*")
+        plan = service.episodes.plan_remember(a, {"content": RESTATED}, ADMIN)
+        plan.for_audience("*")
+        async with plan:
+            await plan.commit()
+        shared = plan.remembered
         assert shared.episode.id != first.id and not shared.already_known
         control = await service.remember(a, {"content": "Alice lives in Lisbon, really"}, ADMIN)
         assert control.already_known

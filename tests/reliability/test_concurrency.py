@@ -296,7 +296,7 @@ async def test_a_fence_on_one_scope_never_refuses_another(svc: tuple[MemoryServi
     complete (the fence is per scope, not global)."""
     service, kb = svc
     a = await _scope(service, kb, "person_alice", "alice")
-    await service.writes.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
+    await service.writes.fencing.set_fence(l2_lock_key(a), a, "episode.remember", "test: unknown outcome")
     others = [await _scope(service, kb, f"person_u{n}", f"u{n}") for n in range(10)]
     outcomes = await asyncio.gather(
         *(service.remember(a, {"content": f"refused {n}"}, ADMIN) for n in range(5)),

@@ -269,9 +269,12 @@ async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:
     sources = [ctx["e1"], ctx["e2"]]
     raw = {"content": "Alice drinks jasmine tea and lives in Berlin", "claim_type": "inference"}
     links = {"sources": sources, "proposal_id": "cp_" + "0" * 20}
-    summary, _ = await svc.remember(
-        await scope(svc, A_ID), raw, ADMIN, origin="consolidation", links=links, replaces=sources
-    )
+    plan = svc.episodes.plan_remember(await scope(svc, A_ID), raw, ADMIN, origin="consolidation")
+    plan.link(links)
+    plan.replacing(sources)
+    async with plan:
+        await plan.commit()
+    summary, _ = plan.remembered
     ctx["summary"] = summary.id
 
 

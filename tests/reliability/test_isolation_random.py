@@ -566,7 +566,8 @@ async def test_profile_keys_cannot_be_forged_through_a_session_id() -> None:
         leaks.append("export l1")
     if (await svc.get_profile(p, "speaker", "mallory#speaker:eve")).traits:
         leaks.append("crafted sender id reads another scope's speaker profile")
-    await svc.writes.set_fence("l1:" + speaker_profile_key(q, "eve"), q, "profile.update", "probe")  # the real lock key
+    lock = "l1:" + speaker_profile_key(q, "eve")  # the real lock key
+    await svc.writes.fencing.set_fence(lock, q, "profile.update", "probe")
     if await svc.clear_scope_fences(p, ADMIN):
         leaks.append("clear_scope_fences of another scope")
     assert not leaks, leaks
@@ -757,7 +758,7 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
                 notes = (await svc.get_profile(scope, "session")).notes
                 last = await svc.last_injection(scope)
                 snap = last.to_record() if last is not None else {}
-                fences = list(await listings.fenced.writes.scope_fences(scope))
+                fences = list(await listings.fenced.writes.fencing.scope_fences(scope))
             else:
                 tombstones = [t["id"] for t in (await console(svc, "/tombstones", ident, page_size=100))["items"]]
                 data = await console(svc, "/candidates", ident, page_size=100, all_statuses=True)

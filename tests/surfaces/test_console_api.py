@@ -552,8 +552,8 @@ async def test_fences_listed_and_cleared(page: MemoryConsole, seeded: Seeded) ->
     empty = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
     assert empty["fences"] == {"supported": True, "items": []}
     lock = f"l2:{KB}:{seeded.alice.user_key}"
-    await svc.writes.set_fence(lock, seeded.alice, "episode.forget", "timeout after dispatch")
-    await svc.writes.set_fence(f"l2:{KB}:{seeded.bob.user_key}", seeded.bob, "episode.forget", "bob's")
+    await svc.writes.fencing.set_fence(lock, seeded.alice, "episode.forget", "timeout after dispatch")
+    await svc.writes.fencing.set_fence(f"l2:{KB}:{seeded.bob.user_key}", seeded.bob, "episode.forget", "bob's")
     d = await ok(page, "/diagnostics", scope_body(seeded.alice, probe=False))
     assert [f["lock_key"] for f in d["fences"]["items"]] == [lock]
     assert d["fences"]["items"][0]["detail"] == "timeout after dispatch"

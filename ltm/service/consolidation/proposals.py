@@ -20,7 +20,9 @@ from ...domain.errors import LtmError
 from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key
 from ...domain.timefields import parse_instant
 from ..memory_service import MemoryService
-from ..writes import Actor, backend, need_l2, user_key_scope
+from ..writes.actor import Actor
+from ..writes.errors import backend, need_l2
+from ..writes.records import user_key_scope
 
 log = logging.getLogger(__name__)
 

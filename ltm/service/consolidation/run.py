@@ -45,7 +45,10 @@ from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
-from ..writes import Actor, WriteStep, backend, episodes_are, need_l2, require_admin
+from ..writes.actor import Actor, require_admin
+from ..writes.errors import backend, need_l2
+from ..writes.expectations import episodes_are
+from ..writes.plan import WriteStep
 from .proposals import PROPOSAL_TTL_DAYS, Proposal, ProposalStore, new_proposal_id
 from .settings import ConsolidationSettings
 
@@ -210,7 +213,7 @@ class Consolidator:
         return {sid for e in await self._summaries(scope, ACTIVE) for sid in rules.sources_of(e)}
 
     async def _by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Episode]:
-        return await self.service.writes.fetch_ids(scope, ids)
+        return await self.service.writes.reads.fetch_ids(scope, ids)
 
     async def _recheck(self, scope: Scope, p: Proposal) -> rules.ProposalCheck:
         """Whether every source of ``p`` is still as it was drafted (present, active, unchanged,
@@ -419,22 +422,19 @@ class Consolidator:
         if audience is None:  # sources from two private chats: no one may read all of them
             await self.proposals.store(p.spent("stale", to_iso(svc.clock()), reason="sender"))
             raise _stale("sender")
+        # Guarded: the statement guards see origin "consolidation" and decide (the review queue
+        # refuses a tombstoned value on every write path and parks conflicts only for
+        # conversational origins). The summary replaces its sources in the same vector write
+        # (each checked present, active and of the speaker under the write's lock), so they leave
+        # default recall and injection exactly when it arrives.
         try:
-            # Guarded: the statement guards see origin "consolidation" and decide (the review queue
-            # refuses a tombstoned value on every write path and parks conflicts only for
-            # conversational origins). The summary replaces its sources in the same vector write
-            # (``replaces``: each checked present, active and of the speaker under the write's lock),
-            # so they leave default recall and injection exactly when it arrives.
-            summary, _ = await svc.remember(
-                target,
-                raw,
-                actor,
-                origin=rules.ORIGIN,
-                links=links,
-                guarded=True,
-                audience=audience,
-                replaces=p.source_ids,
-            )
+            plan = svc.episodes.plan_remember(target, raw, actor, origin=rules.ORIGIN)
+            plan.link(links)
+            plan.for_audience(audience)
+            plan.replacing(p.source_ids)
+            async with plan:
+                await plan.commit()
+            summary = plan.remembered.episode
         except FencedError:
             raise  # the outcome is unknown: the proposal stays used (no second summary)
         except (NotFoundError, ConflictError) as exc:

@@ -25,7 +25,11 @@ from ...domain import candidates as rules
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.scope import Scope, audience_of, candidate_key, l2_lock_key, may_read, reader_audience
 from ...domain.tombstone import value_key
-from ..writes import Actor, KvListHas, KvListLacks, WriteStep, backend, need_l2, scope_of_record
+from ..writes.actor import Actor
+from ..writes.errors import backend, need_l2
+from ..writes.expectations import KvListHas, KvListLacks
+from ..writes.plan import WriteStep
+from ..writes.records import scope_of_record
 from .records import Record, ReviewPart, actor_record
 
 log = logging.getLogger(__name__)

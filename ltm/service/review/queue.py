@@ -7,9 +7,10 @@ memory. Its status is set only by rules and people:
 
 - ``pending``: waiting; ``conflict``: waiting, and it contradicts the active memories it lists
   (both sides are kept for review);
-- ``accepted``: :meth:`ReviewQueue.accept` wrote it through the normal write path
-  (``MemoryService.remember`` with ``origin="candidate"`` and a ``candidate_id`` link, superseding
-  the conflicting memories; or ``MemoryService.update_profile`` for a name);
+- ``accepted``: :meth:`ReviewQueue.accept` wrote it through the normal write path: the plan of a
+  ``remember`` (``origin="candidate"``, a ``candidate_id`` link, superseding the conflicting
+  memories; reviewed, so the statement guards do not run again), or of a profile update for a
+  name, extended with the candidate's record and committed once;
 - ``rejected``: :meth:`ReviewQueue.reject` refused it and recorded a tombstone on its value.
 
 A model's recommendation is stored next to the candidate and never read as a status. Accept and
@@ -44,7 +45,9 @@ from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..memory_service import MemoryService
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
-from ..writes import Actor, WriteStep, need_l2, require_admin
+from ..writes.actor import Actor, require_admin
+from ..writes.errors import need_l2
+from ..writes.plan import WriteStep
 from .candidates import ACCEPTED, CONFLICT, OPEN, PENDING, REJECTED, Candidate, CandidatePage, CandidateStore
 from .records import ReviewPart, actor_record, clean_reason
 from .tombstones import Tombstone, TombstoneBook
@@ -418,12 +421,15 @@ class ReviewQueue(ReviewPart):
         cand.decided_at = self._now()
         cand.reason = reason
 
-    def _accept_audit(self, cand: Candidate) -> tuple[list[str], str]:
-        return (
-            [cand.id, cand.result_id, *cand.superseded][:50],
-            f"candidate {cand.id} accepted as {cand.result_id}"
-            + (f", superseding {', '.join(cand.superseded)}" if cand.superseded else ""),
+    async def _record_steps(self, scope: Scope, decided: Candidate, reason: str) -> list[WriteStep]:
+        """The accepted candidate's record, as steps of the write that accepts it (its own audit)."""
+        op = "candidate.accept"
+        audit = (
+            [decided.id, decided.result_id, *decided.superseded][:50],
+            f"candidate {decided.id} accepted as {decided.result_id}"
+            + (f", superseding {', '.join(decided.superseded)}" if decided.superseded else ""),
         )
+        return await self.candidates.save_steps(scope, decided, op, audit, op, reason)
 
     async def accept(self, scope: Scope, candidate_id: str, actor: Actor, reason: str = "") -> Decision:
         """Write an open candidate through the normal write path and link the result to it: the
@@ -455,39 +461,34 @@ class ReviewQueue(ReviewPart):
                 if current and cand.status == PENDING:
                     return await self._park(scope, cand, current, actor)
 
-                async def with_profile(profile: Profile) -> list[WriteStep]:
-                    decided.result_id = "profile:" + profile.key
-                    return await self.candidates.save_steps(scope, decided, op, self._accept_audit(decided), op, reason)
-
-                decision.profile = await self.service.update_profile(
-                    cscope, {"target": "speaker", **cand.profile_patch}, actor, also=with_profile
-                )
+                plan = self.service.profiles.plan_update(cscope, {"target": "speaker", **cand.profile_patch}, actor)
+                async with plan:
+                    decision.profile = await plan.settle()
+                    decided.result_id = "profile:" + decision.profile.key
+                    plan.add(*await self._record_steps(scope, decided, reason))
+                    await plan.commit()
             else:
                 current = await self._episode_conflicts(cscope, cand.content)
                 ids = {c["id"] for c in current}
                 known = {c["id"] for c in cand.conflicts_with if c.get("kind") == "episode"}
                 if current and (cand.status == PENDING or ids - known):
                     return await self._park(scope, cand, current, actor)
-
-                async def with_episode(episode: Episode, superseded: list[Episode]) -> list[WriteStep]:
-                    decided.result_id, decided.superseded = episode.id, [e.id for e in superseded]
-                    return await self.candidates.save_steps(scope, decided, op, self._accept_audit(decided), op, reason)
-
                 episode = await self._applied(cscope, cand)
                 if episode is None:
                     raw = {"content": cand.content, **cand.episode_fields, "supersedes": sorted(ids)}
-                    episode, decision.superseded = await self.service.remember(
-                        cscope,
-                        raw,
-                        actor,
-                        origin="candidate",
-                        links={"candidate_id": cand.id, **({"flags": list(cand.flags)} if cand.flags else {})},
-                        guarded=False,
-                        also=with_episode,
-                        said_at=cand.created_at or None,
+                    remember = self.service.episodes.plan_remember(
+                        cscope, raw, actor, origin="candidate", said_at=cand.created_at or None
                     )
+                    remember.link({"candidate_id": cand.id, **({"flags": list(cand.flags)} if cand.flags else {})})
+                    remember.reviewed()  # a person reviewed it: the statement guards do not run again
+                    async with remember:
+                        episode, decision.superseded = await remember.settle()
+                        decided.result_id, decided.superseded = episode.id, [e.id for e in decision.superseded]
+                        remember.add(*await self._record_steps(scope, decided, reason))
+                        await remember.commit()
                 else:  # an earlier accept wrote the memory and stopped before its record: link it now
-                    steps = await with_episode(episode, [])
+                    decided.result_id, decided.superseded = episode.id, []
+                    steps = await self._record_steps(scope, decided, reason)
                     await self.service.writes.mutate(actor, op, steps, reason=reason)
                 decision.episode = episode
             decision.candidate = cand = decided

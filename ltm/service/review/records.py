@@ -10,7 +10,8 @@ from ...domain.errors import ValidationError
 from ...domain.scope import Scope, candidate_key, review_base, tombstone_key
 from ...domain.timefields import to_iso
 from ..memory_service import MemoryService
-from ..writes import Actor, backend
+from ..writes.actor import Actor
+from ..writes.errors import backend
 
 MAX_REASON = 500
 
