@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import credentials
+from .contractions import expand
 from .errors import ValidationError
 from .text import neutralize
 
@@ -163,22 +164,6 @@ def prepare(text: str, limit: int = MAX_INPUT_CHARS) -> TurnText:
 # rules (English and Chinese)
 # --------------------------------------------------------------------------------------------
 
-_CONTRACTIONS = (
-    ("’", "'"),
-    ("i'm", "i am"),
-    ("i've", "i have"),
-    ("i'll", "i will"),
-    ("i'd", "i would"),
-    ("don't", "do not"),
-    ("doesn't", "does not"),
-    ("didn't", "did not"),
-    ("can't", "cannot"),
-    ("won't", "will not"),
-    ("isn't", "is not"),
-    ("aren't", "are not"),
-    ("wasn't", "was not"),
-    ("haven't", "have not"),
-)
 _WEEK = (
     r"(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"summer|winter|spring|autumn|fall)"
@@ -301,9 +286,7 @@ _NAME_ONLY_ZH = re.compile(
 
 
 def _en_form(sentence: str) -> str:
-    s = unicodedata.normalize("NFKC", sentence).lower()
-    for a, b in _CONTRACTIONS:
-        s = s.replace(a, b)
+    s = expand(unicodedata.normalize("NFKC", sentence).lower())
     return " ".join(s.split())
 
 

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import records as rec
 from .errors import ValidationError
 from .scope import STATUSES, Scope, audience_of
 from .text import check_text
@@ -163,54 +164,33 @@ class Episode:
     @classmethod
     def from_metadata(cls, md: dict[str, Any], fallback_id: str = "") -> Episode:
         """Read a stored record. Records without ``status`` read as active; host keys are dropped."""
-
-        def _json_list(raw: Any) -> list[str]:
-            if isinstance(raw, list):
-                return [str(x) for x in raw]
-            if isinstance(raw, str) and raw:
-                try:
-                    val = json.loads(raw)
-                    return [str(x) for x in val] if isinstance(val, list) else []
-                except ValueError:
-                    return []
-            return []
-
-        status = md.get("status") or "active"
-        if status not in STATUSES:
-            status = "active"
-        extra: dict[str, Any] = {}
-        if isinstance(md.get("extra"), str):
-            try:
-                extra = json.loads(md["extra"])
-            except ValueError:
-                extra = {}
         eid = str(md.get("episode_id") or md.get("file_id") or fallback_id)
         return cls(
             id=eid,
-            content=str(md.get("text") or ""),
-            user_key=str(md.get("user_key") or ""),
-            scope_key=str(md.get("scope_key") or ""),
-            session_name=str(md.get("session_name") or ""),
-            bot_uuid=str(md.get("bot_uuid") or ""),
-            sender_id=str(md.get("sender_id") or ""),
-            importance=float(md.get("importance") or 0.0),
-            tags=_json_list(md.get("tags")),
-            status=status,
-            supersedes=_json_list(md.get("supersedes")),
-            superseded_by=str(md.get("superseded_by") or ""),
-            timestamp=str(md.get("timestamp") or ""),
-            event_at=md.get("event_at") or None,
-            valid_from=md.get("valid_from") or None,
-            valid_until=md.get("valid_until") or None,
-            claim_type=str(md.get("claim_type") or "unknown"),
-            confidence=str(md.get("confidence") or "unverified"),
-            source_ref=str(md.get("source_ref") or ""),
-            origin=str(md.get("origin") or "tool"),
-            content_hash=str(md.get("content_hash") or ""),
-            document_id=str(md.get("document_id") or ""),
-            import_original_id=str(md.get("import_original_id") or ""),
-            audience=str(md.get("audience") or ""),
-            extra=extra,
+            content=rec.text(md, "text"),
+            user_key=rec.text(md, "user_key"),
+            scope_key=rec.text(md, "scope_key"),
+            session_name=rec.text(md, "session_name"),
+            bot_uuid=rec.text(md, "bot_uuid"),
+            sender_id=rec.text(md, "sender_id"),
+            importance=rec.number(md, "importance"),
+            tags=rec.json_strings(md.get("tags")),
+            status=rec.choice(md, "status", STATUSES, "active"),
+            supersedes=rec.json_strings(md.get("supersedes")),
+            superseded_by=rec.text(md, "superseded_by"),
+            timestamp=rec.text(md, "timestamp"),
+            event_at=rec.optional(md, "event_at"),
+            valid_from=rec.optional(md, "valid_from"),
+            valid_until=rec.optional(md, "valid_until"),
+            claim_type=rec.text(md, "claim_type", "unknown"),
+            confidence=rec.text(md, "confidence", "unverified"),
+            source_ref=rec.text(md, "source_ref"),
+            origin=rec.text(md, "origin", "tool"),
+            content_hash=rec.text(md, "content_hash"),
+            document_id=rec.text(md, "document_id"),
+            import_original_id=rec.text(md, "import_original_id"),
+            audience=rec.text(md, "audience"),
+            extra=rec.json_object(md.get("extra")),
         )
 
     def to_public(self) -> dict[str, Any]:
@@ -407,12 +387,12 @@ class Profile:
         return cls(
             kind=kind,
             key=key,
-            name=str(data.get("name") or ""),
-            traits=[str(t) for t in (data.get("traits") or [])],
+            name=rec.text(data, "name"),
+            traits=rec.strings(data, "traits"),
             preferences={str(k): str(v) for k, v in dict(prefs).items()},
-            notes=[str(n) for n in (data.get("notes") or [])],
-            updated_at=str(data.get("updated_at") or ""),
-            sender_id=str(data.get("sender_id") or "") if kind == "speaker" else "",
+            notes=rec.strings(data, "notes"),
+            updated_at=rec.text(data, "updated_at"),
+            sender_id=rec.text(data, "sender_id") if kind == "speaker" else "",
         )
 
 

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .contractions import expand
 from .lexical import STOPWORDS, is_cjk, stem
 
 __all__ = [
@@ -49,18 +50,10 @@ _VARIANTS = {
     "called": "named", "name": "named", "got": "have", "own": "have",
 }  # fmt: skip
 
-_CONTRACTIONS = (
-    (re.compile(r"\bcan['’]t\b"), "can not"),
-    (re.compile(r"\bwon['’]t\b"), "will not"),
-    (re.compile(r"\b(\w+)n['’]t\b"), r"\1 not"),
-    (re.compile(r"\bcannot\b"), "can not"),
-    (re.compile(r"\b(i|you|we|they)['’]m\b"), r"\1 am"),
-    (re.compile(r"\b(i|you|we|they)['’]re\b"), r"\1 are"),
-    (re.compile(r"\b(i|you|we|they)['’]ve\b"), r"\1 have"),
-    (re.compile(r"\b(i|you|we|they|he|she)['’]ll\b"), r"\1 will"),
-    (re.compile(r"\b(i|you|we|they|he|she)['’]d\b"), r"\1 would"),
-    (re.compile(r"\b(he|she|it|that)['’]s\b"), r"\1 is"),
-)
+# After the shared table: any other negation ("needn't"), and "cannot" split so it compares word
+# for word with "can not".
+_NEGATION = re.compile(r"\b(\w+)n't\b")
+_CANNOT = re.compile(r"\bcannot\b")
 _PUNCT = re.compile(r"[^\w\s]|_")
 _LEAD = re.compile(
     r"^(?:(?:actually|so|well|oh|and|also|btw|by the way|fyi|just so you know|remember|remember that|"
@@ -153,9 +146,8 @@ class Restatement:
 
 def normalise(text: str) -> str:
     """NFKC, case-folded, contractions spelled out, lead fillers and punctuation dropped."""
-    s = unicodedata.normalize("NFKC", text or "").casefold().replace("’", "'")
-    for pat, rep in _CONTRACTIONS:
-        s = pat.sub(rep, s)
+    s = expand(unicodedata.normalize("NFKC", text or "").casefold())
+    s = _CANNOT.sub("can not", _NEGATION.sub(r"\1 not", s))
     s = " ".join(_VARIANTS.get(w, w) for w in _PUNCT.sub(" ", s).split())
     s = _LEAD.sub("", s)
     return _LEAD_ZH.sub("", s.replace(" ", "") if s and all(is_cjk(c) or not c.isalpha() for c in s) else s)

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import quote
 
+from . import records as rec
 from .errors import ScopeError, ValidationError
 from .text import check_text
 
@@ -123,6 +124,12 @@ def split_session_name(session_name: str) -> tuple[str, str]:
     return lt, lid
 
 
+def launcher_of(session_name: str) -> str:
+    """``person`` | ``group`` of a well-formed session name, else ``""`` (``group_`` names no group)."""
+    lt, sep, lid = str(session_name or "").partition("_")
+    return lt if sep and lid and lt in LAUNCHER_TYPES else ""
+
+
 def session_part(session_name: str) -> str:
     """``<launcher_type>_<encoded launcher id>``."""
     lt, lid = split_session_name(session_name)
@@ -200,10 +207,7 @@ class Scope:
     @property
     def launcher(self) -> str:
         """``person`` | ``group`` | ``""``: the launcher type, or the session name's prefix."""
-        if self.launcher_type:
-            return self.launcher_type
-        lt, sep, lid = self.session_name.partition("_")
-        return lt if sep and lid and lt in LAUNCHER_TYPES else ""  # "group_" names no group
+        return self.launcher_type or launcher_of(self.session_name)
 
     def as_operator(self) -> Scope:
         return Scope(**{**self.__dict__, "operator": True})
@@ -222,6 +226,37 @@ class Scope:
             "collection": self.collection,
             "sender_id": self.sender_id,
         }
+
+    @classmethod
+    def from_describe(cls, d: Mapping[str, Any]) -> Scope:
+        """The scope a :meth:`describe` record names (its exact inverse; a missing field reads as
+        ``""``). The launcher type is the session name's, as :func:`derive_scope` sets it;
+        ``operator`` is not recorded, so the scope read back is a chat reader's."""
+        session_name = rec.text(d, "session_name")
+        return cls(
+            session_name=session_name,
+            bot_uuid=rec.text(d, "bot_uuid"),
+            isolation=rec.text(d, "isolation"),
+            session_key=rec.text(d, "session_key"),
+            scope_key=rec.text(d, "scope_key"),
+            user_key=rec.text(d, "user_key"),
+            collection=rec.text(d, "collection"),
+            sender_id=rec.text(d, "sender_id"),
+            launcher_type=launcher_of(session_name),
+        )
+
+
+def scope_of_record(d: Mapping[str, Any]) -> Scope:
+    """The scope a journal part, a fence or a document names (``Scope.describe()``): an operator
+    scope, since recovery, fences and documents act for the installation, not for a chat."""
+    return Scope.from_describe(d).as_operator()
+
+
+def user_key_scope(collection: str, user_key: str) -> Scope:
+    """The scope of a memory known only by its user key (a document's index names these)."""
+    return scope_of_record(
+        {"session_key": user_key, "scope_key": user_key, "user_key": user_key, "collection": collection}
+    )
 
 
 def derive_scope(

@@ -19,6 +19,8 @@ from typing import Any
 
 from .errors import ValidationError
 
+MAX_REASON = 500  # the reason a person gives for a change (audited), on every surface
+
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 # Letters that render as nothing (category Lo or Mn, so the category rule below keeps them).

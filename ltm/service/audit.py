@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..domain.scope import AUDIT_PREFIX, Scope, audience_of_key, audit_log_key, may_read, parse_storage_key
+from ..domain.text import MAX_REASON
 from ..ports import KeyValueStore
 
 CHUNK = 50
 MAX_SUMMARY = 300
-MAX_REASON = 500
 
 
 @dataclass

@@ -40,6 +40,7 @@ import numpy as np
 from ..domain.lexical import BM25Index
 from ..domain.scope import Criteria, filter_conditions, kb_part, matches_conditions, scope_filter
 from ..ports import KeyValueStore
+from .row_codec import NUMERIC, numeric_row, unpack_metadata
 
 log = logging.getLogger(__name__)
 
@@ -213,8 +214,6 @@ def _load(raw: bytes | None, collection: str, user_key: str, stamp: str, max_doc
     sender and numeric columns as the row says) and the BM25 state. Anything else raises
     :class:`Rejected` (the caller lists the host instead): a snapshot is a cache, and one that
     is used must not fail a query later."""
-    from .recall_index import NUMERIC, number, unpack_metadata  # the metadata packing belongs to the index
-
     body = _body(raw)
     _, coll, ukey, snap_stamp, base, dim, complete, ids, blobs, senders, vec, has, num, nt, bm25 = body
     if coll != collection or ukey != user_key:
@@ -248,7 +247,7 @@ def _load(raw: bytes | None, collection: str, user_key: str, stamp: str, max_doc
             raise Rejected("packed metadata")
         if md.get("sender_id") != senders[i]:
             raise Rejected("sender column")
-        want = [number(md.get(k)) for k in NUMERIC]
+        want = numeric_row(md)
         if not np.array_equal(numeric[i], want, equal_nan=True):
             raise Rejected("numeric columns")
         if int(nterms[i]) != index.term_count(ids[i]):

@@ -39,10 +39,8 @@ the measured RSS).
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
-import marshal
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -58,65 +56,25 @@ from ..domain.scope import Criteria, filter_conditions, matches_conditions, scop
 from ..ports import KeyValueStore, VectorIndex, is_connection_lost
 from . import index_snapshot
 from .background import Background
+from .row_codec import (
+    NUMERIC,
+    VECTOR_KEY,
+    decode_vector,
+    number,
+    numeric_row,
+    pack_metadata,
+    unpack_metadata,
+)
+from .row_codec import encode_vector as encode_vector  # the write engine still imports it from here
 
 log = logging.getLogger(__name__)
 
-VECTOR_KEY = "vec_f16"  # metadata key: base64 of the row's vector as little-endian float16
 PAGE = 2000  # rows per list call: most scopes come in one call (an empty page costs a scan too)
 WAVE = 2  # pages read together once the first page came back full
-NUMERIC = ("ts", "event_ts", "valid_from_ts", "valid_until_ts")
 _ROW_OVERHEAD = 300  # bytes per row beyond metadata and arrays: ids, slots, BM25 bookkeeping
 _TERM_BYTES = 60  # bytes per distinct term of a row in the BM25 postings
 
 Row = tuple[str, float, dict[str, Any]]  # (id, score, metadata)
-_NOT_HELD = frozenset({VECTOR_KEY, "file_id", "uuid"})  # the vector has its own array; the others repeat the id
-# Metadata is held as a tuple of values in this key order (the keys of Episode.to_metadata) plus a
-# dict of any other key: the key names are not repeated per row. Absent and None are the same to
-# ``matches`` and ``Episode.from_metadata``, so None stands for absent.
-_KEYS = (
-    "schema", "episode_id", "text", "user_key", "scope_key", "session_name", "bot_uuid", "sender_id",
-    "importance", "tags", "status", "supersedes", "superseded_by", "timestamp", "ts", "event_ts",
-    "valid_from_ts", "valid_until_ts", "claim_type", "confidence", "source_ref", "origin", "content_hash",
-    "document_id", "import_original_id", "event_at", "valid_from", "valid_until", "extra",
-)  # fmt: skip
-_KNOWN = frozenset(_KEYS) | _NOT_HELD
-
-
-def pack_metadata(md: dict[str, Any]) -> bytes:
-    unknown = md.keys() - _KNOWN
-    other = {k: md[k] for k in unknown if md[k] is not None} if unknown else None
-    return marshal.dumps((tuple(map(md.get, _KEYS)), other or None))
-
-
-def unpack_metadata(blob: bytes) -> dict[str, Any]:
-    values, other = marshal.loads(blob)
-    md = dict(zip(_KEYS, values, strict=True))  # None values stand for absent keys
-    if other:
-        md.update(other)
-    return md
-
-
-def encode_vector(vector: Sequence[float]) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f2").tobytes()).decode("ascii")
-
-
-def decode_vector(raw: Any) -> np.ndarray | None:
-    """The float16 vector of a row's metadata value, or None when absent or malformed."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        data = base64.b64decode(raw, validate=True)
-    except ValueError:
-        return None
-    if not data or len(data) % 2:
-        return None
-    vec = np.frombuffer(data, dtype="<f2")
-    return vec if np.all(np.isfinite(vec)) else None
-
-
-def number(v: Any) -> float:
-    """A metadata value as the numeric columns hold it (NaN for anything but a number)."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
 
 
 # Reader tables kept per scope index (each reader audience of a bot-isolation scope has its own).
@@ -252,7 +210,7 @@ class ScopeIndex:
         dim = next((int(v.shape[0]) for v in vecs if v is not None), 0)  # the first usable vector's, as put
         ok = np.array([v is not None and v.shape[0] == dim for v in vecs], dtype=bool)
         self.has_vec = np.zeros(n, dtype=bool)
-        self.numeric = np.array([[number(md.get(k)) for k in NUMERIC] for _, _, md in rows], dtype=np.float64)
+        self.numeric = np.array([numeric_row(md) for _, _, md in rows], dtype=np.float64)
         self.nterms = np.zeros(n, dtype=np.int32)
         if dim:
             self._set_dim(dim)
@@ -327,7 +285,7 @@ class ScopeIndex:
         self.has_vec[i] = ok
         if ok:
             self.vectors[i] = vector
-        self.numeric[i] = [number(metadata.get(k)) for k in NUMERIC]
+        self.numeric[i] = numeric_row(metadata)
         evicted = self.bm25.add(rid, text)
         self.nterms[i] = self.bm25.term_count(rid)
         self.nbytes += self._row_size(i)

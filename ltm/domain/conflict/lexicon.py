@@ -8,6 +8,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..contractions import expand
+
 CONTRADICTING, COMPATIBLE, UNRELATED = "contradicting", "compatible", "unrelated"
 LABELS: tuple[str, ...] = (CONTRADICTING, COMPATIBLE, UNRELATED)
 
@@ -130,38 +132,6 @@ ZH_JOB_SUFFIX = (
 # normalisation
 # --------------------------------------------------------------------------------------------
 
-_EN_CONTRACTIONS = (
-    ("’", "'"),
-    ("‘", "'"),
-    ("i'm", "i am"),
-    ("i've", "i have"),
-    ("i'll", "i will"),
-    ("i'd", "i would"),
-    ("we're", "we are"),
-    ("we've", "we have"),
-    ("we'll", "we will"),
-    ("they're", "they are"),
-    ("you're", "you are"),
-    ("he's", "he is"),
-    ("she's", "she is"),
-    ("it's", "it is"),
-    ("that's", "that is"),
-    ("don't", "do not"),
-    ("doesn't", "does not"),
-    ("didn't", "did not"),
-    ("can't", "cannot"),
-    ("won't", "will not"),
-    ("isn't", "is not"),
-    ("aren't", "are not"),
-    ("wasn't", "was not"),
-    ("weren't", "were not"),
-    ("haven't", "have not"),
-    ("hasn't", "has not"),
-    ("wouldn't", "would not"),
-    ("shouldn't", "should not"),
-    ("gonna", "going to"),
-    ("wanna", "want to"),
-)
 _HAN = r"\u4e00-\u9fff"
 
 
@@ -170,9 +140,7 @@ def is_han(ch: str) -> bool:
 
 
 def prep(text: str) -> str:
-    s = unicodedata.normalize("NFKC", str(text or "")).casefold()
-    for a, b in _EN_CONTRACTIONS:
-        s = s.replace(a, b)
+    s = expand(unicodedata.normalize("NFKC", str(text or "")).casefold())
     s = re.sub(r"[“”\"«»「」『』]", " ", s)
     s = re.sub(rf"\s+(?=[{_HAN}])|(?<=[{_HAN}])\s+", "", s)  # no spaces next to Chinese characters
     return " ".join(s.split()).strip(" .!?。！？…")

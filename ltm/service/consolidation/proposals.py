@@ -16,13 +16,13 @@ from datetime import timedelta
 from typing import Any
 
 from ...domain import consolidation as rules
+from ...domain import records as rec
 from ...domain.errors import LtmError
-from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key
+from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key, user_key_scope
 from ...domain.timefields import parse_instant
 from ..memory_service import MemoryService
 from ..writes.actor import Actor
 from ..writes.errors import backend, need_l2
-from ..writes.records import user_key_scope
 
 log = logging.getLogger(__name__)
 
@@ -87,26 +87,26 @@ class Proposal:
     @classmethod
     def from_record(cls, d: dict[str, Any]) -> Proposal:
         return cls(
-            id=str(d.get("id") or ""),
-            collection=str(d.get("collection") or ""),
-            user_key=str(d.get("user_key") or ""),
-            scope_key=str(d.get("scope_key") or ""),
-            sender_id=str(d.get("sender_id") or ""),
-            created_at=str(d.get("created_at") or ""),
-            created_by=dict(d.get("created_by") or {}),
+            id=rec.text(d, "id"),
+            collection=rec.text(d, "collection"),
+            user_key=rec.text(d, "user_key"),
+            scope_key=rec.text(d, "scope_key"),
+            sender_id=rec.text(d, "sender_id"),
+            created_at=rec.text(d, "created_at"),
+            created_by=rec.mapping(d, "created_by"),
             sources=[
-                rules.SourceRef(str(s.get("id") or ""), str(s.get("content_hash") or ""))
+                rules.SourceRef(rec.text(s, "id"), rec.text(s, "content_hash"))
                 for s in (d.get("sources") or [])
                 if isinstance(s, dict)
             ],
-            summary=str(d.get("summary") or ""),
-            valid_from=d.get("valid_from") or None,
-            valid_until=d.get("valid_until") or None,
-            model_uuid=str(d.get("model_uuid") or ""),
-            status=str(d.get("status") or "pending"),
-            used_at=str(d.get("used_at") or ""),
-            result_id=str(d.get("result_id") or ""),
-            reason=str(d.get("reason") or ""),
+            summary=rec.text(d, "summary"),
+            valid_from=rec.optional(d, "valid_from"),
+            valid_until=rec.optional(d, "valid_until"),
+            model_uuid=rec.text(d, "model_uuid"),
+            status=rec.text(d, "status", "pending"),
+            used_at=rec.text(d, "used_at"),
+            result_id=rec.text(d, "result_id"),
+            reason=rec.text(d, "reason"),
         )
 
     def spent(self, status: str, at: str, *, result_id: str = "", reason: str = "") -> Proposal:

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...domain import candidates as rules
+from ...domain.actors import actor_record
 from ...domain.errors import ConflictError, NotFoundError
+from ...domain.records import Record
 from ...domain.scope import Scope, audience_of, candidate_key, l2_lock_key, may_read, reader_audience
 from ...domain.tombstone import value_key
 from ..writes.actor import Actor
 from ..writes.errors import backend, need_l2
 from ..writes.expectations import KvListHas, KvListLacks
 from ..writes.plan import WriteStep
-from ..writes.records import scope_of_record
-from .records import Record, ReviewPart, actor_record
+from .records import ReviewPart
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +224,7 @@ class CandidateStore(ReviewPart):
     def readable(scope: Scope, cand: Candidate) -> bool:
         """The read rule of episodes (:func:`ltm.domain.scope.reader_audience`) for a candidate: the
         audience of what is written where it was proposed."""
-        return may_read(scope, audience_of(scope_of_record(cand.scope)))
+        return may_read(scope, audience_of(Scope.from_describe(cand.scope)))
 
     async def list(
         self, scope: Scope, *, page: int = 1, page_size: int = 10, all_statuses: bool = False

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...domain import candidates as rules
+from ...domain.actors import actor_record
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
 from ...domain.expiry import bounds_validity
@@ -49,7 +50,7 @@ from ..writes.actor import Actor, require_admin
 from ..writes.errors import need_l2
 from ..writes.plan import WriteStep
 from .candidates import ACCEPTED, CONFLICT, OPEN, PENDING, REJECTED, Candidate, CandidatePage, CandidateStore
-from .records import ReviewPart, actor_record, clean_reason
+from .records import ReviewPart, clean_reason
 from .tombstones import Tombstone, TombstoneBook
 
 log = logging.getLogger(__name__)
@@ -376,11 +377,11 @@ class ReviewQueue(ReviewPart):
         return report
 
     async def _candidate_scope(self, scope: Scope, cand: Candidate) -> Scope:
-        d = cand.scope
+        proposed = Scope.from_describe(cand.scope)
         cscope = await self.service.scope_for(
-            kb_id=str(d.get("collection") or ""),
-            session_name=str(d.get("session_name") or ""),
-            bot_uuid=str(d.get("bot_uuid") or ""),
+            kb_id=proposed.collection,
+            session_name=proposed.session_name,
+            bot_uuid=proposed.bot_uuid,
             sender_id=cand.sender_id,
         )
         if (cscope.user_key, cscope.collection) != (scope.user_key, scope.collection):

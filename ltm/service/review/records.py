@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 from ...domain.errors import ValidationError
 from ...domain.scope import Scope, candidate_key, review_base, tombstone_key
+from ...domain.text import MAX_REASON
 from ...domain.timefields import to_iso
 from ..memory_service import MemoryService
-from ..writes.actor import Actor
 from ..writes.errors import backend
-
-MAX_REASON = 500
-
-
-class Record:
-    """JSON round trip of a stored record; unknown keys (a newer version's) are ignored."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Any:
-        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
-        return cls(**{k: v for k, v in d.items() if k in names})
-
-
-def actor_record(actor: Actor) -> dict[str, Any]:
-    return {"surface": actor.surface, "sender_id": actor.sender_id, "query_id": actor.query_id}
 
 
 def clean_reason(reason: str) -> str:

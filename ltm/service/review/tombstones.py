@@ -16,15 +16,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...domain.actors import actor_record
 from ...domain.errors import NotFoundError, TombstonedError
+from ...domain.records import Record
 from ...domain.scope import TOMB_PREFIX, Scope, kb_part, l2_lock_key, owned_keys
 from ...domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
 from ..retire import RetireEvent
-from ..writes.actor import Actor, require_admin
-from ..writes.errors import backend, need_l2
-from ..writes.expectations import KvCites
-from ..writes.plan import WriteStep
-from .records import Record, ReviewPart, actor_record, clean_reason
+from ..writes import Actor, KvCites, WriteStep, backend, need_l2, require_admin
+from .records import ReviewPart, clean_reason
 
 log = logging.getLogger(__name__)
 
