@@ -200,7 +200,12 @@ async def test_a_build_overlapped_by_a_write_is_not_kept(tmp_path: Path) -> None
     svc.index.invalidate(KB)
     gate = idx.list_gate = asyncio.Event()
     recall = asyncio.create_task(svc.recall(s, "Lisbon"))
-    await asyncio.sleep(0.01)  # the build has read the page (``old`` still active) and waits
+    # until the build has read the page (``old`` still active) and waits; after a fixed pause, on a
+    # loaded machine, the forget's own read could take the gate first and both would wait forever
+    for _ in range(5000):
+        if idx.list_gate is None:
+            break
+        await asyncio.sleep(0.001)
     await svc.forget(s, old.id, ADMIN)  # completes while the build is in flight
     gate.set()
     await recall  # concurrent with the forget: either answer is fine for this one call

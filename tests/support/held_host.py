@@ -28,7 +28,7 @@ from ltm.adapters._common import require_where
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import MemoryService, Settings
-from tests.support import KB, HostLimitedKeyValueStore, make_index
+from tests.support import KB, HostLimitedKeyValueStore, chroma_clients, make_index
 
 SLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("ltm_test_slow", default=False)
 
@@ -139,6 +139,7 @@ class HeldWorld:
 
     def __init__(self, kind: str, tmp: Path) -> None:
         self.kind = kind
+        self._clients = chroma_clients.opened()
         self.inner_vectors = make_index(kind, tmp)
         self.inner_kv = HostLimitedKeyValueStore()
         self.held = Held()
@@ -173,6 +174,7 @@ class HeldWorld:
         close = getattr(self.inner_vectors, "close", None)
         if close:
             close()
+        chroma_clients.close_since(self._clients)  # a stateful test opens one world per example
 
 
 def now(coro: Any) -> Any:
