@@ -5,16 +5,16 @@ consolidator and the served-turn marks; :func:`compose` is where they are joined
 The manifest declares the shared plugin runtime (``shared-runtime-v1`` / ``stateless-v1``): one
 object graph may serve several installations, each invocation carrying its own config and
 installation binding. So nothing of an installation lives on the plugin or a component directly:
-:meth:`LongTermMemory.state` returns the current installation's :class:`InstallationState`
-(services, caches, locks, pending audit bookkeeping), built on first use, and
-:meth:`on_installation_revoked` drops it. In the dedicated runtime (LangBot 4.11.2 OSS) there is one
+:meth:`LongTermMemory.state` returns the current installation's
+:class:`~ltm.service.installation.Installation` (services, caches, locks, pending audit
+bookkeeping), built and started on first use, and :meth:`on_installation_revoked` stops and drops
+it. In the dedicated runtime (LangBot 4.11.2 OSS) there is one
 installation and one state, built in :meth:`initialize`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from langbot_plugin.api.definition.plugin import BasePlugin
@@ -27,8 +27,9 @@ from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.host_rerank import HostReranker
 from ltm.service import MemoryService, Settings
 from ltm.service.background import CHAT_GRACE_S, Background
-from ltm.service.compose import wire
+from ltm.service.compose import build
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
+from ltm.service.installation import Installation
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.settings import ConfigCache
 from ltm.service.turns import ServedTurns
@@ -38,19 +39,10 @@ log = logging.getLogger(__name__)
 DEDICATED = ""  # the state key of the one installation of a dedicated runtime
 
 
-@dataclass
-class InstallationState:
-    """Everything process-local that belongs to one installation."""
-
-    service: MemoryService
-    review: ReviewQueue | None
-    consolidator: Consolidator | None
-    served_turns: ServedTurns
-
-
-def compose(plugin: LongTermMemory) -> InstallationState:
-    """The object graph of one installation. Settings are read per call from the invocation's
-    config (``plugin.get_config()`` is task-local), so a state never holds another's config."""
+def compose(plugin: LongTermMemory, *, served_turns: ServedTurns | None = None) -> Installation:
+    """The object graph of one installation, not yet started. Settings are read per call from the
+    invocation's config (``plugin.get_config()`` is task-local), so a state never holds another's
+    config."""
     service = MemoryService(
         kv=HostKeyValueStore(plugin),
         vectors=HostVectorIndex(plugin),
@@ -62,21 +54,25 @@ def compose(plugin: LongTermMemory) -> InstallationState:
         background=Background(live=invocation_probe(plugin)),
     )
     chat = HostChatModel(plugin)
-    review = ReviewQueue(service, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=chat)
-    consolidator = Consolidator(
-        service, chat, settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config)
-    )
     # The review queue guards every write (tombstones, conflicts) and records the tombstone of
     # forget --never; consolidation gives a removed summary's sources back and removes what was
     # derived from a removed source.
-    wire(service, review=review, consolidator=consolidator)
-    return InstallationState(service=service, review=review, consolidator=consolidator, served_turns=ServedTurns())
+    return build(
+        service,
+        review=lambda svc: ReviewQueue(
+            svc, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=chat
+        ),
+        consolidator=lambda svc: Consolidator(
+            svc, chat, settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config)
+        ),
+        served_turns=served_turns,
+    )
 
 
 class LongTermMemory(BasePlugin):
     def __init__(self) -> None:
         super().__init__()
-        self._states: dict[str, InstallationState] = {}
+        self._states: dict[str, Installation] = {}
 
     async def initialize(self) -> None:
         # Nothing slow before the plugin answers the host: after a restart (a config change restarts
@@ -96,55 +92,50 @@ class LongTermMemory(BasePlugin):
             return DEDICATED
         return str(binding.installation_uuid)
 
-    def state(self) -> InstallationState:
+    def state(self) -> Installation:
+        """The current installation, built and started on its first call (in a shared runtime an
+        installation has no hook of its own before it is first used)."""
         key = self.installation_key()
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = compose(self)
-            state.service.start_recovery()
+            state.start()
         return state
+
+    def adopt(self, installation: Installation) -> Installation:
+        """Serve ``installation`` as the current installation from now on (a stand-in host, a test),
+        replacing the one there whole - never part of one - and starting it."""
+        old = self._states.get(self.installation_key())
+        if old is not None and old.service is not installation.service:
+            old.stop()  # a graph over the same service (other neighbours) keeps its background
+        self._states[self.installation_key()] = installation
+        installation.start()
+        return installation
 
     async def on_installation_revoked(self, binding: Any) -> None:
         state = self._states.pop(str(getattr(binding, "installation_uuid", "") or ""), None)
         if state is not None:
-            state.service.stop_recovery()
-            state.service.stop_background()
+            state.stop()
             log.info("installation %s revoked: its memory caches are released", binding.installation_uuid)
 
-    # The components' one entry point: the current installation's parts (settable for tests and
-    # for a surface that runs without one, e.g. no review queue: the service's writes follow).
+    # The components' one entry point: the current installation and its parts, read-only (a
+    # different graph is adopted whole, :meth:`adopt`).
+    @property
+    def installation(self) -> Installation:
+        return self.state()
+
     @property
     def service(self) -> MemoryService:
         return self.state().service
-
-    @service.setter
-    def service(self, value: MemoryService) -> None:
-        self.state().service = value
 
     @property
     def review(self) -> ReviewQueue | None:
         return self.state().review
 
-    @review.setter
-    def review(self, value: ReviewQueue | None) -> None:
-        state = self.state()
-        state.review = value
-        wire(state.service, review=value, consolidator=state.consolidator)
-
     @property
     def consolidator(self) -> Consolidator | None:
         return self.state().consolidator
 
-    @consolidator.setter
-    def consolidator(self, value: Consolidator | None) -> None:
-        state = self.state()
-        state.consolidator = value
-        wire(state.service, review=state.review, consolidator=value)
-
     @property
     def served_turns(self) -> ServedTurns:
         return self.state().served_turns
-
-    @served_turns.setter
-    def served_turns(self, value: ServedTurns) -> None:
-        self.state().served_turns = value

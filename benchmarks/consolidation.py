@@ -32,7 +32,7 @@ from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.budget import estimate_tokens
 from ltm.service import Actor, MemoryService
-from ltm.service.compose import wire
+from ltm.service.compose import build
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.injection import context_payload, render_block
 
@@ -112,12 +112,11 @@ async def run_topic(name: str, topic: dict[str, Any]) -> dict[str, Any]:
     scope = await svc.scope_for(kb_id=KB, session_name=f"person_{name}", bot_uuid="bot", sender_id="u1")
     for text in topic["sources"]:
         await svc.remember(scope, {"content": text}, ADMIN)
-    cons = Consolidator(
-        svc,
-        _model(topic["summary"]),
-        settings=lambda: ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0),
-    )
-    wire(svc, consolidator=cons)
+    consolidation = ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0)
+    cons = build(
+        svc, consolidator=lambda s: Consolidator(s, _model(topic["summary"]), settings=lambda: consolidation)
+    ).consolidator
+    assert cons is not None
     before, ids_before = _block(await svc.recall(scope, topic["query"]))
     preview = await cons.preview(scope, ADMIN)
     if preview.proposal is None:

@@ -29,7 +29,7 @@ from .domain.errors import LtmError
 from .domain.scope import Criteria
 from .i18n import error_text
 from .service import Actor, MemoryService, Settings
-from .service.compose import wire
+from .service.compose import build
 
 log = logging.getLogger("ltm.standalone")
 KB = "standalone-memory"
@@ -47,7 +47,7 @@ def build_service(data_dir: Path, *, embedder: str = "minilm") -> MemoryService:
         settings=Settings,
     )
     # no review queue and no consolidation here: nothing guards a write, nothing cascades
-    return wire(service)
+    return build(service).service
 
 
 def _out(data: Any) -> None:

@@ -43,10 +43,7 @@ class MemoryEngine(KnowledgeEngine):
 
     @carried(OPERATOR_GRACE_S)
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
-        await self.plugin.service.unregister_kb(kb_id)
-        consolidator = getattr(self.plugin, "consolidator", None)
-        if consolidator is not None:
-            await consolidator.on_kb_deleted(kb_id)
+        await self.plugin.installation.delete_kb(kb_id)
 
     async def _ensure_kb(self, kb_id: str, creation: dict[str, Any] | None) -> None:
         service = self.plugin.service

@@ -36,7 +36,7 @@ from .settings import Settings
 from .snapshots import InjectionSnapshots
 from .turn import Injection, Publish, prepare_turn
 from .turns import Identity, ServedTurns
-from .writes import Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
+from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
 
 class MemoryService:
@@ -49,6 +49,7 @@ class MemoryService:
         clock: Callable[[], datetime] = now_utc,
         reranker_for: RerankerFor | None = None,
         background: Background | None = None,
+        delete_batch: int = DELETE_BATCH,
     ) -> None:
         self._settings = settings
         # work that outlives its call (recovery, snapshots, refreshes): run inside a live call
@@ -61,6 +62,7 @@ class MemoryService:
             lambda scope: self.registry.embedder(scope),
             clock,
             background=self.background,
+            delete_batch=delete_batch,
         )
         self.registry = KbRegistry(self.writes, embedder_for, settings, reranker_for)
         self.profiles = Profiles(self.writes, settings)
@@ -160,38 +162,22 @@ class MemoryService:
         return await self.audit.scope_page(scope, page, page_size)
 
     # ------------------------------------------------------------------ the stores (the write engine's)
+    # Read-only: the parts are joined once, at construction, so none can be left on an old store.
     @property
     def kv(self) -> KeyValueStore:
         return self.writes.kv
-
-    @kv.setter
-    def kv(self, value: KeyValueStore) -> None:
-        self.writes.kv = value
 
     @property
     def vectors(self) -> VectorIndex:
         return self.writes.vectors
 
-    @vectors.setter
-    def vectors(self, value: VectorIndex) -> None:
-        self.writes.vectors = value
-
     @property
     def embedder_for(self) -> EmbedderFor:
         return self.registry.embedder_for
 
-    @embedder_for.setter
-    def embedder_for(self, value: EmbedderFor) -> None:
-        self.registry.embedder_for = value
-
     @property
     def index(self) -> RecallIndex:
         return self.writes.index
-
-    @index.setter
-    def index(self, value: RecallIndex) -> None:  # a restart in tests: a fresh index over the same stores
-        self.writes.index = value
-        self.recaller.index = value
 
     @property
     def locks(self) -> ScopeLocks:
@@ -207,15 +193,13 @@ class MemoryService:
 
     @clock.setter
     def clock(self, value: Callable[[], datetime]) -> None:
+        # The one part that may be replaced: no part keeps its own reference, every one reads the
+        # clock through the write engine at use, so a replaced clock is everyone's at once.
         self.writes.clock = value
 
     @property
     def delete_batch(self) -> int:
         return self.writes.delete_batch
-
-    @delete_batch.setter
-    def delete_batch(self, value: int) -> None:
-        self.writes.delete_batch = value
 
     # ------------------------------------------------------------------ recovery
     def start_recovery(self) -> asyncio.Future[list[dict[str, Any]]]:

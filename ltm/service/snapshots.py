@@ -61,10 +61,15 @@ class SnapshotOwner:
 
     session_name: str
     bot_uuid: str
+    collection: str = ""  # the memory knowledge base the turn recalled from ("" in older records)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> SnapshotOwner:
-        return cls(str(record.get("session_name") or ""), str(record.get("bot_uuid") or ""))
+        return cls(
+            str(record.get("session_name") or ""),
+            str(record.get("bot_uuid") or ""),
+            str(record.get("collection") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ class InjectionSnapshot:
 
     def owned_by(self, scope: Scope) -> InjectionSnapshot:
         """This snapshot naming ``scope`` as its owner."""
-        return replace(self, owner=SnapshotOwner(scope.session_name, scope.bot_uuid))
+        return replace(self, owner=SnapshotOwner(scope.session_name, scope.bot_uuid, scope.collection))
 
     def to_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -117,7 +122,11 @@ class InjectionSnapshot:
             "trace": self.trace,
         }
         if self.owner is not None:
-            record["owner"] = {"session_name": self.owner.session_name, "bot_uuid": self.owner.bot_uuid}
+            record["owner"] = {
+                "session_name": self.owner.session_name,
+                "bot_uuid": self.owner.bot_uuid,
+                "collection": self.owner.collection,
+            }
         return {**record, **{k: v for k, v in self.extra.items() if k not in FIELDS}}
 
     @classmethod

@@ -75,9 +75,10 @@ async def test_green_on_real_engines(service: MemoryService) -> None:
 
 
 async def test_red_on_metadata_dropping_backend(fast_service: MemoryService) -> None:
-    fast_service.vectors = MetadataDroppingIndex()
-    scope = await scope_of(fast_service)
-    report = await run_health(fast_service, scope, [KB], actor=ADMIN)
+    # the same storage (the KB registered where metadata is kept), its vectors now on a backend that drops it
+    svc = MemoryService(kv=fast_service.kv, vectors=MetadataDroppingIndex(), embedder_for=fast_service.embedder_for)
+    scope = await scope_of(svc)
+    report = await run_health(svc, scope, [KB], actor=ADMIN)
     probe = report.checks[-1]
     assert probe.name == "isolation_probe" and probe.verdict == RED
     assert "another key" in probe.args["detail"]

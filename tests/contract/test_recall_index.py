@@ -54,10 +54,11 @@ class CountingIndex(DelegatingIndex):
 
 
 async def counted(tmp: Path, kind: str = "numpy", **kw: Any) -> tuple[MemoryService, CountingIndex]:
-    svc = await build_service(kind, tmp, **kw)
-    idx = CountingIndex(svc.vectors)
-    svc.vectors = idx
-    svc.index.vectors = idx
+    """A service whose every index call goes through a :class:`CountingIndex`, counting from here."""
+    svc = await build_service(kind, tmp, vectors=CountingIndex, **kw)
+    idx = svc.vectors
+    assert isinstance(idx, CountingIndex)
+    idx.calls.clear()
     return svc, idx
 
 
@@ -233,7 +234,18 @@ async def test_one_byte_budget_evicts_the_least_recently_used_scope(tmp_path: Pa
 
 
 async def test_rows_stored_without_a_vector_still_recall_and_are_filled_in(tmp_path: Path) -> None:
-    svc, idx = await counted(tmp_path)
+    gate, armed = asyncio.Event(), asyncio.Event()
+
+    class Gated:  # once armed, the background fill (a batch) waits until the first recall is done
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def embed(self, texts: list[str]) -> list[list[float]]:
+            if armed.is_set() and len(texts) > 1:
+                await gate.wait()
+            return await self.inner.embed(texts)
+
+    svc, idx = await counted(tmp_path, embedder_for=lambda plain: lambda c, kb: Gated(plain(c, kb)))
     s = await scope_of(svc)
     emb = svc.embedder_for(KB, None)  # type: ignore[arg-type]
     legacy = []
@@ -244,15 +256,7 @@ async def test_rows_stored_without_a_vector_still_recall_and_are_filled_in(tmp_p
         vec = (await emb.embed([text]))[0]
         await idx.inner.upsert(KB, [VectorRecord(ep.id, vec, ep.to_metadata(), text)])  # no vector in metadata
         legacy.append(ep.id)
-    gate = asyncio.Event()
-
-    class Gated:  # the background fill (a batch) waits until the first recall is done
-        async def embed(self, texts: list[str]) -> list[list[float]]:
-            if len(texts) > 1:
-                await gate.wait()
-            return await emb.embed(texts)
-
-    svc.embedder_for = lambda c, kb: Gated()  # type: ignore[method-assign]
+    armed.set()
     res = await svc.recall(s, "sourdough bread")
     gate.set()
     assert recalled(res)[0] == "ep_legacy0"

@@ -482,7 +482,7 @@ class CountingKV:
 
 class TestStore:
     async def test_pages_read_only_what_they_show(self, tmp_path: Path) -> None:
-        w = await review_world(tmp_path)
+        w = await review_world(tmp_path, kv=CountingKV)
         ids = []
         for i in range(120):
             c = await w.review.propose(
@@ -491,8 +491,9 @@ class TestStore:
             ids.append(c.id)
         for cid in ids[:30]:
             await w.review.reject(w.alice, cid, ADMIN)
-        counting = CountingKV(w.service.kv)
-        w.service.kv = counting
+        counting = w.service.kv
+        assert isinstance(counting, CountingKV)
+        counting.gets.clear()
         page = await w.review.list(w.alice, page=2, page_size=10)
         assert [c.id for c in page.items] == list(reversed(ids[30:]))[10:20] and page.total == 90 and page.has_more
         cand_reads = [k for k in counting.gets if k.startswith("cand/")]

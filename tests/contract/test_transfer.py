@@ -283,22 +283,22 @@ class TestAuditAndCost:
 
     async def test_failed_write_rolls_back(self, tmp_path: Path) -> None:
         """A backend failure half-way leaves no row of the batch behind and no audit entry."""
-        svc = await build_service("numpy", tmp_path)
-        c = await scope_of(svc, "person_carl", "carl")
-        real = svc.embedder_for
-        calls = [0]
+        calls, armed = [0], [False]
 
-        class Flaky:
+        class Flaky:  # once armed, the second embedding call fails
             def __init__(self, inner: Any) -> None:
                 self.inner = inner
 
             async def embed(self, texts: Any) -> Any:
-                calls[0] += 1
-                if calls[0] == 2:
-                    raise RuntimeError("embedding service down")
+                if armed[0]:
+                    calls[0] += 1
+                    if calls[0] == 2:
+                        raise RuntimeError("embedding service down")
                 return await self.inner.embed(texts)
 
-        svc.embedder_for = lambda coll, kb: Flaky(real(coll, kb))
+        svc = await build_service("numpy", tmp_path, embedder_for=lambda real: lambda coll, kb: Flaky(real(coll, kb)))
+        c = await scope_of(svc, "person_carl", "carl")
+        armed[0] = True
         with pytest.raises(BackendError):
             await import_scope(svc, c, [{"content": f"fact {i}"} for i in range(100)], ADMIN)
         assert sum((await svc.count_by_status(c)).values()) == 0

@@ -41,7 +41,7 @@ SNAPSHOTS = st.builds(
     shown_ids=IDS,
     query_id=st.none() | st.integers(-(2**31), 2**31),
     trace=st.none() | st.dictionaries(st.text(max_size=8), JSON, max_size=4),
-    owner=st.none() | st.builds(SnapshotOwner, TEXT, TEXT),
+    owner=st.none() | st.builds(SnapshotOwner, TEXT, TEXT, TEXT),
     extra=st.dictionaries(st.text(max_size=10).filter(lambda k: k not in FIELDS), JSON, max_size=3),
 )
 

@@ -114,6 +114,11 @@ async def _seed(svc: MemoryService) -> dict[str, Any]:
     return ctx
 
 
+# ids per backend delete call in every service here: the bulk path's 101 rows take two calls, every
+# other path deletes fewer, in one
+FAULT_DELETE_BATCH = 100
+
+
 async def _seed_bulk(svc: MemoryService, ctx: dict[str, Any]) -> None:
     """101 more episodes of A tagged ``bulk``: the delete needs two chunks of 100."""
     items = [
@@ -155,7 +160,7 @@ async def _run_bulk(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 async def _run_bulk_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
-    svc.delete_batch = 100  # the default batch (2,000 ids) would make this one call
+    assert svc.delete_batch == FAULT_DELETE_BATCH  # the default batch (2,000 ids) would make this one call
     return await svc.bulk_delete(await scope(svc, A_ID), Criteria(statuses=None), ADMIN, tag="bulk")
 
 
@@ -359,7 +364,7 @@ async def _template(path: WritePath, det: Determinism) -> Template:
         return _TEMPLATES[path.name]
     fake = FaultyHost(bots=["bot1", "bot2"])
     fake.add_knowledge_base(KB)
-    svc = host_service(fake, settings, det.clock)
+    svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
     await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL, "isolation": "session"})
     det.reset("seed")
     ctx = await _seed(svc)
@@ -371,7 +376,7 @@ async def _template(path: WritePath, det: Determinism) -> Template:
     fake.close()
     # the clean run: the after-state and the host calls of the write
     fake = _restore(t)
-    svc = host_service(fake, settings, det.clock)
+    svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
     t.before = data_state(fake)
     det.reset()
     fake.calls.clear()
@@ -439,7 +444,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
     cell = f"{path.name} {call.label()} {fault.name}"
     fake = _restore(t)
     try:
-        svc = host_service(fake, settings, det.clock)
+        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
         det.reset()
         fake.calls.clear()
         fake.arm(call.index, fault)
@@ -479,7 +484,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
         elif error is not None and not isinstance(error, FencedError):
             problems.append(f"{cell}: fenced but the caller got {type(error).__name__} ({error.key})")
         # restart: recovery settles the journal; one audit entry iff the data is in its after-state
-        svc2 = host_service(fake, settings, det.clock)
+        svc2 = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
         try:
             await svc2.recover()
         except Exception as exc:  # noqa: BLE001
@@ -616,7 +621,7 @@ async def test_error_answer_on_the_data_write_is_not_fenced_and_retry_succeeds(d
     call = next(c for c in t.calls if c.is_data_write)
     fake = _restore(t)
     try:
-        svc = host_service(fake, settings, det.clock)
+        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
         fake.arm(call.index, ERROR_ANSWER)
         with pytest.raises(LtmError) as info:
             await _run_remember(svc, t.ctx)
@@ -636,7 +641,7 @@ async def test_real_task_cancellation_during_the_vector_write_fences(det: Determ
     for action_name, fenced in (("VECTOR_UPSERT", True), ("INVOKE_EMBEDDING", False)):
         fake = _restore(t)
         try:
-            svc = host_service(fake, settings, det.clock)
+            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
             entered, release = asyncio.Event(), asyncio.Event()
 
             async def pause(

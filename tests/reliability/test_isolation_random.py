@@ -50,7 +50,7 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
 from ltm.domain.scope import Criteria, Scope, speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
-from ltm.service.recall_index import RecallIndex
+from ltm.service.compose import build
 from ltm.service.snapshots import InjectionSnapshot
 from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
 from tests.support.host_runtime import FakeHostHandler
@@ -175,12 +175,16 @@ def _unique_words(rng: random.Random, n: int) -> list[str]:
     return sorted(out)
 
 
+def _settings() -> Settings:
+    return Settings(max_profile_traits=200)
+
+
 async def _populate(backend: str, tmp: Path) -> World:
     svc = MemoryService(
         kv=HostLimitedKeyValueStore(),  # refuses keys over the host's 255 characters
         vectors=make_index(backend, tmp),
         embedder_for=lambda c, kb: _EMBEDDER,
-        settings=lambda: Settings(max_profile_traits=200),
+        settings=_settings,
     )
     for kb, iso in KBS.items():
         await svc.register_kb(kb, {"embedding_model": "hash", "isolation": iso})
@@ -254,7 +258,8 @@ async def _populate(backend: str, tmp: Path) -> World:
     for scope in scopes.values():
         await svc.scope_index(scope)
     assert await svc.index.flush_snapshots() > 0
-    svc.index = RecallIndex(svc.vectors, kv=svc.kv)
+    # a restarted process: a new service over the same stores
+    world.service = MemoryService(kv=svc.kv, vectors=svc.vectors, embedder_for=svc.embedder_for, settings=_settings)
     return world
 
 
@@ -400,7 +405,7 @@ async def test_search_isolation_probes(world: World) -> None:
 async def test_engine_retrieve_isolation_probes(world: World, engine_plugin: Any) -> None:
     """KnowledgeEngine.retrieve of the loaded plugin over this store: >= 1,700 probes on chroma,
     >= 1,250 on qdrant (measured: 1,945 and 1,408). Retrieval without a session identity returns nothing."""
-    engine_plugin.plugin.service = world.service
+    engine_plugin.plugin.adopt(build(world.service))
 
     async def run(ident: Ident, query: str) -> list[str]:
         resp = await engine_plugin.retrieve(

@@ -105,11 +105,10 @@ class LateDelete(DelegatingIndex):
 
 
 async def test_delete_verification_waits_for_the_delete(tmp_path: Path) -> None:
-    svc = await build_service("numpy", tmp_path)
+    svc = await build_service("numpy", tmp_path, vectors=lambda v: LateDelete(v, lag=2))
     svc.writes.readback_delays = (0.01, 0.01, 0.01)
     scope = await scope_of(svc)
     ep, _ = await svc.remember(scope, {"content": "Alice keeps bees"}, ADMIN)
-    svc.vectors = LateDelete(svc.vectors, lag=2)
     gone = await svc.forget(scope, ep.id, ADMIN)
     assert gone.id == ep.id
     assert (await svc.list_episodes(scope, statuses=None)).items == []
@@ -117,11 +116,10 @@ async def test_delete_verification_waits_for_the_delete(tmp_path: Path) -> None:
 
 async def test_delete_verification_still_refuses_a_delete_that_never_lands(tmp_path: Path) -> None:
     """Positive control: past the bound a record that is still there is still an error."""
-    svc = await build_service("numpy", tmp_path)
+    svc = await build_service("numpy", tmp_path, vectors=lambda v: LateDelete(v, lag=100))
     svc.writes.readback_delays = (0.01,)
     scope = await scope_of(svc)
     ep, _ = await svc.remember(scope, {"content": "Alice keeps bees"}, ADMIN)
-    svc.vectors = LateDelete(svc.vectors, lag=100)
     from ltm.domain.errors import LtmError
 
     with pytest.raises(LtmError) as err:

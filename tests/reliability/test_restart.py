@@ -25,6 +25,7 @@ from ltm.domain.errors import FencedError
 from ltm.domain.scope import Criteria, Scope, audit_log_key, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
+from ltm.service.writes import DELETE_BATCH
 from tests.support import DelegatingIndex, reviewed, stored_audit_entries
 from tests.support.reliability import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.support.reliability import KB as HOST_KB
@@ -111,7 +112,9 @@ class Installation:
         self.frozen: list[asyncio.Task[Any]] = []
         self._registered = False
 
-    async def start(self, *, kv_hook: Hook | None = None, index_hook: Hook | None = None) -> MemoryService:
+    async def start(
+        self, *, kv_hook: Hook | None = None, index_hook: Hook | None = None, delete_batch: int = DELETE_BATCH
+    ) -> MemoryService:
         self._close_stores()
         if self.fake is not None:
             base = host_service(self.fake, Settings)
@@ -128,7 +131,12 @@ class Installation:
 
             self._open.append(index)
             self._sqlite.append(kv)
-        svc = MemoryService(kv=HookKV(kv, kv_hook), vectors=HookIndex(index, index_hook), embedder_for=embedder_for)
+        svc = MemoryService(
+            kv=HookKV(kv, kv_hook),
+            vectors=HookIndex(index, index_hook),
+            embedder_for=embedder_for,
+            delete_batch=delete_batch,
+        )
         if not self._registered:
             await svc.register_kb(self.kb, {"embedding_model": EMBEDDING_MODEL, "isolation": "session"})
             self._registered = True
@@ -336,8 +344,7 @@ async def test_crash_between_two_chunks_of_a_bulk_delete_is_fenced_and_reported(
     a = await inst.scope(svc)
     for n in range(5):
         await svc.remember(a, {"content": f"bulk row {n}", "tags": ["bulk"]}, ADMIN)
-    svc = await inst.start(index_hook=crash_at("delete", inst.kb, nth=2))
-    svc.delete_batch = 2
+    svc = await inst.start(index_hook=crash_at("delete", inst.kb, nth=2), delete_batch=2)
     a = await inst.scope(svc)
     await inst.crash_during(svc.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="bulk"))
     svc2 = await inst.start()
@@ -469,8 +476,7 @@ async def test_a_partial_multi_step_delete_is_fenced_and_reported(inst: Installa
         for n in range(150)
     ]
     await svc.ingest_document(inst.kb, "doc-big", {"episodes": items}, ADMIN)
-    svc = await inst.start(index_hook=crash_at("delete", phase="after", nth=1))
-    svc.delete_batch = 100
+    svc = await inst.start(index_hook=crash_at("delete", phase="after", nth=1), delete_batch=100)
     a = await inst.scope(svc)
     await inst.crash_during(svc.bulk_delete(a, Criteria(statuses=None), ADMIN, tag="x"))
     svc2 = await inst.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from ltm.domain.errors import BackendError, FencedError
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, DelegatingIndex, reviewed, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, build_service, reviewed, scope_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -52,10 +53,23 @@ class ScriptedIndex(DelegatingIndex):
 
 
 def scripted(svc: MemoryService) -> ScriptedIndex:
-    idx = ScriptedIndex(svc.vectors)
-    svc.vectors = idx
-    svc.index.vectors = idx
+    """The service's scripted index (built under it by the fixtures below), counting from now on."""
+    idx = svc.vectors
+    assert isinstance(idx, ScriptedIndex)
+    idx.counts.clear()
     return idx
+
+
+@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+async def service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
+    """The suite's ``service`` on each engine, every index call through a :class:`ScriptedIndex`."""
+    return await build_service(request.param, tmp_path, vectors=ScriptedIndex)
+
+
+@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+async def chunked_service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
+    """As ``service``, deleting two ids per backend call."""
+    return await build_service(request.param, tmp_path, vectors=ScriptedIndex, delete_batch=2)
 
 
 def doc(*parts: tuple[str, str, str]) -> dict[str, Any]:
@@ -129,13 +143,13 @@ async def test_when_taking_back_fails_every_scope_is_fenced_and_recovery_reports
         await svc2.remember(a, {"content": "refused while fenced"}, ADMIN)
 
 
-async def test_an_unverified_chunked_delete_writes_every_chunk_back(service: MemoryService) -> None:
+async def test_an_unverified_chunked_delete_writes_every_chunk_back(chunked_service: MemoryService) -> None:
+    service = chunked_service
     a = await scope_of(service)
     for n in range(5):
         await service.remember(a, {"content": f"row {n}", "tags": ["bulk"]}, ADMIN)
     before = await rows(service, a)
     assert len(before) == 5  # positive control
-    service.delete_batch = 2
     idx = scripted(service)
     idx.script[("delete", 3)] = "ignore"  # the backend acknowledges the last chunk but keeps it
     with pytest.raises(BackendError) as info:
@@ -258,7 +272,6 @@ async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_mea
     reject back removes only the reject's part: the value stays refused."""
     from ltm.domain.candidates import Proposal
     from ltm.domain.errors import TombstonedError
-    from tests.support import build_service
 
     svc = await build_service("numpy", tmp_path)
     review = reviewed(svc)

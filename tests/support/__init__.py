@@ -20,6 +20,8 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
 from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
+from ltm.service.registry import EmbedderFor  # noqa: E402
+from ltm.service.writes import DELETE_BATCH  # noqa: E402
 
 KB = "kb-test"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
@@ -73,6 +75,11 @@ class DelegatingIndex:
     async def drop_collection(self, collection: str) -> None:
         await self.inner.drop_collection(collection)
 
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
 
 def make_index(kind: str, tmp: Path) -> Any:
     if kind == "numpy":
@@ -89,14 +96,43 @@ def make_index(kind: str, tmp: Path) -> Any:
 
 
 async def build_service(
-    kind: str, tmp: Path, settings: Callable[[], Settings] = Settings, isolation: str = "session"
+    kind: str,
+    tmp: Path,
+    settings: Callable[[], Settings] = Settings,
+    isolation: str = "session",
+    *,
+    vectors: Callable[[Any], Any] | None = None,
+    kv: Callable[[Any], Any] | None = None,
+    embedder_for: Callable[[EmbedderFor], EmbedderFor] | None = None,
+    delete_batch: int = DELETE_BATCH,
 ) -> MemoryService:
+    """A service on a real engine (``kind``) with the test KB registered. ``vectors``, ``kv`` and
+    ``embedder_for`` wrap the part they name before anything is built over it (a store that lags or
+    fails, a counting embedder): the parts are joined once, so a wrapper is given here, never
+    swapped in later."""
     emb = HashingEmbedder()
+    index = make_index(kind, tmp)
+    store = HostLimitedKeyValueStore()
+
+    def plain(c: str, kb: Any) -> Any:
+        return emb
+
     svc = MemoryService(
-        kv=HostLimitedKeyValueStore(), vectors=make_index(kind, tmp), embedder_for=lambda c, kb: emb, settings=settings
+        kv=kv(store) if kv is not None else store,
+        vectors=vectors(index) if vectors is not None else index,
+        embedder_for=embedder_for(plain) if embedder_for is not None else plain,
+        settings=settings,
+        delete_batch=delete_batch,
     )
     await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
     return svc
+
+
+def restarted(svc: MemoryService, settings: Callable[[], Settings] = Settings) -> MemoryService:
+    """A new process over ``svc``'s stores: nothing in memory carries over (indexes, caches)."""
+    return MemoryService(
+        kv=svc.kv, vectors=svc.vectors, embedder_for=svc.embedder_for, settings=settings, delete_batch=svc.delete_batch
+    )
 
 
 async def scope_of(

@@ -35,6 +35,7 @@ from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.domain import models
 from ltm.i18n import catalog
 from ltm.service import MemoryService, Settings
+from ltm.service.writes import DELETE_BATCH
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 KB = "kb-rel"
@@ -204,11 +205,14 @@ def host_service(
     fake: FakeHostHandler,
     settings: Callable[[], Settings] = Settings,
     clock: Callable[[], datetime] | None = None,
+    *,
+    delete_batch: int = DELETE_BATCH,
 ) -> MemoryService:
     """A MemoryService over the real host adapters of a real BasePlugin talking to ``fake``."""
     plugin = make_plugin(fake)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     svc = MemoryService(
+        delete_batch=delete_batch,
         kv=HostKeyValueStore(plugin),
         vectors=HostVectorIndex(plugin),
         embedder_for=lambda collection, kb: HostEmbedder(plugin, kb.embedding_model),

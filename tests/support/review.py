@@ -57,9 +57,12 @@ class World:
     model: ScriptedModel | None = None
 
 
-async def review_world(tmp: Path, model: ScriptedModel | None = None, **config: Any) -> World:
-    """A numpy-backed service with a review queue; ``config`` are plugin config items (live)."""
-    svc = await build_service("numpy", tmp)
+async def review_world(
+    tmp: Path, model: ScriptedModel | None = None, *, kv: Callable[[Any], Any] | None = None, **config: Any
+) -> World:
+    """A numpy-backed service with a review queue; ``config`` are plugin config items (live);
+    ``kv`` wraps the storage (see :func:`tests.support.build_service`)."""
+    svc = await build_service("numpy", tmp, kv=kv)
     svc.clock = ticking_clock()
     cfg = dict(config)
     review = reviewed(svc, settings=lambda: ReviewSettings.from_config(cfg), model=model)

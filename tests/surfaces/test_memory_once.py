@@ -10,6 +10,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 
 from ltm.service.turns import ServedTurns, identity
+from main import compose
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_plugin_smoke import BOT, KB, query_vars, run_listener
@@ -54,7 +55,7 @@ async def test_after_the_block_served_a_turn_the_engine_adds_no_second_copy() ->
     ctl, fake, mem_id = await plugin_with_memory()
     engine = component(ctl, "KnowledgeEngine", "memory_engine")
     clock = Clock()
-    engine.plugin.served_turns = ServedTurns(clock=clock)
+    engine.plugin.adopt(compose(engine.plugin, served_turns=ServedTurns(clock=clock)))
 
     before = await engine.retrieve(ask())  # control: no listener turn yet, the engine serves the runner
     assert [r.id for r in before.results] == [mem_id]
@@ -71,7 +72,7 @@ async def test_after_the_block_served_a_turn_the_engine_adds_no_second_copy() ->
 
     clock.now += ServedTurns().window_s + 1  # the turn is over: a later runner call is served again
     after = await engine.retrieve(ask())
-    assert [r.id for r in after.results] == [mem_id]
+    assert [r.id for r in after.results] == [mem_id], after.metadata
 
 
 @pytest.mark.asyncio

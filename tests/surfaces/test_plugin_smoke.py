@@ -19,7 +19,7 @@ from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 from langbot_plugin.cli.run.controller import PluginRuntimeController
 
-from ltm.service.turns import ServedTurns
+from main import compose
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin  # the one plugin loader of the tests
 
@@ -115,7 +115,7 @@ async def test_whole_plugin_loads_and_every_surface_runs_once() -> None:
     ask = RetrievalContext(query="jasmine tea", knowledge_base_id=KB, collection_id=KB, retrieval_settings=u1)
     served = await engine.retrieve(ask)  # the listener's block of this turn already carries it
     assert served.results == [] and served.metadata == {"reason": "served by the memory block"}
-    engine.plugin.served_turns = ServedTurns()  # no listener turn for this chat: the engine serves the runner
+    engine.plugin.adopt(compose(engine.plugin))  # a restarted installation: no listener turn, the engine serves
     got = await engine.retrieve(ask)
     assert [r.id for r in got.results] == [first_id]
     none = await engine.retrieve(

@@ -26,6 +26,7 @@ from components.tools.recall_memory import RecallMemory
 from components.tools.remember import Remember
 from ltm.domain.tombstone import value_key
 from ltm.service import Actor, Settings
+from ltm.service.compose import build
 from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
 from ltm.service.injection import BEGIN, END
 from main import LongTermMemory
@@ -430,7 +431,8 @@ class TestConsole:
     async def test_without_a_review_queue(self) -> None:
         w = await world(ON)
         ep, _ = await w.service.remember(await w.scope(), {"content": "I like tea."}, ADMIN_ACTOR)
-        w.plugin.review = None
+        consolidator = w.plugin.consolidator
+        w.plugin.adopt(build(w.service, consolidator=lambda svc: consolidator))  # the same graph, no review queue
         assert (await w.ok("/meta"))["features"]["candidates"] is False
         before = w.state()
         for endpoint, body in (("/candidates", {}), ("/episode/forget", {"id": ep.id, "never": True})):

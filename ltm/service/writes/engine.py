@@ -65,6 +65,7 @@ class WriteEngine:
         embedder: Callable[[Scope], Awaitable[Embedder]],
         clock: Callable[[], datetime] = now_utc,
         background: Background | None = None,
+        delete_batch: int = DELETE_BATCH,
     ) -> None:
         self.stores = Stores(kv, vectors, clock)
         self.index = index
@@ -74,7 +75,7 @@ class WriteEngine:
         self.reads = Reader(lambda: self.stores.vectors)
         self.fencing = Fences(self.stores)
         self.journal = Journal(self.stores, self.fencing, self.reads, self.background)
-        self.delete_batch = DELETE_BATCH  # ids per backend delete call
+        self.delete_batch = delete_batch  # ids per backend delete call
         # the waits of a read-back: a backend may show a write (or a delete) only a moment later
         self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
 
@@ -83,17 +84,9 @@ class WriteEngine:
     def kv(self) -> KeyValueStore:
         return self.stores.kv
 
-    @kv.setter
-    def kv(self, value: KeyValueStore) -> None:
-        self.stores.kv = value
-
     @property
     def vectors(self) -> VectorIndex:
         return self.stores.vectors
-
-    @vectors.setter
-    def vectors(self, value: VectorIndex) -> None:
-        self.stores.vectors = value
 
     @property
     def clock(self) -> Callable[[], datetime]:

@@ -17,7 +17,8 @@ from .actor import Actor
 @dataclass
 class Stores:
     """Plugin storage, the vector index and the clock, read at use by every part of the engine
-    (a test swaps one on the service); the audit log is built over the first storage."""
+    (only the clock is ever replaced: a test travels in time); the audit log is built over the
+    first storage."""
 
     kv: KeyValueStore
     vectors: VectorIndex

@@ -1,0 +1,87 @@
+"""One installation's object graph: the service, its review queue and consolidator, the served-turn
+marks, and what happens to them when the host deletes a memory knowledge base.
+
+:func:`ltm.service.compose.build` makes one; building starts nothing (no recovery, no background
+task), :meth:`Installation.start` does. The parts are joined once, at build: no part of an
+installation is swapped afterwards, so none can be left on an old store (a test that wants another
+store or no review queue builds another installation).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+from ..domain.scope import CAND_PREFIX, INJECT_PREFIX, TOMB_PREFIX, kb_part, parse_storage_key
+from .consolidation import Consolidator
+from .memory_service import MemoryService
+from .review import ReviewQueue
+from .turns import ServedTurns
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class KbDeletion:
+    """What deleting one knowledge base removed besides its vectors, settings, index and fences."""
+
+    candidates: int = 0  # stored candidate records, their open lists and index chunks
+    tombstones: int = 0
+    proposals: int = 0
+    injections: int = 0  # last-turn snapshots of chats whose last turn recalled from it
+
+
+@dataclass
+class Installation:
+    service: MemoryService
+    review: ReviewQueue | None = None
+    consolidator: Consolidator | None = None
+    served_turns: ServedTurns = field(default_factory=ServedTurns)
+    started: bool = False
+
+    def start(self) -> None:
+        """Begin the installation's background life: settle what a crash left in the write
+        journal (every write waits for it; reads do not)."""
+        if not self.started:
+            self.started = True
+            self.service.start_recovery()
+
+    def stop(self) -> None:
+        """The installation was revoked: its recovery and every queued or running background job stop."""
+        self.service.stop_recovery()
+        self.service.stop_background()
+
+    async def delete_kb(self, kb_id: str) -> KbDeletion:
+        """The host deleted the knowledge base ``kb_id``: its settings, recall index and snapshots,
+        fences and vectors go (:meth:`.registry.KbRegistry.unregister_kb`), and so does everything
+        kept beside it - review candidates, tombstones (their values can never come back: no row of
+        the knowledge base is left), consolidation proposals and the last-turn snapshots that
+        showed its memories. The audit log stays: it is the record of what was done."""
+        await self.service.unregister_kb(kb_id)
+        proposals = await self.consolidator.on_kb_deleted(kb_id) if self.consolidator is not None else 0
+        kv = self.service.kv
+        candidates = tombstones = injections = 0
+        for prefix, layout in ((CAND_PREFIX, "candidate"), (TOMB_PREFIX, "tombstone")):
+            for key in await kv.keys(f"{prefix}{kb_part(kb_id)}/"):
+                parsed = parse_storage_key(key)
+                if parsed is None or parsed.layout != layout or parsed.kb != kb_part(kb_id):
+                    continue  # a key of another knowledge base that merely starts like this one
+                await kv.delete(key)
+                if layout == "candidate":
+                    candidates += 1
+                else:
+                    tombstones += 1
+        for key in await kv.keys(INJECT_PREFIX):
+            raw = await kv.get(key)
+            try:
+                record = json.loads(raw) if raw else None
+            except ValueError:
+                record = None
+            owner = record.get("owner") if isinstance(record, dict) else None
+            if isinstance(owner, dict) and owner.get("collection") == kb_id:
+                await kv.delete(key)
+                injections += 1
+        done = KbDeletion(candidates, tombstones, proposals, injections)
+        log.info("memory knowledge base %s deleted with what was kept beside it: %s", kb_id, done)
+        return done
