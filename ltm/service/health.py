@@ -21,7 +21,7 @@ from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
 from ..i18n import t
 from ..ports import VectorRecord
 from .injection import template_check_async
-from .memory_service import MemoryService
+from .neighbours import HealthHost
 from .readback import read_until
 from .writes.actor import Actor, require_admin
 
@@ -63,7 +63,7 @@ class HealthReport:
 
 
 async def run_health(
-    service: MemoryService,
+    service: HealthHost,
     scope: Scope,
     pipeline_kbs: Sequence[str] | None = None,
     *,
@@ -101,7 +101,7 @@ async def run_health(
     return HealthReport(checks)
 
 
-async def isolation_probe(service: MemoryService, collection: str, vector: Sequence[float]) -> Check:
+async def isolation_probe(service: HealthHost, collection: str, vector: Sequence[float]) -> Check:
     """Write two probe records under two keys; search, list and delete must each stay inside a key.
 
     Nothing is concluded from a read too early: each read-back is retried within the write

@@ -11,14 +11,15 @@ by :mod:`ltm.domain.privilege` inside the verb itself, so no surface can skip th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..domain import privilege as policy
-from ..domain.scope import Scope
+from ..domain.models import Episode, EpisodeInput, Profile
+from ..domain.scope import Criteria, Scope
 from ..domain.timefields import now_utc
-from ..ports import KeyValueStore, VectorIndex
+from ..ports import Embedder, KeyValueStore, VectorIndex
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
@@ -29,11 +30,11 @@ from .ledger import UsageLedger
 from .locks import ScopeLocks
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
-from .recall_index import RecallIndex
+from .recall_index import RecallIndex, ScopeIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retire import RetireEvent
-from .settings import Settings
-from .snapshots import InjectionSnapshots
+from .settings import KbSettings, Settings
+from .snapshots import InjectionSnapshot, InjectionSnapshots
 from .turn import Injection, Publish, prepare_turn
 from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
@@ -84,48 +85,212 @@ class MemoryService:
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
-        # The verbs, each implemented once in its capability module.
-        self.register_kb = self.registry.register_kb
-        self.unregister_kb = self.registry.unregister_kb
-        self.kb_settings = self.registry.kb_settings
-        self.known_kbs = self.registry.known_kbs
-        self.resolve_kb = self.registry.resolve_kb
-        self.scope_for = self.registry.scope_for
-        self.embedder = self.registry.embedder
+    # ------------------------------------------------------------------ the verbs
+    # Each implemented once in its capability module; here so go-to-definition and the type
+    # checker see the signature (tests/unit/test_facade.py holds them equal).
+    async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
+        """:meth:`.registry.KbRegistry.register_kb`."""
+        return await self.registry.register_kb(kb_id, creation)
 
-        self.get_profile = self.profiles.get_profile
-        self.update_profile = self.profiles.update_profile
-        self.speaker_profiles = self.profiles.speaker_profiles
+    async def unregister_kb(self, kb_id: str) -> None:
+        """:meth:`.registry.KbRegistry.unregister_kb`."""
+        return await self.registry.unregister_kb(kb_id)
 
-        self.remember = self.episodes.remember
-        self.screen_statement = self.episodes.screen_statement
-        self.confirm_episode = self.episodes.confirm_episode
-        self.get_episode = self.episodes.get_episode
-        self.list_episodes = self.episodes.list_episodes
-        self.count_by_status = self.episodes.count_by_status
-        self.fetch = self.episodes.fetch
-        self.forget = self.episodes.forget
-        self.set_status = self.episodes.set_status
-        self.bulk_delete = self.episodes.bulk_delete
+    async def kb_settings(self, kb_id: str) -> KbSettings | None:
+        """:meth:`.registry.KbRegistry.kb_settings`."""
+        return await self.registry.kb_settings(kb_id)
 
-        self.ingest_document = self.documents.ingest_document
-        self.delete_document = self.documents.delete_document
+    async def known_kbs(self) -> list[str]:
+        """:meth:`.registry.KbRegistry.known_kbs`."""
+        return await self.registry.known_kbs()
 
-        self.recall = self.recaller.recall
-        self.scope_index = self.recaller.scope_index
+    async def resolve_kb(self, pipeline_kbs: Sequence[str] = ()) -> str:
+        """:meth:`.registry.KbRegistry.resolve_kb`."""
+        return await self.registry.resolve_kb(pipeline_kbs)
 
-        self.save_injection = self.snapshots.save_injection
-        self.last_injection = self.snapshots.last_injection
+    async def scope_for(
+        self,
+        *,
+        kb_id: str,
+        session_name: str | None = None,
+        launcher_type: str | None = None,
+        launcher_id: str | None = None,
+        bot_uuid: str | None = None,
+        sender_id: str | None = None,
+    ) -> Scope:
+        """:meth:`.registry.KbRegistry.scope_for`."""
+        return await self.registry.scope_for(
+            kb_id=kb_id,
+            session_name=session_name,
+            launcher_type=launcher_type,
+            launcher_id=launcher_id,
+            bot_uuid=bot_uuid,
+            sender_id=sender_id,
+        )
 
-        self.audit_count = self.audit.scope_count
-        self.audit_page = self.audit.scope_page
+    async def embedder(self, scope: Scope) -> Embedder:
+        """:meth:`.registry.KbRegistry.embedder`."""
+        return await self.registry.embedder(scope)
 
-        self.fences = self.writes.fencing.fences
-        self.fence_of = self.writes.fencing.fence_of
-        self.clear_fence = self.writes.fencing.clear_fence
-        self.clear_kb_fences = self.writes.fencing.clear_kb_fences
-        self.recover = self.writes.journal.recover
-        self.wait_recovered = self.writes.journal.wait_recovered
+    async def get_profile(self, scope: Scope, kind: str, sender_id: str = "") -> Profile:
+        """:meth:`.profiles.Profiles.get_profile`."""
+        return await self.profiles.get_profile(scope, kind, sender_id)
+
+    async def update_profile(self, scope: Scope, patch_raw: dict[str, Any], actor: Actor) -> Profile:
+        """:meth:`.profiles.Profiles.update_profile`."""
+        return await self.profiles.update_profile(scope, patch_raw, actor)
+
+    async def speaker_profiles(self, scope: Scope) -> list[Profile]:
+        """:meth:`.profiles.Profiles.speaker_profiles`."""
+        return await self.profiles.speaker_profiles(scope)
+
+    async def remember(self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool") -> Remembered:
+        """:meth:`.episodes.Episodes.remember`."""
+        return await self.episodes.remember(scope, raw, actor, origin=origin)
+
+    async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
+        """:meth:`.episodes.Episodes.screen_statement`."""
+        return await self.episodes.screen_statement(scope, data, actor, origin)
+
+    async def confirm_episode(self, scope: Scope, episode_id: str, actor: Actor, reason: str = "") -> Episode:
+        """:meth:`.episodes.Episodes.confirm_episode`."""
+        return await self.episodes.confirm_episode(scope, episode_id, actor, reason)
+
+    async def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        """:meth:`.episodes.Episodes.get_episode`."""
+        return await self.episodes.get_episode(scope, episode_id)
+
+    async def list_episodes(
+        self,
+        scope: Scope,
+        *,
+        statuses: Sequence[str] | None = ("active",),
+        page: int = 1,
+        page_size: int = 10,
+        sender_id: str | None = None,
+        event_from_ts: float | None = None,
+        event_until_ts: float | None = None,
+        as_of_ts: float | None = None,
+    ) -> EpisodePage:
+        """:meth:`.episodes.Episodes.list_episodes`."""
+        return await self.episodes.list_episodes(
+            scope,
+            statuses=statuses,
+            page=page,
+            page_size=page_size,
+            sender_id=sender_id,
+            event_from_ts=event_from_ts,
+            event_until_ts=event_until_ts,
+            as_of_ts=as_of_ts,
+        )
+
+    async def count_by_status(self, scope: Scope) -> dict[str, int]:
+        """:meth:`.episodes.Episodes.count_by_status`."""
+        return await self.episodes.count_by_status(scope)
+
+    async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
+        """:meth:`.episodes.Episodes.fetch`."""
+        return await self.episodes.fetch(scope, criteria, limit)
+
+    async def forget(
+        self, scope: Scope, episode_id: str, actor: Actor, reason: str = "", *, never: bool = False
+    ) -> Episode:
+        """:meth:`.episodes.Episodes.forget`."""
+        return await self.episodes.forget(scope, episode_id, actor, reason, never=never)
+
+    async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
+        """:meth:`.episodes.Episodes.set_status`."""
+        return await self.episodes.set_status(scope, episode_id, status, actor, reason)
+
+    async def bulk_delete(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "", tag: str = "") -> int:
+        """:meth:`.episodes.Episodes.bulk_delete`."""
+        return await self.episodes.bulk_delete(scope, criteria, actor, reason, tag)
+
+    async def ingest_document(self, kb_id: str, document_id: str, payload: Any, actor: Actor) -> int:
+        """:meth:`.documents.Documents.ingest_document`."""
+        return await self.documents.ingest_document(kb_id, document_id, payload, actor)
+
+    async def delete_document(self, kb_id: str, document_id: str, actor: Actor) -> int:
+        """:meth:`.documents.Documents.delete_document`."""
+        return await self.documents.delete_document(kb_id, document_id, actor)
+
+    async def recall(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        limit: int | None = None,
+        speaker_id: str | None = None,
+        only_speaker: bool = False,
+        time_from: str | None = None,
+        time_until: str | None = None,
+        as_of: str | None = None,
+        with_profiles: bool = True,
+        budget_tokens: int | None = None,
+        parse_window: bool = True,
+        trace: bool = False,
+        trace_all_statuses: bool = False,
+    ) -> RecallResult:
+        """:meth:`.recall.Recall.recall`."""
+        return await self.recaller.recall(
+            scope,
+            query,
+            limit=limit,
+            speaker_id=speaker_id,
+            only_speaker=only_speaker,
+            time_from=time_from,
+            time_until=time_until,
+            as_of=as_of,
+            with_profiles=with_profiles,
+            budget_tokens=budget_tokens,
+            parse_window=parse_window,
+            trace=trace,
+            trace_all_statuses=trace_all_statuses,
+        )
+
+    async def scope_index(self, scope: Scope, settings: Settings | None = None) -> ScopeIndex:
+        """:meth:`.recall.Recall.scope_index`."""
+        return await self.recaller.scope_index(scope, settings)
+
+    async def save_injection(self, scope: Scope, snapshot: InjectionSnapshot) -> None:
+        """:meth:`.snapshots.InjectionSnapshots.save_injection`."""
+        return await self.snapshots.save_injection(scope, snapshot)
+
+    async def last_injection(self, scope: Scope) -> InjectionSnapshot | None:
+        """:meth:`.snapshots.InjectionSnapshots.last_injection`."""
+        return await self.snapshots.last_injection(scope)
+
+    async def audit_count(self, scope: Scope) -> int:
+        """:meth:`.audit.AuditLog.scope_count`."""
+        return await self.audit.scope_count(scope)
+
+    async def audit_page(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[dict[str, Any]], int]:
+        """:meth:`.audit.AuditLog.scope_page`."""
+        return await self.audit.scope_page(scope, page, page_size)
+
+    async def fences(self) -> dict[str, dict[str, Any]]:
+        """:meth:`.writes.fences.Fences.fences`."""
+        return await self.writes.fencing.fences()
+
+    async def fence_of(self, lock_key: str) -> dict[str, Any] | None:
+        """:meth:`.writes.fences.Fences.fence_of`."""
+        return await self.writes.fencing.fence_of(lock_key)
+
+    async def clear_fence(self, lock_key: str, actor: Actor, reason: str = "") -> bool:
+        """:meth:`.writes.fences.Fences.clear_fence`."""
+        return await self.writes.fencing.clear_fence(lock_key, actor, reason)
+
+    async def clear_kb_fences(self, kb_id: str, actor: Actor, reason: str = "") -> int:
+        """:meth:`.writes.fences.Fences.clear_kb_fences`."""
+        return await self.writes.fencing.clear_kb_fences(kb_id, actor, reason)
+
+    async def recover(self) -> list[dict[str, Any]]:
+        """:meth:`.writes.journal.Journal.recover`."""
+        return await self.writes.journal.recover()
+
+    async def wait_recovered(self) -> None:
+        """:meth:`.writes.journal.Journal.wait_recovered`."""
+        return await self.writes.journal.wait_recovered()
 
     # ------------------------------------------------------------------ settings and policy
     @property

@@ -63,7 +63,7 @@ from ..domain.models import (
 from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
-from .memory_service import MemoryService
+from .neighbours import TransferHost
 from .writes.actor import Actor, require_admin
 from .writes.errors import need_l2
 from .writes.plan import WriteStep
@@ -116,7 +116,7 @@ def _source(scope: Scope) -> dict[str, str]:
 
 
 async def export_scope(
-    service: MemoryService,
+    service: TransferHost,
     scope: Scope,
     actor: Actor,
     *,
@@ -193,7 +193,7 @@ async def export_scope(
     return doc
 
 
-async def _audit_export(service: MemoryService, scope: Scope, actor: Actor, summary: str, targets: list[str]) -> None:
+async def _audit_export(service: TransferHost, scope: Scope, actor: Actor, summary: str, targets: list[str]) -> None:
     async with service.locks.hold(l2_lock_key(scope)):
         await service.writes.audit(scope, actor, "scope.export", targets, summary)
 
@@ -381,7 +381,7 @@ def _imported_marks(item: ImportItem) -> tuple[str, dict[str, Any]]:
     return given, extra
 
 
-async def import_scope(service: MemoryService, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
+async def import_scope(service: TransferHost, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
     """Import L2 episodes into ``scope`` (see the module docstring). Validates the whole batch first.
     A memory admin's verb: refused before the document is read."""
     require_admin("import", actor, service.settings)
@@ -474,7 +474,7 @@ def _repair_links(new: list[Episode], existing: dict[str, Episode]) -> list[tupl
 
 
 def _import_steps(
-    service: MemoryService,
+    service: TransferHost,
     scope: Scope,
     episodes: list[Episode],
     patches: list[tuple[Episode, Episode]],

@@ -20,7 +20,7 @@ from ...domain import records as rec
 from ...domain.errors import LtmError
 from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key, user_key_scope
 from ...domain.timefields import parse_instant
-from ..memory_service import MemoryService
+from ..neighbours import ConsolidationHost
 from ..writes.actor import Actor
 from ..writes.errors import backend, need_l2
 
@@ -148,7 +148,7 @@ class Proposal:
 class ProposalStore:
     """The proposal records of one service's scopes."""
 
-    def __init__(self, service: MemoryService) -> None:
+    def __init__(self, service: ConsolidationHost) -> None:
         self.service = service
 
     async def load(self, user_key: str, proposal_id: str) -> Proposal | None:

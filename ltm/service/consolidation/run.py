@@ -43,7 +43,7 @@ from ...domain.scope import (
 )
 from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
-from ..memory_service import MemoryService
+from ..neighbours import ConsolidationHost
 from ..retire import RetireEvent
 from ..writes.actor import Actor, require_admin
 from ..writes.errors import backend, need_l2
@@ -145,12 +145,12 @@ class RunResult:
 
 
 class Consolidator:
-    """Consolidation over one :class:`MemoryService`. Its :meth:`give_back_steps` and
+    """Consolidation over one :class:`~ltm.service.neighbours.ConsolidationHost`. Its :meth:`give_back_steps` and
     :meth:`on_retired` join the service's retire pipeline in :func:`ltm.service.compose.wire`."""
 
     def __init__(
         self,
-        service: MemoryService,
+        service: ConsolidationHost,
         model: ChatModel | None = None,
         *,
         settings: Callable[[], ConsolidationSettings] | None = None,

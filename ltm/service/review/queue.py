@@ -43,7 +43,7 @@ from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
-from ..memory_service import MemoryService
+from ..neighbours import ReviewHost
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
 from ..writes.actor import Actor, require_admin
@@ -112,12 +112,12 @@ class _Skip(Exception):
 
 
 class ReviewQueue(ReviewPart):
-    """Candidates, tombstones and the resolver over one :class:`MemoryService`. Its :meth:`guard`
+    """Candidates, tombstones and the resolver over one :class:`~ltm.service.neighbours.ReviewHost`. Its :meth:`guard`
     and its tombstone book join the service's writes in :func:`ltm.service.compose.wire`."""
 
     def __init__(
         self,
-        service: MemoryService,
+        service: ReviewHost,
         settings: Callable[[], ReviewSettings] = ReviewSettings,
         model: ChatModel | None = None,
     ) -> None:

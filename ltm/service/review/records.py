@@ -9,7 +9,7 @@ from ...domain.errors import ValidationError
 from ...domain.scope import Scope, candidate_key, review_base, tombstone_key
 from ...domain.text import MAX_REASON
 from ...domain.timefields import to_iso
-from ..memory_service import MemoryService
+from ..neighbours import ReviewHost
 from ..writes.errors import backend
 
 
@@ -22,7 +22,7 @@ def clean_reason(reason: str) -> str:
 class ReviewPart:
     """A part of the review queue over one service: its storage keys and JSON reads and writes."""
 
-    def __init__(self, service: MemoryService) -> None:
+    def __init__(self, service: ReviewHost) -> None:
         self.service = service
         self.locks = service.locks  # the same locks as the service's writes it fences with
 
