@@ -41,8 +41,8 @@ class Stores(Protocol):
     def locks(self) -> ScopeLocks: ...
 
 
-class Mutations(Protocol):
-    """The one journaled, audited mutation and the storage step every neighbour writes with."""
+class Mutate(Protocol):
+    """The one journaled, audited mutation."""
 
     async def mutate(
         self,
@@ -53,6 +53,10 @@ class Mutations(Protocol):
         reason: str = "",
         verify: Callable[[], Awaitable[Any]] | None = None,
     ) -> None: ...
+
+
+class Mutations(Mutate, Protocol):
+    """The mutation and the storage step a neighbour's records are written with."""
 
     def kv_step(
         self,
@@ -111,17 +115,7 @@ class ConsolidationWrites(Mutations, Audited, Protocol):
     def restore_step(self, scope: Scope, episodes: Sequence[Episode], cause: str, operation: str) -> WriteStep: ...
 
 
-class TransferWrites(Audited, Protocol):
-    async def mutate(
-        self,
-        actor: Actor,
-        operation: str,
-        steps: Sequence[WriteStep],
-        *,
-        reason: str = "",
-        verify: Callable[[], Awaitable[Any]] | None = None,
-    ) -> None: ...
-
+class TransferWrites(Mutate, Audited, Protocol):
     async def upsert(
         self, scope: Scope, episodes: Sequence[Episode], operation: str = "vector write", *, fence_check: bool = True
     ) -> None: ...
