@@ -1316,19 +1316,20 @@ class Stack:
         return data
 
     def kb_add_document(
-        self, content: bytes, filename: str = "memories.json", timeout: float = 120.0
+        self, content: bytes, filename: str = "memories.json", timeout: float = 120.0, kb_uuid: str | None = None
     ) -> dict[str, Any]:
         """Upload a file and add it to the memory KB the way the dashboard does (4.11.2: upload,
         add - a background task that calls the engine's ``ingest`` -, then poll the KB's file list
         until the row is final). Returns the file row (``uuid``, ``status``, ``engine_document_id``)."""
         upload = {"file": (filename, content, "application/json")}
+        kb = kb_uuid or self.kb_uuid
         file_id = self.api("POST", "/files/documents", files=upload)["file_id"]
-        self.api("POST", f"/knowledge/bases/{self.kb_uuid}/files", {"file_id": file_id})
+        self.api("POST", f"/knowledge/bases/{kb}/files", {"file_id": file_id})
         row: dict[str, Any] = {}
 
         def final() -> bool:
             nonlocal row
-            files = self.api("GET", f"/knowledge/bases/{self.kb_uuid}/files").get("files") or []
+            files = self.api("GET", f"/knowledge/bases/{kb}/files").get("files") or []
             row = next((f for f in files if f.get("file_name") == file_id), {})
             return row.get("status") in ("completed", "failed", "interrupted")
 

@@ -1,7 +1,7 @@
 """Deleting a memory knowledge base in the real host's dashboard API: LangBot calls the plugin's
 ``on_knowledge_base_delete``, and the installation's cascade removes the knowledge base's record and
-what the plugin kept beside it (review candidates, tombstones) while the pipeline's own memory
-knowledge base keeps its records (the positive control)."""
+what the plugin kept beside it (a tombstone written through the console), while the pipeline's own
+memory knowledge base keeps its record and its tombstones (the positive control)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from e2e.stack import Stack, wait_for
+from e2e.stack import WEBCHAT_BOT_UUID, Stack, wait_for
 
 pytestmark = pytest.mark.e2e
-OWNER = "e2e-del-bot:person_e2e_deleted"  # a user key of the deleted knowledge base's chat
+SESSION = "person_e2e_kb_deleted"
 
 
-def test_deleting_a_memory_kb_takes_its_candidates_and_tombstones(stack: Stack) -> None:
+def test_deleting_a_memory_kb_takes_its_tombstones(stack: Stack) -> None:
     if stack.backends.vdb == "milvus":
         pytest.skip("a KB on Milvus is unusable: tests/e2e/test_milvus_e2e.py")
     kb = stack.api(
@@ -29,25 +29,21 @@ def test_deleting_a_memory_kb_takes_its_candidates_and_tombstones(stack: Stack) 
             "retrieval_settings": {},
         },
     )["uuid"]
-    wait_for("the plugin to register the new knowledge base", lambda: stack.plugin_storage_keys(f"kb/{kb}"), 60)
-    kept = {  # the same layouts under the pipeline's memory knowledge base: they must stay
-        f"tomb/{stack.kb_uuid}/{OWNER}/tb_00000000000000aa": b"{}",
-        f"cand/{stack.kb_uuid}/{OWNER}/open": b"[]",
-    }
-    gone = {
-        f"tomb/{kb}/{OWNER}/tb_00000000000000bb": json.dumps({"content": "a forgotten value"}).encode(),
-        f"cand/{kb}/{OWNER}/open": b"[]",
-        f"cand/{kb}/{OWNER}/head": json.dumps({"seq": 0}).encode(),
-    }
-    for key, value in {**kept, **gone}.items():
-        stack.put_plugin_storage(key, value)
-    assert set(gone) <= set(stack.plugin_storage_keys(f"cand/{kb}") + stack.plugin_storage_keys(f"tomb/{kb}"))
+    doc = {"bot_uuid": WEBCHAT_BOT_UUID, "episodes": [{"session_name": SESSION, "content": "Dana keeps bees"}]}
+    row = stack.kb_add_document(json.dumps(doc).encode("utf-8"), kb_uuid=kb)
+    assert row.get("status") == "completed", row
+    scope = {"kb_id": kb, "session_name": SESSION, "bot_uuid": WEBCHAT_BOT_UUID, "sender_id": ""}
+    (episode,) = stack.page_api("/episodes", {"scope": scope, "status": "active"})["items"]
+    stack.page_api("/episode/forget", {"scope": scope, "id": episode["id"], "never": True, "reason": "e2e"})
+    tombstones = stack.plugin_storage_keys(f"tomb/{kb}/")
+    assert tombstones and stack.plugin_storage_keys(f"kb/{kb}")  # positive control: there is something to take
+    kept = stack.plugin_storage_keys(f"kb/{stack.kb_uuid}") + stack.plugin_storage_keys(f"tomb/{stack.kb_uuid}/")
 
     stack.api("DELETE", f"/knowledge/bases/{kb}")
 
     def cascaded() -> bool:
-        return not any(stack.plugin_storage_keys(p) for p in (f"kb/{kb}", f"cand/{kb}", f"tomb/{kb}"))
+        return not any(stack.plugin_storage_keys(p) for p in (f"kb/{kb}", f"tomb/{kb}/", f"cand/{kb}/"))
 
-    wait_for("the knowledge base's candidates, tombstones and record to go", cascaded, 60)
-    left = set(stack.plugin_storage_keys(f"tomb/{stack.kb_uuid}") + stack.plugin_storage_keys(f"cand/{stack.kb_uuid}"))
-    assert set(kept) <= left  # positive control: the other knowledge base's records stay
+    wait_for("the knowledge base's tombstones and record to go", cascaded, 60)
+    after = stack.plugin_storage_keys(f"kb/{stack.kb_uuid}") + stack.plugin_storage_keys(f"tomb/{stack.kb_uuid}/")
+    assert after == kept  # the other knowledge base's record and tombstones stay
