@@ -20,7 +20,7 @@ from typing import Any
 from ..domain import ledger as rules
 from ..domain.scope import Scope, ledger_key
 from ..domain.timefields import to_iso
-from ..ports import HOST_CALLS, KeyValueStore
+from ..ports import HOST_CALLS, KeyValueStore, is_connection_lost
 from .background import Background
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,11 @@ class UsageLedger:
         token = HOST_CALLS.set(None)  # the flush's storage calls are not the reporting turn's
         try:
             await self.flush()
-        except Exception:  # a lost ledger write never reaches a chat; the next report retries
-            log.warning("usage ledger write failed", exc_info=True)
+        except Exception as exc:  # a lost ledger write never reaches a chat; the next report retries
+            if is_connection_lost(exc):  # a restart of the plugin: the next instance keeps its own counts
+                log.info("usage ledger not written: the host connection is closed (%s)", exc)
+            else:
+                log.warning("usage ledger write failed", exc_info=True)
         finally:
             HOST_CALLS.reset(token)
 

@@ -37,7 +37,9 @@ async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(templates, "MAX_OPERATIONS", 10**9)  # only the deadline can stop it now
-    monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.5)
+    # well under what SLOW's million iterations take on any machine seen (0.45-0.9 s), so only the
+    # deadline ends it
+    monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.2)
     payload = _payload(["tea at nine"])
     beats = 0
     done = asyncio.Event()
@@ -55,7 +57,7 @@ async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     done.set()
     await ticker
     assert block == render_block(payload, "en_US")  # the shipped block, whole
-    assert elapsed >= 0.4 and beats >= 10, (elapsed, beats)  # the loop ran while the template did
+    assert elapsed >= 0.15 and beats >= 5, (elapsed, beats)  # the loop ran while the template did
     seen = injection.turn_refusal(SLOW)
     assert seen is not None and (seen.reason, seen.limit) == ("budget", "time")
     # control: a template within budget renders off the loop too, as itself
