@@ -9,11 +9,10 @@ store or no review queue builds another installation).
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 
-from ..domain.scope import CAND_PREFIX, INJECT_PREFIX, TOMB_PREFIX, kb_part, parse_storage_key
+from ..domain.scope import CAND_PREFIX, TOMB_PREFIX, kb_part, parse_storage_key
 from .consolidation import Consolidator
 from .memory_service import MemoryService
 from .review import ReviewQueue
@@ -61,7 +60,7 @@ class Installation:
         await self.service.unregister_kb(kb_id)
         proposals = await self.consolidator.on_kb_deleted(kb_id) if self.consolidator is not None else 0
         kv = self.service.kv
-        candidates = tombstones = injections = 0
+        candidates = tombstones = 0
         for prefix, layout in ((CAND_PREFIX, "candidate"), (TOMB_PREFIX, "tombstone")):
             for key in await kv.keys(f"{prefix}{kb_part(kb_id)}/"):
                 parsed = parse_storage_key(key)
@@ -72,16 +71,7 @@ class Installation:
                     candidates += 1
                 else:
                     tombstones += 1
-        for key in await kv.keys(INJECT_PREFIX):
-            raw = await kv.get(key)
-            try:
-                record = json.loads(raw) if raw else None
-            except ValueError:
-                record = None
-            owner = record.get("owner") if isinstance(record, dict) else None
-            if isinstance(owner, dict) and owner.get("collection") == kb_id:
-                await kv.delete(key)
-                injections += 1
+        injections = await self.service.snapshots.drop_collection(kb_id)
         done = KbDeletion(candidates, tombstones, proposals, injections)
         log.info("memory knowledge base %s deleted with what was kept beside it: %s", kb_id, done)
         return done

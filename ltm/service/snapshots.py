@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..domain.scope import Scope, inject_key
+from ..domain.scope import INJECT_PREFIX, Scope, inject_key
 from .writes.engine import WriteEngine
 
 # The fields of the stored record, in the order it is written; any other key is kept in ``extra``.
@@ -166,6 +166,25 @@ class InjectionSnapshots:
     async def save_injection(self, scope: Scope, snapshot: InjectionSnapshot) -> None:
         record = snapshot.owned_by(scope).to_record()
         await self.writes.kv.set(inject_key(scope), json.dumps(record, ensure_ascii=False).encode("utf-8"))
+
+    async def drop_collection(self, kb_id: str) -> int:
+        """Delete the last-turn snapshots that recalled from the knowledge base ``kb_id`` (it is
+        gone); a snapshot that does not name its knowledge base (an older build's) stays. Returns
+        the number deleted."""
+        n = 0
+        for key in await self.writes.kv.keys(INJECT_PREFIX):
+            raw = await self.writes.kv.get(key)
+            try:
+                record = json.loads(raw) if raw else None
+            except ValueError:
+                continue
+            if not isinstance(record, Mapping):
+                continue
+            owner = InjectionSnapshot.from_record(record).owner
+            if owner is not None and owner.collection == kb_id:
+                await self.writes.kv.delete(key)
+                n += 1
+        return n
 
     async def last_injection(self, scope: Scope) -> InjectionSnapshot | None:
         raw = await self.writes.kv.get(inject_key(scope))
