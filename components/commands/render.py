@@ -430,11 +430,6 @@ def _conflict_subs(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def conflict_lines(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
-    """The other side of a conflict, one line each: what is stored now and what would change."""
-    return ["  " + x for x in _conflict_subs(lang, sides)]
-
-
 def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
     status = t(CANDIDATE_STATUS_KEYS.get(c.status, "cmd.cand.status_pending"), lang)
     kind = (
@@ -475,10 +470,6 @@ def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
         )
         subs.append(decided)
     return {"head": f"\u2022 {clean(c.id, 40)} [{status}] {quote(c.content, LIST_CONTENT_CHARS)}", "subs": subs}
-
-
-def candidate_line(lang: str, c: Any) -> str:
-    return entries(lang, "", [_candidate_item(lang, c)])
 
 
 def candidate_page(lang: str, page: Any, all_statuses: bool) -> str:
