@@ -4,9 +4,8 @@ the service knows nothing of LangBot; plugin code never prints (stdout is the RP
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,31 +29,60 @@ def files(*dirs: str) -> list[Path]:
     return sorted(p for d in dirs for p in (ROOT / d).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", files("components", "pages"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_surfaces_do_not_import_adapters(path: Path) -> None:
-    assert not [m for m in imports_of(path) if m.startswith("ltm.adapters")]
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
 
 
-@pytest.mark.parametrize("path", files("ltm/domain"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_domain_is_pure(path: Path) -> None:
+def violations(paths: list[Path], bad: Callable[[Path], list[str]]) -> dict[str, list[str]]:
+    """``path -> [what breaks the rule]`` for every file that breaks it (one test per rule, one report)."""
+    found = {rel(p): sorted(bad(p)) for p in paths}
+    return {p: v for p, v in found.items() if v}
+
+
+def adapter_imports(path: Path) -> list[str]:
+    return [m for m in imports_of(path) if m.startswith("ltm.adapters")]
+
+
+def impure_imports(path: Path) -> list[str]:
     ours = [m for m in imports_of(path) if m.startswith(("ltm", "components", "pages", "langbot_plugin"))]
-    assert all(m.startswith("ltm.domain") for m in ours), ours
-    assert not {"asyncio", "sqlite3", "chromadb", "qdrant_client"} & imports_of(path)
+    io = {"asyncio", "sqlite3", "chromadb", "qdrant_client"} & imports_of(path)
+    return [m for m in ours if not m.startswith("ltm.domain")] + sorted(io)
 
 
-@pytest.mark.parametrize("path", files("ltm/service"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_service_knows_no_langbot_or_adapters(path: Path) -> None:
-    bad = [m for m in imports_of(path) if m.startswith(("langbot_plugin", "ltm.adapters", "components", "pages"))]
-    assert not bad
+def host_imports(path: Path) -> list[str]:
+    return [m for m in imports_of(path) if m.startswith(("langbot_plugin", "ltm.adapters", "components", "pages"))]
 
 
-@pytest.mark.parametrize(
-    "path", [ROOT / "main.py", *files("components", "pages", "ltm")], ids=lambda p: str(p.relative_to(ROOT))
-)
-def test_no_print_in_plugin_code(path: Path) -> None:
+def print_calls(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"]
-    assert not calls
+    return [f"{n.lineno}: print" for n in calls]
+
+
+def test_surfaces_do_not_import_adapters() -> None:
+    assert violations(files("components", "pages"), adapter_imports) == {}
+
+
+def test_domain_is_pure() -> None:
+    assert violations(files("ltm/domain"), impure_imports) == {}
+
+
+def test_service_knows_no_langbot_or_adapters() -> None:
+    assert violations(files("ltm/service"), host_imports) == {}
+
+
+def test_no_print_in_plugin_code() -> None:
+    assert violations([ROOT / "main.py", *files("components", "pages", "ltm")], print_calls) == {}
+
+
+def test_each_rule_reports_the_file_and_what_it_imports(tmp_path: Path) -> None:
+    """Positive control: every rule names a breaking file and the import (or call) that breaks it."""
+    bad = tmp_path / "probe.py"
+    bad.write_text("import asyncio\nfrom ltm.adapters import numpy_index\nfrom ltm.service import x\nprint(1)\n")
+    assert violations([bad], impure_imports) == {"probe.py": ["asyncio", "ltm.adapters", "ltm.service"]}
+    assert violations([bad], adapter_imports) == {"probe.py": ["ltm.adapters"]}
+    assert violations([bad], host_imports) == {"probe.py": ["ltm.adapters"]}
+    assert violations([bad], print_calls) == {"probe.py": ["4: print"]}
 
 
 def private_reaches(source: str) -> list[str]:
@@ -117,20 +145,20 @@ def test_the_private_name_check_flags_what_it_should() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    "path", [ROOT / "main.py", *files("ltm", "components", "pages")], ids=lambda p: str(p.relative_to(ROOT))
-)
-def test_no_module_reaches_into_another_modules_private_names(path: Path) -> None:
-    assert private_reaches(path.read_text(encoding="utf-8")) == []
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    paths = [ROOT / "main.py", *files("ltm", "components", "pages")]
+    assert violations(paths, lambda p: private_reaches(p.read_text(encoding="utf-8"))) == {}
 
 
-@pytest.mark.parametrize(
-    "path",
-    [p for p in files("components", "pages", "ltm") if p != ROOT / "ltm" / "i18n.py"],
-    ids=lambda p: str(p.relative_to(ROOT)),
-)
-def test_one_translation_runtime(path: Path) -> None:
-    """Catalogs are read and looked up only by ``ltm.i18n`` (core .po and console JSON alike)."""
+def translation_reaches(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
-    assert not {"babel", "read_po"} & imports_of(path) and "read_po" not in text
-    assert '"i18n"' not in text and "LC_MESSAGES" not in text
+    found = sorted({"babel", "read_po"} & imports_of(path))
+    found += [word for word in ("read_po", '"i18n"', "LC_MESSAGES") if word in text and word not in found]
+    return found
+
+
+def test_one_translation_runtime() -> None:
+    """Catalogs are read and looked up only by ``ltm.i18n`` (core .po and console JSON alike)."""
+    paths = [p for p in files("components", "pages", "ltm") if p != ROOT / "ltm" / "i18n.py"]
+    assert violations(paths, translation_reaches) == {}
+    assert translation_reaches(ROOT / "ltm" / "i18n.py")  # control: the runtime itself reads them
