@@ -322,7 +322,9 @@ async def test_a_path_taken_out_of_the_table_fails(tmp_path: Path, monkeypatch: 
 
 
 # ------------------------------------------------------------------------------------------ the code
-PRODUCER_NAMES = {"build_episode", "apply_profile_patch", "Proposal"}
+# the gate's list of row producers: a bare name, or "owner.method" (an attribute call on ``owner``)
+PRODUCER_NAMES = {p for p in content_gate.PRODUCERS if "." not in p}
+PRODUCER_METHODS = {tuple(p.split(".")) for p in content_gate.PRODUCERS if "." in p}
 
 
 def _calls(node: ast.AST, names: list[str], module: str, out: set[str]) -> None:
@@ -333,10 +335,10 @@ def _calls(node: ast.AST, names: list[str], module: str, out: set[str]) -> None:
         if isinstance(child, ast.Call):
             f = child.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            candidates_insert = (
-                name == "insert" and isinstance(f, ast.Attribute) and ast.unparse(f.value).endswith("candidates")
+            method = isinstance(f, ast.Attribute) and any(
+                name == m and ast.unparse(f.value).endswith(owner) for owner, m in PRODUCER_METHODS
             )
-            if name in PRODUCER_NAMES or candidates_insert:
+            if name in PRODUCER_NAMES or method:
                 out.add(f"{module}:{'.'.join(names)}")
         _calls(child, names, module, out)
 
