@@ -122,8 +122,16 @@ NOT_GATED: dict[str, str] = {
     "ltm.service.consolidation.proposals:Proposal.spent": "a stored proposal, new status (gated when proposed)",
 }
 
-# The calls that turn text into a stored row (episode, profile, candidate, summary proposal).
-PRODUCERS: tuple[str, ...] = ("build_episode", "apply_profile_patch", "candidates.insert", "Proposal")
+# The calls that turn text into a stored row (episode, profile, candidate, summary proposal); a
+# row built by hand (``Episode(...)``, ``Profile(...)``) counts too.
+PRODUCERS: tuple[str, ...] = (
+    "build_episode",
+    "apply_profile_patch",
+    "candidates.insert",
+    "Proposal",
+    "Episode",
+    "Profile",
+)
 
 # The remember plan's origins and the path each is.
 ORIGIN_PATHS: dict[str, str] = {
