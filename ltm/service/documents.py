@@ -12,11 +12,11 @@ import json
 import logging
 from typing import Any
 
-from ..domain.credentials import redact_text
 from ..domain.errors import LtmError, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, validate_episode_input
 from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.timefields import to_iso
+from . import content_gate as gate
 from .episodes import Episodes
 from .registry import KbRegistry
 from .retire import RetireEvent
@@ -52,7 +52,7 @@ class Documents:
         items = payload["episodes"]
         if not items:
             raise ValidationError("no episodes in the document", key="error.document_empty")
-        plan: list[tuple[Scope, EpisodeInput, bool]] = []
+        plan: list[tuple[Scope, EpisodeInput, bool, list[str]]] = []
         for n, item in enumerate(items, 1):
             if not isinstance(item, dict):
                 raise ValidationError(f"episode {n}: expected an object", key="error.document_item", n=n)
@@ -70,17 +70,18 @@ class Documents:
                 if not isinstance(shared, bool):
                     raise ValidationError("shared: true or false", key="error.field_type", field="shared")
                 data = validate_episode_input(fields, default_claim="unknown")
-                data.content, _ = redact_text(data.content)  # a secret in a document is not stored
+                flags = gate.screen_episode("document", data).flags  # a secret in a document is not stored
             except LtmError as exc:
                 raise ValidationError(f"episode {n}: {exc.detail or exc.key}", key="error.document_item", n=n) from exc
-            plan.append((scope, data, shared))
-        for scope, data, _shared in plan:  # tombstones refuse the whole document before anything is written
+            plan.append((scope, data, shared, flags))
+        for scope, data, _shared, _flags in plan:  # tombstones refuse the whole document before anything is written
             await self.episodes.screen_statement(scope, data, actor, "document")
         by_scope: dict[str, list[Episode]] = {}
         scopes: dict[str, Scope] = {}
-        for scope, data, shared in plan:
+        for scope, data, shared, flags in plan:
             now = to_iso(self.writes.clock())
             ep = build_episode(data, scope, origin="document", timestamp=now, document_id=document_id, shared=shared)
+            ep.extra = gate.with_flags(ep.extra, flags)  # instruction-like: stored marked
             by_scope.setdefault(scope.user_key, []).append(ep)
             scopes[scope.user_key] = scope
         touched = sorted(by_scope)

@@ -20,11 +20,11 @@ from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
 from ..domain import restate as restate_rule
-from ..domain.credentials import redact_text
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
 from ..domain.timefields import parse_instant, to_iso, ts
+from . import content_gate as gate
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
@@ -124,11 +124,15 @@ class Episodes:
         ``event_at`` (a reviewed candidate's): the time its own words ("until Friday") are read at."""
         need_l2(scope)
         data = validate_episode_input(raw)
-        data.content, _ = redact_text(data.content)  # a secret said in passing is never stored
+        screened = gate.screen_episode(gate.path_of_origin(origin), data)  # content and tags
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         expires_by = bound_by_words(data, origin, said_at, self.writes.clock)
-        return RememberPlan(self, scope, data, actor, origin, expires_by)
+        plan = RememberPlan(self, scope, data, actor, origin, expires_by)
+        # instruction-like: parked by the review queue's guard where the gate says park; stored
+        # flagged where it says flag, or where no queue can park it
+        plan.flags = screened.flags if screened.action == gate.FLAG or self.guard is None else []
+        return plan
 
     async def remember(self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool") -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
@@ -411,6 +415,7 @@ class RememberPlan(Plan):
         self.audience: str | None = None
         self.replaces: tuple[str, ...] = ()
         self.guarded = True
+        self.flags: list[str] = []  # the content gate's marks, kept in the episode's extra
         self._remembered: Remembered | None = None
         self._done = ""  # the log line of the commit
 
@@ -478,6 +483,7 @@ class RememberPlan(Plan):
             episode.extra = dict(self.lineage)
         if self.expires_by:
             episode.extra = {**episode.extra, EXPIRES_BY: self.expires_by}
+        episode.extra = gate.with_flags(episode.extra, self.flags)
         targets = [*targets, *replaced]
         retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
         summary = f"remembered {episode.id}" + (

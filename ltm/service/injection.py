@@ -38,6 +38,7 @@ from ..domain.timefields import parse_instant
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
 from ..templates import Escaped, TemplateRefused, compile_operator_template, render_data, shipped_template
+from .content_gate import prompt_profile
 from .recall import RecallResult
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,8 @@ def _profile_view(p: Profile | None) -> dict[str, Any] | None:
         out["preferences"] = p.preferences
     if p.notes:
         out["notes"] = p.notes
-    return out
+    # a value stored before the content gate: its secrets redacted, an instruction left out
+    return prompt_profile(out) or None
 
 
 def marked_instruction(episode: Episode) -> bool:

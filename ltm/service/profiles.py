@@ -28,6 +28,7 @@ from ..domain.scope import (
     speaker_profile_key,
 )
 from ..domain.timefields import to_iso
+from . import content_gate as gate
 from .settings import Settings
 from .writes.actor import Actor, caller_of
 from .writes.engine import WriteEngine
@@ -67,7 +68,7 @@ class Profiles:
         allowed now, before any lock): see :class:`ProfilePlan`."""
         raw = dict(patch_raw or {})
         target = str(raw.get("target") or "speaker")
-        patch = validate_profile_patch(raw)
+        patch = gate.screen_profile_patch(validate_profile_patch(raw))  # redacted, or refused
         sender = scope.sender_id or actor.sender_id
         key = profile_key(scope, target, sender)
         s = self._settings()

@@ -46,7 +46,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..domain.credentials import redact_text
 from ..domain.episode_views import EXPORT_FIELDS, export_record
 from ..domain.errors import LtmError, ValidationError
 from ..domain.models import (
@@ -63,6 +62,7 @@ from ..domain.models import (
 from ..domain.scope import Criteria, Scope, l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
+from . import content_gate as gate
 from .neighbours import TransferHost
 from .writes.actor import Actor, require_admin
 from .writes.errors import need_l2
@@ -308,8 +308,8 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
         given_hash = item.get("content_hash")
         if given_hash not in (None, "") and given_hash != h:
             raise _fail(n, "content_hash does not match the content (edited?)", field="content_hash")
-        data.content, redactions = redact_text(data.content)  # a secret in the file is not stored
-        if redactions:
+        screened = gate.screen_episode("import", data)  # a secret in the file is not stored
+        if screened.redactions:
             h = content_hash(data.content)
         oid = _text(item.get("id"), n, "id", MAX_ID_CHARS)
         if oid:
@@ -359,7 +359,7 @@ def validate_batch(items: list[Any]) -> list[ImportItem]:
                 origin=origin,
                 supersedes=[s.strip() for s in sup_raw if s.strip()],
                 superseded_by=sup_by,
-                extra=extra,
+                extra=gate.with_flags(extra, screened.flags),  # instruction-like: stored marked
                 hash=h,
                 shared=shared,
             )

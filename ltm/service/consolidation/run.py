@@ -43,6 +43,7 @@ from ...domain.scope import (
 )
 from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
+from .. import content_gate as gate
 from ..neighbours import ConsolidationHost
 from ..retire import RetireEvent
 from ..writes.actor import Actor, require_admin
@@ -298,7 +299,8 @@ class Consolidator:
             created_at=to_iso(svc.clock()),
             created_by={"surface": actor.surface, "sender_id": actor.sender_id},
             sources=rules.source_refs(selection.sources),
-            summary=draft.summary,
+            # the model's words pass the gate before an admin sees them (and again when applied)
+            summary=gate.screen("consolidation.summary", {"content": draft.summary}).fields["content"],
             valid_from=interval[0],
             valid_until=interval[1],
             model_uuid=s.model_uuid,

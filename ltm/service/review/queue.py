@@ -38,11 +38,11 @@ from ...domain.actors import actor_record
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
 from ...domain.expiry import bounds_validity
-from ...domain.instructions import INSTRUCTION_LIKE, instruction_like
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
+from .. import content_gate as gate
 from ..neighbours import ReviewHost
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
@@ -58,10 +58,8 @@ log = logging.getLogger(__name__)
 CONFLICT_SCAN_LIMIT = 2_000
 # Statements from these origins are checked for conflicts; every origin is checked for tombstones.
 CONFLICT_ORIGINS: tuple[str, ...] = ("tool", "command", "console")
-# Statements from these origins that read as instructions to the assistant wait for review. An
-# import or a document is an admin's or operator's own choice of records: stored, and marked where
-# they are injected (ltm.service.injection), like every active instruction-like row.
-INSTRUCTION_ORIGINS: tuple[str, ...] = CONFLICT_ORIGINS
+# Which statements that read as instructions to the assistant wait for review is the content
+# gate's table (ltm.service.content_gate.PATHS: the paths whose action is "park").
 EPISODE_FIELDS = ("importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "source_ref")
 
 
@@ -163,7 +161,8 @@ class ReviewQueue(ReviewPart):
         tb = await self.tombstones.tombstone_for(scope, data.content, scope.sender_id)
         if tb is not None:
             raise self.tombstones.refusal(tb)
-        if origin in INSTRUCTION_ORIGINS and instruction_like(data.content):
+        verdict = gate.screen(gate.path_of_origin(origin), {"content": data.content, "tags": list(data.tags)})
+        if verdict.action == gate.PARK:
             await self._park_instruction(scope, data, actor, origin)
         if origin not in CONFLICT_ORIGINS or data.supersedes:
             return
@@ -206,7 +205,7 @@ class ReviewQueue(ReviewPart):
                 conflicts=[],
                 source_ref=data.source_ref,
                 episode_fields={k: getattr(data, k) for k in EPISODE_FIELDS},
-                flags=[INSTRUCTION_LIKE],
+                flags=[gate.INSTRUCTION_LIKE],
             )
             cid = cand.id
         raise InstructionLikeError(f"instruction-like; parked as {cid}", candidate=cid)
@@ -268,6 +267,7 @@ class ReviewQueue(ReviewPart):
         """Queue one statement of ``scope.sender_id``: refused when tombstoned; skipped (``_Skip``)
         when already queued or already remembered; ``conflict`` when it contradicts an active one."""
         need_l2(scope)
+        proposal, flags = _screened(proposal)
         tb = await self.tombstones.tombstone_for(scope, proposal.content, scope.sender_id)
         if tb is not None:
             raise self.tombstones.refusal(tb)
@@ -300,7 +300,7 @@ class ReviewQueue(ReviewPart):
                 "source_ref": source_ref,
                 "tags": [proposal.classification],
             },
-            flags=[INSTRUCTION_LIKE] if instruction_like(proposal.content) else [],
+            flags=flags,
         )
 
     async def _same_statement(self, scope: Scope, content: str) -> Episode | None:
@@ -520,3 +520,26 @@ class ReviewQueue(ReviewPart):
             await self.service.writes.mutate(actor, op, steps, reason=reason)
         log.info("candidate %s rejected in %s", decided.id, scope.user_key)
         return decided
+
+
+def _screened(proposal: rules.Proposal) -> tuple[rules.Proposal, list[str]]:
+    """A proposed candidate through the content gate (path ``candidate.extract``): its texts
+    redacted, and its flags (``instruction-like``: never auto-applied)."""
+    fields: dict[str, Any] = {
+        "content": proposal.content,
+        "evidence_quote": proposal.evidence_quote,
+        "note": proposal.note,
+    }
+    name = proposal.profile_patch.get("name")
+    if isinstance(name, str):
+        fields["name"] = name
+    out = gate.screen("candidate.extract", fields)
+    patch = {**proposal.profile_patch, "name": out.fields["name"]} if "name" in out.fields else proposal.profile_patch
+    screened = replace(
+        proposal,
+        content=out.fields["content"],
+        evidence_quote=out.fields["evidence_quote"],
+        note=out.fields["note"],
+        profile_patch=patch,
+    )
+    return screened, out.flags
