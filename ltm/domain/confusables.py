@@ -77,6 +77,13 @@ def fold(text: str) -> str:
     return text.translate(FOLD)
 
 
+def rule(pattern: str) -> str:
+    """A rule's regular expression in the form it is matched against: its Traditional characters and
+    look-alikes folded as the text is (so a rule written 無視 matches text that read 無視 before the fold),
+    and Thai SARA AM decomposed as NFKC decomposes it in the text (ำ -> ํา)."""
+    return fold(pattern.replace("\u0e33", "\u0e4d\u0e32"))
+
+
 def skeleton(text: str) -> str:
     """:func:`fold` of :func:`canonical`: the form both guards match their rules on."""
     return fold(canonical(text))

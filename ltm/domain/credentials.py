@@ -21,10 +21,16 @@ from functools import lru_cache
 
 from . import confusables
 
+
+def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Every rule is compiled in the form the text is matched in (:func:`confusables.rule`)."""
+    return re.compile(confusables.rule(pattern), flags)
+
+
 REDACTED = "[redacted]"
 
 _SECRET_PATTERNS = [
-    re.compile(p, re.I)
+    _compile(p, re.I)
     for p in (
         r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",
         r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
@@ -42,7 +48,7 @@ _SECRET_PATTERNS = [
     )
 ]
 # A long run of token characters mixing letters and digits (keys, tokens, hashes).
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{24,}")
+_TOKEN_RUN = _compile(r"[A-Za-z0-9_\-+/=]{24,}")
 
 _KW_EN = (
     r"pass(?:word|wd|phrase|code|key)?s?|pw|pwd|pins?(?: ?codes?| numbers?)?|secrets?|tokens?|"
@@ -77,14 +83,14 @@ _VALUE_END = "\"'”’」』)）>。，,;；、"
 # A value: a run of non-space characters, or single digits spaced out ("4 7 2 9").
 _SPACED_DIGITS = r"\d(?: \d){2,11}(?![ ]?\d)"
 _VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[^\s{re.escape(_VALUE_END)}]{{2,80}})"
-_KW_SEP_EN = re.compile(rf"{_EN}{_GAP_EN}{_CONN_EN}{_VALUE}", re.I)
+_KW_SEP_EN = _compile(rf"{_EN}{_GAP_EN}{_CONN_EN}{_VALUE}", re.I)
 _GAP_ZH = r"[^\s，。,；;！？!?]{0,4}?"
-_KW_SEP_ZH = re.compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
+_KW_SEP_ZH = _compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
 # A keyword right before a value holding a digit ("PIN 4821", "验证码583920").
-_KW_DIGITS = re.compile(
+_KW_DIGITS = _compile(
     rf"(?:{_EN}|{_KW_ZH})\s*[#:：]?\s*[\"'“‘「]?(?P<v>(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})", re.I
 )
-_KW_ONLY = re.compile(rf"(?:{_KW_EN})", re.I)
+_KW_ONLY = _compile(rf"(?:{_KW_EN})", re.I)
 
 # Japanese, Vietnamese, Thai and Spanish: the words for a password, a PIN and the codes that open
 # something (Chinese above: Traditional text is read through the shared fold, 密碼 -> 密码).
@@ -110,7 +116,7 @@ _ML_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[A-Za-z0-9][^\s
 _ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
 _WORDS = r"(?:\s+[^\s,.;:?!¿¡]+){0,4}?"  # a short qualifier between keyword and connector
 _ML_PATTERNS = [
-    re.compile(p, re.I)
+    _compile(p, re.I)
     for p in (
         # keyword, qualifier, connector, value ("Wi-Fiのパスワードは sakura2024", "mật khẩu wifi là x")
         rf"(?:{_KW_JA})[^\s。！？!?]{{0,6}}?\s*(?:は|:|：|=|って|[？?])\s*{_ML_VALUE}",
@@ -136,12 +142,12 @@ _ML_PATTERNS = [
 ]
 # A bare "code" (code, código, mã, รหัส, コード) before a value of three or more digits: a door or
 # locker code, unless it names what is not secret ("postal code", "código postal", "mã bưu điện").
-_WEAK_CODE = re.compile(
+_WEAK_CODE = _compile(
     rf"(?<![A-Za-z])(?P<k>code|código|clave|mã|รหัส|コード)(?![A-Za-z])(?:\s+(?:for|of|to|de|del|của)\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+)?"
     rf"\s*(?:is|was|es|era|là|คือ|は|[#:：=,])?\s*(?P<v>{_SPACED_DIGITS}|(?=(?:[^\s]*?\d){{3}})[A-Za-z0-9][\w\-]{{2,30}})",
     re.I,
 )
-_NOT_SECRET_BEFORE = re.compile(
+_NOT_SECRET_BEFORE = _compile(
     r"(?:postal|zip|post|area|country|dial(?:ling)?|dress|promo(?:tional)?|discount|coupon|voucher|gift|"
     r"referral|invite|invitation|product|item|bar|qr|error|status|exit|tracking|booking|reservation|reference|"
     r"flight|order|customer|client|member|employee|student|course|class|tax|sort|swift|bank|branch|routing|"
@@ -149,7 +155,7 @@ _NOT_SECRET_BEFORE = re.compile(
     r"郵便|商品|バー|エラー|割引|クーポン|招待|紹介|国|市外|ソース|ドレス|プロモ|カラー|色)[\s\-]*の?$",
     re.I,
 )
-_NOT_SECRET_AFTER = re.compile(
+_NOT_SECRET_AFTER = _compile(
     r"\s*(?:postal|de (?:barras|descuento|vestimenta|producto|área|país|error|promoción|referido|invitación|"
     r"cupón|reserva|pedido|seguimiento)|promocional|bưu|giảm giá|khuyến mãi|sản phẩm|vạch|qr|đơn hàng|số thuế|"
     r"vùng|lỗi|nhân viên|sinh viên|giới thiệu|mời|màu|chuyến bay|đặt chỗ|hàng|tỉnh|quốc gia|"
@@ -157,13 +163,13 @@ _NOT_SECRET_AFTER = re.compile(
     r"เที่ยวบิน|จอง|สาขา|ประเทศ|พื้นที่|แนะนำ|เชิญ|คูปอง|พัสดุ|review|of conduct|name)",
     re.I,
 )
-_UNIT_AFTER = re.compile(
+_UNIT_AFTER = _compile(
     r"\s*(?:lines?|times?|characters?|chars|digits?|letters?|words?|%|percent|ms|seconds?|minutes?|hours?|days?|"
     r"years?|kb|mb|gb|caracteres|dígitos|ký tự|chữ số|ตัว|หลัก|文字|桁|位)\b",
     re.I,
 )
 # A wallet seed phrase: after its name, a run of 12 to 24 short lower-case words.
-_SEED = re.compile(
+_SEED = _compile(
     r"(?:(?:seed|recovery|backup|mnemonic|secret|wallet)\s(?:phrase|words|sentence)|mnemonic|助记词|"
     r"シードフレーズ|リカバリーフレーズ|復元フレーズ|ニーモニック|cụm từ (?:hạt giống|khôi phục|bí mật)|"
     r"วลี(?:กู้คืน|ลับ)|frase (?:semilla|de recuperación|secreta)|palabras (?:de recuperación|semilla))"
@@ -171,7 +177,7 @@ _SEED = re.compile(
     re.I,
 )
 # "no password", "without a code", 没有密码: a keyword said to be absent has no value after it.
-_NEGATED = re.compile(
+_NEGATED = _compile(
     r"(?:\bno|\bwithout(?: a)?|\b(?:doesn't|does not|don't|do not) (?:need|have|require) a|\bsin|không có|"
     r"không cần|ไม่มี|没有|不需要|无|不用)\s*$",
     re.I,
@@ -197,19 +203,19 @@ _NOT_VALUES = frozenset(
     quá rất không sai đúng mới cũ ngắn dài gì đâu của một cái vẫn đã
     """.split()
 )
-_NOT_VALUES_ZH = re.compile(
+_NOT_VALUES_ZH = _compile(
     r"^(?:什么|多少|啥|哪|几|怎么|如何|不|没|错|对|正确|空|很|太|挺|真|忘|丢|被|要|需要|已经|还|也|都|"
     r"我的生日吗|吗|呢|了|的|一样|相同|同样|一个|这个|那个|多|少|长|短|复杂|简单|安全|弱|强)"
 )
-_CLAUSE_END = re.compile(
+_CLAUSE_END = _compile(
     r"\s*(?:$|[.!?。！？,，;；:：)）\"'”’」』]|\s(?:and|but|so|or|ok|okay|please|thanks|yesterday|today|tonight|"
     r"last|this morning|again|lol|haha|btw|now|ayer|hoy|jaja|jeje|y|pero|hôm qua|hôm nay|nhé|nha|rồi)\b)",
     re.I,
 )
 
 # Payment card numbers: 12-19 digits, optionally grouped by one kind of separator (space, dash, dot).
-_CARD = re.compile(r"(?<![\d.,\-])\d{1,6}(?:(?P<sep>[ .\-])\d{1,6}(?:(?P=sep)\d{1,6}){1,5}|\d{8,18})(?![\d])")
-_CARD_WORDS = re.compile(
+_CARD = _compile(r"(?<![\d.,\-])\d{1,6}(?:(?P<sep>[ .\-])\d{1,6}(?:(?P=sep)\d{1,6}){1,5}|\d{8,18})(?![\d])")
+_CARD_WORDS = _compile(
     r"(?<![A-Za-z])(?:card|cc|visa|master ?card|amex|discover|maestro|unionpay|iban|account(?: number)?)"
     r"(?![A-Za-z])|卡号|银行卡|信用卡|借记卡|储蓄卡|账号|帐号",
     re.I,
@@ -218,8 +224,8 @@ _CARD_WORDS = re.compile(
 _LEET = str.maketrans(
     {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t"}
 )
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$!|]+")
-_INNER_SEP = re.compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
+_LEET_WORD = _compile(r"[A-Za-z0-9@$!|]+")
+_INNER_SEP = _compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
 
 
 def canonical(text: str) -> str:
