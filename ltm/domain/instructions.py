@@ -63,6 +63,10 @@ _OVERRIDE = [
         r"\b(?:ignore|disregard|override|bypass)\s+(?:your|the)\s+(?:rules|guidelines|instructions|"
         r"system prompt|safety|filters?|restrictions)\b",
         r"\bnew (?:instructions?|rules|directives|system prompt)\s*[:：]",
+        r"\bsystem override\b|"
+        r"\bsafety (?:filters?|rules|guidelines|checks) (?:are |is )?(?:now )?(?:disabled|off|removed)\b",
+        r"\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:(?:that\s+)?you(?:'ve| have| were| was)?\s+"
+        r"(?:been\s+)?(?:told|taught|instructed|given)|(?:said|written|above) (?:above|before|earlier))",
         r"(?:忽略|无视|忘记|忘掉|覆盖|绕过)(?:掉)?(?:你)?(?:之前|以前|上面|前面|先前|所有|全部|以上|原来)?(?:的)?"
         r"(?:所有|全部|一切)?(?:的)?(?:安全)?(?:指令|指示|规则|设定|提示词?|要求|限制|约束)",
         r"\b(?:ignora|olvida|olvídate de|omite|desobedece|sáltate)\b(?:\s+\S+){0,3}?\s+(?:instrucciones|reglas|"
@@ -97,6 +101,7 @@ _PERSONA = [
         r"从现在(?:开始|起)[，,]?\s*你(?:就)?(?:是|要扮演|扮演|变成)",
         r"^\W*(?:请)?(?:扮演|假装你是|假扮)",
         r"不受(?:任何)?(?:规则|限制|约束)",
+        r"你的(?:新)?身份(?:是|变成|改为)",
         r"\b(?:ahora|desde ahora|a partir de ahora|de ahora en adelante),?\s+(?:eres|serás|estás en|actuarás como)\b",
         r"\beres ahora\b",
         r"^\W*(?:por favor,?\s+)?(?:activa|entra en|cambia a|pasa a|habilita|enciende)\s+(?:el\s+)?modo\s+"
@@ -150,7 +155,8 @@ _SYSTEM_PROMPT = [
 # and the adverbs of a standing order.
 _EN_WHO = r"(?:someone|anyone|somebody|anybody|people|a user|users|they|members|customers|others|other people|a member)"
 _OPENERS = _compile(
-    r"^(?:\W*(?:(?:remember|note|important|ok|okay|also|and|hey|hi|please|pls|btw|so|now|from now on|"
+    r"^(?:\W*(?:(?:(?:a )?note (?:to self )?(?:for|to) (?:the|this|my) (?:bot|assistant|ai)|"
+    r"remember|note|important|ok|okay|also|and|hey|hi|please|pls|btw|so|now|from now on|"
     r"henceforth|going forward|from here on|in the future|in future|(?:for|in) (?:all )?(?:future|later|upcoming|"
     r"subsequent) (?:conversations?|chats?|sessions?|messages?|replies|answers))\b|"
     rf"(?:when|whenever|if|any ?time|every time|each time)\s+{_EN_WHO}\b[^,.;]{{0,60}},)[\s:,!.-]*)+",
@@ -165,7 +171,7 @@ _EN_IMPERATIVE = _compile(rf"^(?:always|never|don't|do not|only|(?:{_EN_BEHAVIOU
 _EN_ADDRESSED = _compile(
     r"\byou (?:must|should|shall|will|have to|need to|are to|'ll|are going to|'re going to)\b|"
     r"\b(?:i want|i need|i'd like|i would like) you to\b|\bmake sure (?:you|to)\b|\bbe sure to\b|"
-    r"\b(?:your|(?:every|each|all|any) (?:of )?(?:your )?)(?:answers?|replies|reply|responses?|messages?|output|"
+    r"\b(?:your |(?:every|each|all|any) (?:of )?(?:your )?)(?:answers?|replies|reply|responses?|messages?|output|"
     r"posts?)\s+(?:should|must|shall|will|need to|needs to|have to|has to|are to)\b",
     re.I,
 )
