@@ -88,7 +88,7 @@ _GAP_ZH = r"[^\s，。,；;！？!?]{0,4}?"
 _KW_SEP_ZH = _compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
 # A keyword right before a value holding a digit ("PIN 4821", "验证码583920").
 _KW_DIGITS = _compile(
-    rf"(?:{_EN}|{_KW_ZH})\s*[#:：]?\s*[\"'“‘「]?(?P<v>(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})", re.I
+    rf"(?:{_EN}|{_KW_ZH})\s*[#:：]?\s*[\"'“‘「]?(?P<v>(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})", re.I
 )
 _KW_ONLY = _compile(rf"(?:{_KW_EN})", re.I)
 
@@ -113,7 +113,7 @@ _KW_ES = (
 )
 # A value in these languages: a token in Latin letters and digits, or spaced single digits.
 _ML_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[A-Za-z0-9][^\s{re.escape(_VALUE_END)}]{{1,79}})"
-_ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
+_ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]{0,80}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
 _WORDS = r"(?:\s+[^\s,.;:?!¿¡]+){0,4}?"  # a short qualifier between keyword and connector
 _ML_PATTERNS = [
     _compile(p, re.I)
@@ -124,7 +124,7 @@ _ML_PATTERNS = [
         rf"(?:{_KW_TH})[^\n?？!.]{{0,20}}?\s*(?:คือ|เป็น|:|=|[?？]\s*(?:คือ)?)\s*{_ML_VALUE}",
         rf"(?:{_KW_ES}){_WORDS}\s*(?:es|era|será|:|=|[?？]\s*(?:es)?)\s*{_ML_VALUE}",
         # keyword right before a value ("認証コード 804512", "รหัส OTP 662913")
-        rf"(?:{_KW_JA}|{_KW_VI}|{_KW_TH}|{_KW_ES})\s*[#:：]?\s*(?P<v>{_SPACED_DIGITS}|(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})",
+        rf"(?:{_KW_JA}|{_KW_VI}|{_KW_TH}|{_KW_ES})\s*[#:：]?\s*(?P<v>{_SPACED_DIGITS}|(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})",
         # a change of it ("パスワードを x に変えた", "đổi mật khẩu thành x", "cambié mi contraseña a x")
         rf"(?:{_KW_JA})を\s*{_ML_VALUE}\s*に",
         rf"(?:đổi|thay|đặt)\s+(?:{_KW_VI}){_WORDS}\s+thành\s+{_ML_VALUE}",
@@ -144,7 +144,7 @@ _ML_PATTERNS = [
 # locker code, unless it names what is not secret ("postal code", "código postal", "mã bưu điện").
 _WEAK_CODE = _compile(
     rf"(?<![A-Za-z])(?P<k>code|código|clave|mã|รหัส|コード)(?![A-Za-z])(?:\s+(?:for|of|to|de|del|của)\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+)?"
-    rf"\s*(?:is|was|es|era|là|คือ|は|[#:：=,])?\s*(?P<v>{_SPACED_DIGITS}|(?=(?:[^\s]*?\d){{3}})[A-Za-z0-9][\w\-]{{2,30}})",
+    rf"\s*(?:is|was|es|era|là|คือ|は|[#:：=,])?\s*(?P<v>{_SPACED_DIGITS}|(?=(?:[^\s]{{0,30}}?\d){{3}})[A-Za-z0-9][\w\-]{{2,30}})",
     re.I,
 )
 _NOT_SECRET_BEFORE = _compile(

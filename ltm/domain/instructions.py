@@ -155,11 +155,11 @@ _SYSTEM_PROMPT = [
 # and the adverbs of a standing order.
 _EN_WHO = r"(?:someone|anyone|somebody|anybody|people|a user|users|they|members|customers|others|other people|a member)"
 _OPENERS = _compile(
-    r"^(?:\W*(?:(?:(?:a )?note (?:to self )?(?:for|to) (?:the|this|my) (?:bot|assistant|ai)|"
+    r"^(?:\W{0,8}(?:(?:(?:a )?note (?:to self )?(?:for|to) (?:the|this|my) (?:bot|assistant|ai)|"
     r"remember|note|important|ok|okay|also|and|hey|hi|please|pls|btw|so|now|from now on|"
     r"henceforth|going forward|from here on|in the future|in future|(?:for|in) (?:all )?(?:future|later|upcoming|"
     r"subsequent) (?:conversations?|chats?|sessions?|messages?|replies|answers))\b|"
-    rf"(?:when|whenever|if|any ?time|every time|each time)\s+{_EN_WHO}\b[^,.;]{{0,60}},)[\s:,!.-]*)+",
+    rf"(?:when|whenever|if|any ?time|every time|each time)\s{{1,4}}{_EN_WHO}\b[^,.;]{{0,60}},)[\s:,!.-]{{0,8}})+",
     re.I,
 )
 _EN_BEHAVIOUR = (
@@ -189,7 +189,7 @@ _EN_SPREAD = _compile(
     re.I,
 )
 _ZH_OPENERS = _compile(
-    r"^(?:\W*(?:记住|注意|重要|另外|还有|好的|请|那么|以后|今后|从现在(?:开始|起)|从今以后)[\s:：,，!！]*)+"
+    r"^(?:\W{0,8}(?:记住|注意|重要|另外|还有|好的|请|那么|以后|今后|从现在(?:开始|起)|从今以后)[\s:：,，!！]{0,8})+"
 )
 _ZH_STANDING = _compile(
     r"从现在(?:开始|起)|从今以后|以后|今后|每次|每一次|每个|每条|每句|总是|始终|永远|一律|所有(?:的)?(?:回答|回复|答复|消息)|"
@@ -208,9 +208,9 @@ _ZH_SPREAD = _compile(r"告诉(?:群里|这里|其他|所有|每个|大家)")
 # Japanese: an order ends in a request or command form (…て(ください), …なさい, …こと); a plan or a
 # habit ends in …ます / …た ("これからは自転車で通勤します", "…ように言われた").
 _JA_OPENERS = _compile(
-    r"^(?:\W*(?:これから(?:は)?|今後(?:は)?|以後|次から(?:は)?|今日から|今から|これより|覚えて(?:おいて)?|注意|お願い|ねえ|"
+    r"^(?:\W{0,8}(?:これから(?:は)?|今後(?:は)?|以後|次から(?:は)?|今日から|今から|これより|覚えて(?:おいて)?|注意|お願い|ねえ|"
     r"毎回|[^、。]{1,30}?(?:聞かれ|尋ねられ|質問され|言われ)たら|[^、。]{1,30}?(?:とき|時|場合)(?:は|には)?)"
-    r"[\s、,：:！!]*)+"
+    r"[\s、,：:！!]{0,8})+"
 )
 _JA_STANDING = _compile(
     r"これから|今後|以後|次から|毎回|いつも|常に|必ず|全ての|すべての|どの(?:回答|返事|返答|返信)も|ずっと|今から|絶対|二度と|"
@@ -231,11 +231,13 @@ _JA_SPREAD = _compile(
 
 # Vietnamese
 _VI_OPENERS = _compile(
-    r"^(?:\W*(?:từ (?:bây )?giờ(?: trở đi)?|từ nay(?: về sau| trở đi)?|kể từ bây giờ|sau này|lần sau|hãy nhớ|nhớ là|"
+    r"^(?:\W{0,8}(?:từ (?:bây )?giờ(?: trở đi)?|từ nay(?: về sau| trở đi)?|kể từ bây giờ|sau này|lần sau|"
+    r"hãy nhớ|nhớ là|"
     r"làm ơn|xin|lưu ý|trong (?:mọi|tất cả(?: các)?) cuộc (?:trò chuyện|hội thoại)"
     r"(?: sau này| tiếp theo| trong tương lai)?|"
-    r"(?:khi|mỗi khi|bất cứ khi nào|nếu)\s+(?:có\s+)?(?:ai|người|ai đó|mọi người|người dùng|khách)\b[^,.;]{0,60},)"
-    r"[\s:,!.-]*)+",
+    r"(?:khi|mỗi khi|bất cứ khi nào|nếu)\s{1,4}(?:có\s{1,4})?(?:ai|người|ai đó|mọi người|người dùng|khách)\b"
+    r"[^,.;]{0,60},)"
+    r"[\s:,!.-]{0,8})+",
     re.I,
 )
 _VI_STANDING = _compile(
@@ -263,9 +265,9 @@ _VI_SPREAD = _compile(
 
 # Thai (no spaces between words: the rules read prefixes and markers)
 _TH_OPENERS = _compile(
-    r"^(?:\W*(?:ต่อจากนี้(?:ไป)?|ต่อไปนี้|จากนี้ไป|นับจากนี้(?:ไป)?|ตั้งแต่นี้(?:ไป)?|จำไว้(?:ว่า)?|กรุณา|โปรด|"
+    r"^(?:\W{0,8}(?:ต่อจากนี้(?:ไป)?|ต่อไปนี้|จากนี้ไป|นับจากนี้(?:ไป)?|ตั้งแต่นี้(?:ไป)?|จำไว้(?:ว่า)?|กรุณา|โปรด|"
     r"ทุกการสนทนา(?:ในอนาคต)?|ในการสนทนา(?:ต่อไป|ในอนาคต)|(?:ถ้า|เมื่อ|หาก|เวลา)(?:มี)?(?:ใคร|คน|ผู้ใช้|ลูกค้า|สมาชิก)"
-    r"[^\n,]{0,40}?(?=\s))[\s:,!]*)+"
+    r"[^\n,]{0,40}?(?=\s))[\s:,!]{0,8})+"
 )
 _TH_STANDING = _compile(
     r"ต่อจากนี้|ต่อไปนี้|จากนี้ไป|นับจากนี้|ตั้งแต่นี้|เสมอ|ทุกครั้ง|ทุกคำตอบ|ทุกข้อความ|ทุกการสนทนา|ตลอด|ห้าม|เท่านั้น|ในอนาคต|"
@@ -283,10 +285,11 @@ _TH_SPREAD = _compile(r"^(?:ช่วย)?บอก(?:ทุกคน|คนอ�
 
 # Spanish
 _ES_OPENERS = _compile(
-    r"^(?:\W*(?:a partir de ahora|desde ahora|de ahora en adelante|en adelante|recuerda(?: que)?|importante|por favor|"
+    r"^(?:\W{0,8}(?:a partir de ahora|desde ahora|de ahora en adelante|en adelante|recuerda(?: que)?|importante|"
+    r"por favor|"
     r"porfa|oye|nota|en el futuro|en (?:todas )?(?:las )?(?:conversaciones|charlas|sesiones) (?:futuras|siguientes)|"
-    r"(?:cuando|siempre que|si|cada vez que)\s+(?:alguien|la gente|te pregunten|pregunten|un usuario|los usuarios|"
-    r"cualquiera|otros)\b[^,.;]{0,60},)[\s:,!.¡-]*)+",
+    r"(?:cuando|siempre que|si|cada vez que)\s{1,4}(?:alguien|la gente|te pregunten|pregunten|un usuario|los usuarios|"
+    r"cualquiera|otros)\b[^,.;]{0,60},)[\s:,!.¡-]{0,8})+",
     re.I,
 )
 _ES_STANDING = _compile(
