@@ -307,7 +307,7 @@ _ES_ABOUT_REPLIES = _compile(
 )
 _ES_IMPERATIVE = _compile(
     r"^(?:siempre\s+|nunca\s+|solo\s+|solamente\s+)?(?:responde|contesta|termina|empieza|comienza|recomienda|"
-    r"recomiénda\w*|incluye|añade|agrega|di|dile|diles|escribe|habla|usa|utiliza|menciona|menciona\w*|promociona|"
+    r"recomiénda\w*|incluye|inclúye\w*|añáde\w*|agréga\w*|pónle\w*|pónlo\w*|pónla\w*|adjúnta\w*|compárte\w*|añade|agrega|di|dile|diles|escribe|habla|usa|utiliza|menciona|menciona\w*|promociona|"
     r"firma|saluda|llámame|trátame|obedece|sigue|pon|adjunta|comparte|traduce|no (?:respondas|contestes|digas|"
     r"menciones|uses|hables|escribas|recomiendes))\b",
     re.I,
@@ -343,7 +343,7 @@ _INSERTION = _compile(
     r"付け|つけ|加え|入れ|紹介|宣伝|おすすめ|勧め|すすめ|貼|"
     r"\b(?:thêm|chèn|gắn|giới thiệu|quảng cáo|đề xuất|gợi ý|nhắc đến|kèm)\b|"
     r"ใส่|เพิ่ม|แนบ|แปะ|แนะนำ|โปรโมท|โฆษณา|ลงท้าย|พูดถึง|"
-    r"\b(?:inclu|añad|agreg|adjunt|mencion|recomi[eé]nd|promocion|compart|termin)\w*|\bpon\b",
+    r"\b(?:incl[uú]|añ[aá]d|agr[eé]g|adj[uú]nt|menci[oó]n|recomi[eé]nd|promoci[oó]n|comp[aá]rt|term[ií]n)\w*|\bp[oó]n(?:\b|l)",
     re.I,
 )
 _FIRST_PERSON_START = _compile(r"^\W*(?:i|i'm|i've|i'll|i'd|my|me|we|our|mine)\b", re.I)
