@@ -10,8 +10,18 @@ most a short qualifier between keyword and connector ("for my bank account", "(f
 I never share,", 我). A value is a word that is not an ordinary word of the sentence's grammar
 ("is broken", "is on the fridge", 是什么): it holds a digit or a symbol, or it is a word that ends
 its clause and is not one of :data:`_NOT_VALUES`. Matching runs on what a model would see: NFKC,
-invisible characters removed, look-alike letters and leetspeak keywords folded (``p@ssw0rd``).
-Measured on ``benchmarks/data/credentials.tsv`` by ``python -m benchmarks.credentials``.
+invisible characters removed, look-alike letters and Traditional characters folded by the shared
+:mod:`confusables` fold (one character for one, so spans found on the folded text are the text's),
+leetspeak keywords folded (``p@ssw0rd``).
+
+Seven languages (en, zh_Hans, zh_Hant through the fold, ja, vi, th, es): keyword then value
+(with a question mark between: "My Netflix password? It's x"), value then keyword ("marigold42 is
+my wifi password"), a change ("cambié mi contraseña a x", "パスワードを x に変更"), spaced digits
+("4 7 2 9"), a bare "code" before three or more digits unless it names what is not secret (postal,
+zip, promo …), seed phrases after their name, and card numbers (Luhn and a card network's prefix).
+What each language does and does not catch: ``docs/review.md``. Measured per language on
+``tests/data/credentials_{tuning,heldout}.tsv`` (and the first round's ``benchmarks/data`` tables)
+by ``python -m benchmarks.credentials``.
 """
 
 from __future__ import annotations

@@ -20,8 +20,16 @@ https://…". The line between the two: a directive must be addressed to the ass
 imperative, "you must / will …", "I want you to …") *and* be about its behaviour (answering,
 replying, saying, adding, recommending, ignoring, acting); a first-person sentence about the user's
 own habits, or a request to remember or remind, is a fact or a plan. Matched on the text a model
-would see (NFKC, invisible characters removed). Measured on ``benchmarks/data/instruction_like.tsv``
-by ``python -m benchmarks.instructions``.
+would see, through the shared :mod:`confusables` fold (NFKC, invisible characters removed, look-alike
+letters read as Latin - "ѕуѕtеm:" is "system:" - and Traditional characters as the Simplified ones the
+Chinese rules are written in); every rule is compiled through the same fold.
+
+Seven languages: English and Chinese as above; Japanese (an order ends in a request or command form,
+…て(ください) / …こと, a plan in …ます, a report in …た), Vietnamese, Thai (no spaces: an imperative is a
+clause that starts with a verb or ช่วย / ให้ / ต้อง, a habit starts with ฉัน / ผม / เรา) and Spanish (the
+imperative forms, "debes", "tus respuestas deben"). What each language does and does not catch:
+``docs/review.md``. Measured per language on ``tests/data/instructions_{tuning,heldout}.tsv`` (and the
+first round's ``benchmarks/data`` tables) by ``python -m benchmarks.instructions``.
 """
 
 from __future__ import annotations
