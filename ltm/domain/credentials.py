@@ -106,7 +106,7 @@ _KW_ONLY = _compile(rf"(?:{_KW_EN})", re.I)
 # something (Chinese above: Traditional text is read through the shared fold, 密碼 -> 密码).
 _KW_JA = (
     r"パスワード|パスコード|暗証番号|暗証コード|認証コード|確認コード|セキュリティコード|ワンタイムパスワード|キーコード|"
-    r"(?:PIN|ピン)(?:コード|番号)?|(?:ドア|玄関|ガレージ|金庫|ロッカー|オートロック|門)の?(?:コード|暗証番号)"
+    r"(?:(?<![A-Za-z])PIN(?![A-Za-z])|ピン)(?:コード|番号)?|(?:ドア|玄関|ガレージ|金庫|ロッカー|オートロック|門)の?(?:コード|暗証番号)"
 )
 _KW_VI = (
     r"mật khẩu|mật mã|mã pin|mã otp|mã (?:xác nhận|xác minh|xác thực|bảo mật|mở khóa|truy cập|két(?: sắt)?|"
@@ -121,6 +121,10 @@ _KW_ES = (
     r"de mi [a-zñ]+)|código (?:de |del )(?:mi |la |el |tu |su )?(?:puerta|portal|garaje|alarma|caja fuerte|"
     r"taquilla|candado|casillero|edificio|entrada|verificación|seguridad|acceso|desbloqueo|confirmación)"
 )
+# Vietnamese and Spanish words stand between spaces: not "pin" in "spin" or "opinion" (Unicode letters).
+_LB, _RB = r"(?<![^\W\d_])", r"(?![^\W\d_])"
+_KW_VI = rf"{_LB}(?:{_KW_VI}){_RB}"
+_KW_ES = rf"{_LB}(?:{_KW_ES}){_RB}"
 # A value in these languages: a token in Latin letters and digits, or spaced single digits.
 _ML_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[A-Za-z0-9][^\s{re.escape(_VALUE_END)}]{{1,79}})"
 _ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]{0,80}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
@@ -153,7 +157,7 @@ _ML_PATTERNS = [
 # A bare "code" (code, código, mã, รหัส, コード) before a value of three or more digits: a door or
 # locker code, unless it names what is not secret ("postal code", "código postal", "mã bưu điện").
 _WEAK_CODE = _compile(
-    rf"(?<![A-Za-z])(?P<k>code|código|clave|mã|รหัส|コード)(?![A-Za-z])(?:\s+(?:for|of|to|de|del|của)\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+)?"
+    rf"(?:{_LB}(?P<k>code|código|clave|mã){_RB}|(?P<k2>รหัส|コード))(?:\s+(?:for|of|to|de|del|của)\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+)?"
     rf"\s*(?:is|was|es|era|là|คือ|は|[#:：=,])?\s*(?P<v>{_SPACED_DIGITS}|(?=(?:[^\s]{{0,30}}?\d){{3}})[A-Za-z0-9][\w\-]{{2,30}})",
     re.I,
 )
@@ -328,7 +332,7 @@ def _value_spans(text: str) -> list[tuple[int, int]]:
     for m in _WEAK_CODE.finditer(text):
         if (
             not _NOT_SECRET_BEFORE.search(text, max(0, m.start() - 16), m.start())
-            and not _NOT_SECRET_AFTER.match(text, m.end("k"))
+            and not _NOT_SECRET_AFTER.match(text, m.end("k") if m.group("k") else m.end("k2"))
             and not _UNIT_AFTER.match(text, m.end())
         ):
             out.append(m.span("v"))
