@@ -164,7 +164,7 @@ _WEAK_CODE = _compile(
 _NOT_SECRET_BEFORE = _compile(
     r"(?:postal|zip|post|area|country|dial(?:ling)?|dress|promo(?:tional)?|discount|coupon|voucher|gift|"
     r"referral|invite|invitation|product|item|bar|qr|error|status|exit|tracking|booking|reservation|reference|"
-    r"flight|order|customer|client|member|employee|student|course|class|tax|sort|swift|bank|branch|routing|"
+    r"flight|order|customer|client|member|employee|student|course|class|tax|sort|swift|bank|branch|routing|meeting|zoom|"
     r"airport|source|machine|morse|colou?r|zone|region|style|sku|ean|upc|language|city|station|school|"
     r"郵便|商品|バー|エラー|割引|クーポン|招待|紹介|国|市外|ソース|ドレス|プロモ|カラー|色)[\s\-]*の?$",
     re.I,

@@ -368,10 +368,23 @@ def _form(text: str) -> str:
     return " ".join(confusables.skeleton(text).split())
 
 
+# Reported speech: "my daughter says you should always say please" is a generic "you", not an order.
+_REPORTED = _compile(
+    r"\b(?:says?|said|tells? (?:me|us)|told (?:me|us)|thinks?|believes?|dice|dijo|me dijo|cree|opina)"
+    r"(?: that| que)?(?: (?:always|never|really|also|siempre|nunca|también))?\s{1,4}$",
+    re.I,
+)
+
+
+def _addressed_here(pattern: re.Pattern[str], lower: str) -> bool:
+    """``pattern`` (an order addressed to the assistant) somewhere in ``lower``, not as reported speech."""
+    return any(not _REPORTED.search(lower, max(0, m.start() - 30), m.start()) for m in pattern.finditer(lower))
+
+
 def _en_directive(lower: str) -> bool:
     rest = _OPENERS.sub("", lower, count=1).lstrip()
     imperative = bool(_EN_IMPERATIVE.match(rest)) and not _FIRST_PERSON_START.match(rest)
-    addressed = imperative or bool(_EN_ADDRESSED.search(lower))
+    addressed = imperative or _addressed_here(_EN_ADDRESSED, lower)
     if addressed and _EN_STANDING.search(lower) and _EN_ABOUT_REPLIES.search(rest):
         return True
     return addressed and bool(_EN_SPREAD.search(rest))
@@ -379,7 +392,10 @@ def _en_directive(lower: str) -> bool:
 
 def _zh_directive(text: str) -> bool:
     zh_rest = _ZH_OPENERS.sub("", text, count=1).lstrip()
-    zh_first_person = bool(re.match(r"^(?:我|他|她|它|咱|本人)", zh_rest))
+    # the user's own habit, also after a condition: "以后有人问我，我就说不知道"
+    zh_first_person = bool(re.match(r"^(?:我|他|她|它|咱|本人)", zh_rest)) or (
+        "你" not in text and bool(re.search(r"[，,]\s*我(?:就|会|都|也|要|只)?", zh_rest))
+    )
     opened = zh_rest != text  # "请…", "以后…", "记住：…" in front of it
     zh_addressed = bool(_ZH_ADDRESSED.search(text)) or (
         not zh_first_person and (opened or bool(_ZH_IMPERATIVE.match(zh_rest)))
@@ -422,7 +438,7 @@ def _th_directive(text: str) -> bool:
 def _es_directive(lower: str) -> bool:
     rest = _ES_OPENERS.sub("", lower, count=1).lstrip()
     imperative = bool(_ES_IMPERATIVE.match(rest)) and not _ES_FIRST_PERSON.match(rest)
-    addressed = imperative or bool(_ES_ADDRESSED.search(lower))
+    addressed = imperative or _addressed_here(_ES_ADDRESSED, lower)
     if addressed and _ES_STANDING.search(lower) and _ES_ABOUT_REPLIES.search(rest):
         return True
     return bool(_ES_SPREAD.match(rest))
