@@ -1,6 +1,6 @@
 """Instruction-like memory text on a labelled set: precision and recall of the rule.
 
-    python -m benchmarks.instructions [--dataset benchmarks/data/instruction_like.tsv] [--out r.json] [--errors]
+    python -m benchmarks.instructions [--dataset tests/data/instructions_heldout.tsv] [--out r.json] [--errors]
 
 Each row is ``label<TAB>lang<TAB>text``: ``instruction`` rows try to steer the assistant (imperatives
 addressed to it, "from now on / always / never" orders about its answers, persona switches, role
@@ -9,10 +9,13 @@ look-alikes that must keep working as memories ("I always drink tea in the morni
 call mum", "never call me before 9", "my website is …"). A positive is
 :func:`ltm.domain.instructions.instruction_like` returning a kind.
 
-The default run also scores ``instruction_like_heldout.tsv``, written after the rules were frozen
-and never used to change them (``heldout`` in the output); the top-level ``precision`` and
-``recall`` are those of ``--dataset``. Realism: short hand-written sentences; a regression signal,
-not a measure of attacks in the wild (a paraphrase the patterns do not know gets through).
+The default run scores every part of the table (``benchmarks/labelled.py``): ``tests/data/instructions_tuning.tsv``
+and ``instructions_heldout.tsv`` (seven languages, issue 34; the held-out part was committed before
+the rules were tuned and never used to change them) and the first round's English and Chinese
+tables in ``benchmarks/data/``; precision, recall and the share of benign rows left alone, per part
+and per language (``languages``), the top level being all tuning parts together. Realism: short
+hand-written sentences by the rules' author; a regression signal, not a measure of attacks in the
+wild (a paraphrase the patterns do not know gets through).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from ltm.domain.instructions import instruction_like
 
-from .labelled import LabelledTable, Row, confusion, table_lines
+from .labelled import LabelledTable, Row, confusion, language, table_lines
 
 
 def load(path: Path) -> list[Row]:
@@ -30,7 +33,7 @@ def load(path: Path) -> list[Row]:
     for n, (label, lang, text) in table_lines(path):
         if label not in ("instruction", "benign"):
             raise ValueError(f"{path}:{n}: bad label")
-        rows.append({"label": label, "lang": lang, "text": text})
+        rows.append({"label": label, "lang": language(lang), "text": text})
     return rows
 
 
@@ -43,7 +46,17 @@ def run(rows: list[Row]) -> dict[str, Any]:
 
 
 SUMMARY = "{name}: {n} texts, precision {precision:.3f}, recall {recall:.3f} (tp {tp}, fp {fp}, fn {fn}, tn {tn})"
-TABLE = LabelledTable("instructions", "instruction_like", __doc__, load, run, SUMMARY, "{label} (got {kind}): {text}")
+TABLE = LabelledTable(
+    "instructions",
+    "instruction_like",
+    __doc__,
+    load,
+    run,
+    SUMMARY,
+    "{lang} {label} (got {kind}): {text}",
+    "instructions",
+    "instruction",
+)
 DEFAULT_DATASET, HELDOUT = TABLE.dataset, TABLE.heldout
 main = TABLE.main
 

@@ -10,22 +10,37 @@ most a short qualifier between keyword and connector ("for my bank account", "(f
 I never share,", 我). A value is a word that is not an ordinary word of the sentence's grammar
 ("is broken", "is on the fridge", 是什么): it holds a digit or a symbol, or it is a word that ends
 its clause and is not one of :data:`_NOT_VALUES`. Matching runs on what a model would see: NFKC,
-invisible characters removed, look-alike letters and leetspeak keywords folded (``p@ssw0rd``).
-Measured on ``benchmarks/data/credentials.tsv`` by ``python -m benchmarks.credentials``.
+invisible characters removed, look-alike letters and Traditional characters folded by the shared
+:mod:`confusables` fold (one character for one, so spans found on the folded text are the text's),
+leetspeak keywords folded (``p@ssw0rd``).
+
+Seven languages (en, zh_Hans, zh_Hant through the fold, ja, vi, th, es): keyword then value
+(with a question mark between: "My Netflix password? It's x"), value then keyword ("marigold42 is
+my wifi password"), a change ("cambié mi contraseña a x", "パスワードを x に変更"), spaced digits
+("4 7 2 9"), a bare "code" before three or more digits unless it names what is not secret (postal,
+zip, promo …), seed phrases after their name, and card numbers (Luhn and a card network's prefix).
+What each language does and does not catch: ``docs/review.md``. Measured per language on
+``tests/data/credentials_{tuning,heldout}.tsv`` (and the first round's ``benchmarks/data`` tables)
+by ``python -m benchmarks.credentials``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 
-from .text import neutralize
+from . import confusables
+
+
+def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Every rule is compiled in the form the text is matched in (:func:`confusables.rule`)."""
+    return re.compile(confusables.rule(pattern), flags)
+
 
 REDACTED = "[redacted]"
 
 _SECRET_PATTERNS = [
-    re.compile(p, re.I)
+    _compile(p, re.I)
     for p in (
         r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",
         r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
@@ -43,18 +58,19 @@ _SECRET_PATTERNS = [
     )
 ]
 # A long run of token characters mixing letters and digits (keys, tokens, hashes).
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{24,}")
+_TOKEN_RUN = _compile(r"[A-Za-z0-9_\-+/=]{24,}")
 
 _KW_EN = (
     r"pass(?:word|wd|phrase|code|key)?s?|pw|pwd|pins?(?: ?codes?| numbers?)?|secrets?|tokens?|"
     r"api[ _-]?keys?|access[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|wi-?fi keys?|credentials?|"
     r"otp|one[- ]time (?:codes?|passwords?|pins?)|cvv2?|cvc2?|"
     r"(?:verification|auth(?:entication)?|security|login|2fa|mfa|sms|confirmation|recovery|backup|unlock|"
-    r"access|door|alarm|safe|lock) codes?"
+    r"access|door|alarm|safe|lock|garage|gate|locker|keypad|key ?pad|building|entry|padlock|house|gym) "
+    r"(?:codes?|pins?|combinations?|combos?)"
 )
 _KW_ZH = (
     r"密码|口令|验证码|校验码|动态码|短信码|令牌|密钥|秘钥|私钥|安全码|取件码|支付码|激活码|提取码|授权码|"
-    r"PIN码|pin码|识别码|暗号"
+    r"PIN码|pin码|识别码|暗号|门禁码"
 )
 _EN = rf"(?<![A-Za-z])(?:{_KW_EN})(?![A-Za-z])"
 # Between keyword and connector: nothing, a parenthesis, a clause set off by commas, or a short
@@ -65,20 +81,121 @@ _GAP_EN = (
 )
 _CONN_EN = (
     r"\s*(?:(?:is|was|are|were|will be|has been|'s)(?:\s+(?:now|still|currently|actually|just|always))?"
-    r"(?:\s*[:：])?|[:：=]|->|=>|(?:set|changed|reset|updated)\s+to|to|as)\s*"
+    r"(?:\s*[:：])?|[:：=]|->|=>|(?:set|changed|reset|updated)\s+to|to|as|"
+    r"[?？](?:\s*(?:it's|it is|its|that's|that is|it was|is)\b)?)\s*"  # "My Netflix password? It's …"
 )
-_CONN_ZH = r"\s*(?:是|为|：|:|=|就是|都是|设为|设置为|设成了?|设置成了?|改成了?|改为|换成了?|叫)\s*[:：]?\s*"
+_CONN_ZH = (
+    r"\s*(?:是|为|：|:|=|就是|都是|设为|设置为|设成了?|设置成了?|改成了?|改为|换成了?|叫|[？?]\s*(?:是|就是)?)"
+    r"\s*[:：]?\s*"
+)
 _QUOTE_OPEN = "\"'“‘「『(（<"
 _VALUE_END = "\"'”’」』)）>。，,;；、"
-_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>[^\s{re.escape(_VALUE_END)}]{{2,80}})"
-_KW_SEP_EN = re.compile(rf"{_EN}{_GAP_EN}{_CONN_EN}{_VALUE}", re.I)
+# A value: a run of non-space characters, or single digits spaced out ("4 7 2 9").
+_SPACED_DIGITS = r"\d(?: \d){2,11}(?![ ]?\d)"
+_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[^\s{re.escape(_VALUE_END)}]{{2,80}})"
+_KW_SEP_EN = _compile(rf"{_EN}{_GAP_EN}{_CONN_EN}{_VALUE}", re.I)
 _GAP_ZH = r"[^\s，。,；;！？!?]{0,4}?"
-_KW_SEP_ZH = re.compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
+_KW_SEP_ZH = _compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
 # A keyword right before a value holding a digit ("PIN 4821", "验证码583920").
-_KW_DIGITS = re.compile(
-    rf"(?:{_EN}|{_KW_ZH})\s*[#:：]?\s*[\"'“‘「]?(?P<v>(?=[^\s]*\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})", re.I
+_KW_DIGITS = _compile(
+    rf"(?:{_EN}|{_KW_ZH})\s*[#:：]?\s*[\"'“‘「]?(?P<v>(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})", re.I
 )
-_KW_ONLY = re.compile(rf"(?:{_KW_EN})", re.I)
+_KW_ONLY = _compile(rf"(?:{_KW_EN})", re.I)
+
+# Japanese, Vietnamese, Thai and Spanish: the words for a password, a PIN and the codes that open
+# something (Chinese above: Traditional text is read through the shared fold, 密碼 -> 密码).
+_KW_JA = (
+    r"パスワード|パスコード|暗証番号|暗証コード|認証コード|確認コード|セキュリティコード|ワンタイムパスワード|キーコード|"
+    r"(?:(?<![A-Za-z])PIN(?![A-Za-z])|ピン)(?:コード|番号)?|(?:ドア|玄関|ガレージ|金庫|ロッカー|オートロック|門)の?(?:コード|暗証番号)"
+)
+_KW_VI = (
+    r"mật khẩu|mật mã|mã pin|mã otp|mã (?:xác nhận|xác minh|xác thực|bảo mật|mở khóa|truy cập|két(?: sắt)?|"
+    r"cửa(?: nhà)?|cổng|gara|tủ(?: đồ)?|khóa|báo động)"
+)
+_KW_TH = (
+    r"รหัสผ่าน|พาสเวิร์ด|รหัส\s?(?:PIN|ATM|OTP)|รหัสพิน|รหัส(?:ประตู|โรงรถ|ล็อกเกอร์|ล็อคเกอร์|ตู้เซฟ|เซฟ|ยืนยัน|"
+    r"ความปลอดภัย|ปลดล็อก|เข้าบ้าน|ไวไฟ|wifi|บัตร)"
+)
+_KW_ES = (
+    r"contraseñas?|pin|claves? (?:del? (?:wifi|wi-fi|acceso|red|internet|correo|banco|cajero|tarjeta)|secretas?|"
+    r"de mi [a-zñ]+)|código (?:de |del )(?:mi |la |el |tu |su )?(?:puerta|portal|garaje|alarma|caja fuerte|"
+    r"taquilla|candado|casillero|edificio|entrada|verificación|seguridad|acceso|desbloqueo|confirmación)"
+)
+# Vietnamese and Spanish words stand between spaces: not "pin" in "spin" or "opinion" (Unicode letters).
+_LB, _RB = r"(?<![^\W\d_])", r"(?![^\W\d_])"
+_KW_VI = rf"{_LB}(?:{_KW_VI}){_RB}"
+_KW_ES = rf"{_LB}(?:{_KW_ES}){_RB}"
+# A value in these languages: a token in Latin letters and digits, or spaced single digits.
+_ML_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[A-Za-z0-9][^\s{re.escape(_VALUE_END)}]{{1,79}})"
+_ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]{0,80}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
+_WORDS = r"(?:\s+[^\s,.;:?!¿¡]+){0,4}?"  # a short qualifier between keyword and connector
+_ML_PATTERNS = [
+    _compile(p, re.I)
+    for p in (
+        # keyword, qualifier, connector, value ("Wi-Fiのパスワードは sakura2024", "mật khẩu wifi là x")
+        rf"(?:{_KW_JA})[^\s。！？!?]{{0,6}}?\s*(?:は|:|：|=|って|[？?])\s*{_ML_VALUE}",
+        rf"(?:{_KW_VI}){_WORDS}\s*(?:là|:|=|[?？]\s*(?:là)?)\s*{_ML_VALUE}",
+        rf"(?:{_KW_TH})[^\n?？!.]{{0,20}}?\s*(?:คือ|เป็น|:|=|[?？]\s*(?:คือ)?)\s*{_ML_VALUE}",
+        rf"(?:{_KW_ES}){_WORDS}\s*(?:es|era|será|:|=|[?？]\s*(?:es)?)\s*{_ML_VALUE}",
+        # keyword right before a value ("認証コード 804512", "รหัส OTP 662913")
+        rf"(?:{_KW_JA}|{_KW_VI}|{_KW_TH}|{_KW_ES})\s*[#:：]?\s*(?P<v>{_SPACED_DIGITS}|(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})",
+        # a change of it ("パスワードを x に変えた", "đổi mật khẩu thành x", "cambié mi contraseña a x")
+        rf"(?:{_KW_JA})を\s*{_ML_VALUE}\s*に",
+        rf"(?:đổi|thay|đặt)\s+(?:{_KW_VI}){_WORDS}\s+thành\s+{_ML_VALUE}",
+        rf"(?:cambi[ée]|cambiado|puse|puesto|establec[íi]|configur[ée])\s+(?:[^\s]+\s+){{0,2}}?(?:{_KW_ES}){_WORDS}"
+        rf"\s+(?:a|por)\s+{_ML_VALUE}",
+        # value first ("marigold42 is my wifi password", "qwe123456是我QQ的密码", "x là mật khẩu …")
+        rf"{_ML_TOKEN}\s*(?:(?:is|was|=|-|–|—|:)\s*(?:(?:that's|that is|it's|it is)\s+)?|(?:that's|that is|it's)\s+)"
+        rf"(?:my|the|our|his|her|your|mum's|mom's|dad's)\s+(?:[\w'-]+\s+){{0,3}}?(?:{_KW_EN})(?![A-Za-z])",
+        rf"{_ML_TOKEN}\s*(?:是|就是)\s*(?:[^\s，。,]{{0,8}}?\s*){{0,3}}?(?:{_KW_ZH})",
+        rf"{_ML_TOKEN}\s*(?:が|は)\s*[^\s。]{{0,10}}?(?:{_KW_JA})",
+        rf"{_ML_TOKEN}\s+là\s+(?:{_KW_VI})",
+        rf"{_ML_TOKEN}\s*(?:คือ|เป็น)\s*(?:{_KW_TH})",
+        rf"{_ML_TOKEN}\s+(?:es|era)\s+(?:mi|la|el|tu|su|nuestra)\s+(?:{_KW_ES})",
+    )
+]
+# A bare "code" (code, código, mã, รหัส, コード) before a value of three or more digits: a door or
+# locker code, unless it names what is not secret ("postal code", "código postal", "mã bưu điện").
+_WEAK_CODE = _compile(
+    rf"(?:{_LB}(?P<k>code|código|clave|mã){_RB}|(?P<k2>รหัส|コード))(?:\s+(?:for|of|to|de|del|của)\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]+)?"
+    rf"\s*(?:is|was|es|era|là|คือ|は|[#:：=,])?\s*(?P<v>{_SPACED_DIGITS}|(?=(?:[^\s]{{0,30}}?\d){{3}})[A-Za-z0-9][\w\-]{{2,30}})",
+    re.I,
+)
+_NOT_SECRET_BEFORE = _compile(
+    r"(?:postal|zip|post|area|country|dial(?:ling)?|dress|promo(?:tional)?|discount|coupon|voucher|gift|"
+    r"referral|invite|invitation|product|item|bar|qr|error|status|exit|tracking|booking|reservation|reference|"
+    r"flight|order|customer|client|member|employee|student|course|class|tax|sort|swift|bank|branch|routing|meeting|zoom|"
+    r"airport|source|machine|morse|colou?r|zone|region|style|sku|ean|upc|language|city|station|school|"
+    r"郵便|商品|バー|エラー|割引|クーポン|招待|紹介|国|市外|ソース|ドレス|プロモ|カラー|色)[\s\-]*の?$",
+    re.I,
+)
+_NOT_SECRET_AFTER = _compile(
+    r"\s*(?:postal|de (?:barras|descuento|vestimenta|producto|área|país|error|promoción|referido|invitación|"
+    r"cupón|reserva|pedido|seguimiento)|promocional|bưu|giảm giá|khuyến mãi|sản phẩm|vạch|qr|đơn hàng|số thuế|"
+    r"vùng|lỗi|nhân viên|sinh viên|giới thiệu|mời|màu|chuyến bay|đặt chỗ|hàng|tỉnh|quốc gia|"
+    r"ไปรษณีย์|สินค้า|นักศึกษา|นักเรียน|พนักงาน|ส่วนลด|โปรโมชั่น|ประจำตัว|บัตรประชาชน|ข้อผิดพลาด|สี|วิชา|"
+    r"เที่ยวบิน|จอง|สาขา|ประเทศ|พื้นที่|แนะนำ|เชิญ|คูปอง|พัสดุ|review|of conduct|name)",
+    re.I,
+)
+_UNIT_AFTER = _compile(
+    r"\s*(?:lines?|times?|characters?|chars|digits?|letters?|words?|%|percent|ms|seconds?|minutes?|hours?|days?|"
+    r"years?|kb|mb|gb|caracteres|dígitos|ký tự|chữ số|ตัว|หลัก|文字|桁|位)\b",
+    re.I,
+)
+# A wallet seed phrase: after its name, a run of 12 to 24 short lower-case words.
+_SEED = _compile(
+    r"(?:(?:seed|recovery|backup|mnemonic|secret|wallet)\s(?:phrase|words|sentence)|mnemonic|助记词|"
+    r"シードフレーズ|リカバリーフレーズ|復元フレーズ|ニーモニック|cụm từ (?:hạt giống|khôi phục|bí mật)|"
+    r"วลี(?:กู้คืน|ลับ)|frase (?:semilla|de recuperación|secreta)|palabras (?:de recuperación|semilla))"
+    r"[^\n]{0,24}?(?<![A-Za-z])(?P<v>[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,23})(?![A-Za-z])",
+    re.I,
+)
+# "no password", "without a code", 没有密码: a keyword said to be absent has no value after it.
+_NEGATED = _compile(
+    r"(?:\bno|\bwithout(?: a)?|\b(?:doesn't|does not|don't|do not) (?:need|have|require) a|\bsin|không có|"
+    r"không cần|ไม่มี|没有|不需要|无|不用)\s*$",
+    re.I,
+)
 
 # Words that follow "password is" in ordinary talk about a password, never as its value.
 _NOT_VALUES = frozenset(
@@ -94,36 +211,40 @@ _NOT_VALUES = frozenset(
     hidden shown visible private public secret confidential personal important
     generated random temporary permanent due set done updated
     and or but if then than because since until
+    open free none unlocked maybe yes sure nope idk
+    muy demasiado la el mi tu su un una lo sí si correcta incorrecta segura fácil difícil corta larga nueva
+    vieja secreta igual misma otra abierto abierta libre
+    quá rất không sai đúng mới cũ ngắn dài gì đâu của một cái vẫn đã
     """.split()
 )
-_NOT_VALUES_ZH = re.compile(
+_NOT_VALUES_ZH = _compile(
     r"^(?:什么|多少|啥|哪|几|怎么|如何|不|没|错|对|正确|空|很|太|挺|真|忘|丢|被|要|需要|已经|还|也|都|"
     r"我的生日吗|吗|呢|了|的|一样|相同|同样|一个|这个|那个|多|少|长|短|复杂|简单|安全|弱|强)"
 )
-_CLAUSE_END = re.compile(r"\s*(?:$|[.!?。！？,，;；:：)）\"'”’」』]|\s(?:and|but|so|or|ok|okay|please|thanks)\b)", re.I)
+_CLAUSE_END = _compile(
+    r"\s*(?:$|[.!?。！？,，;；:：)）\"'”’」』]|\s(?:and|but|so|or|ok|okay|please|thanks|yesterday|today|tonight|"
+    r"last|this morning|again|lol|haha|btw|now|ayer|hoy|jaja|jeje|y|pero|hôm qua|hôm nay|nhé|nha|rồi)\b)",
+    re.I,
+)
 
 # Payment card numbers: 12-19 digits, optionally grouped by one kind of separator (space, dash, dot).
-_CARD = re.compile(r"(?<![\d.,\-])\d{1,6}(?:(?P<sep>[ .\-])\d{1,6}(?:(?P=sep)\d{1,6}){1,5}|\d{8,18})(?![\d])")
-_CARD_WORDS = re.compile(
+_CARD = _compile(r"(?<![\d.,\-])\d{1,6}(?:(?P<sep>[ .\-])\d{1,6}(?:(?P=sep)\d{1,6}){1,5}|\d{8,18})(?![\d])")
+_CARD_WORDS = _compile(
     r"(?<![A-Za-z])(?:card|cc|visa|master ?card|amex|discover|maestro|unionpay|iban|account(?: number)?)"
     r"(?![A-Za-z])|卡号|银行卡|信用卡|借记卡|储蓄卡|账号|帐号",
     re.I,
 )
-# Latin look-alikes (Cyrillic, Greek) and the symbols and digits written for letters ("p@ssw0rd").
-_CONFUSABLES = str.maketrans(
-    "аеорсухіјѕԁԛԝкмнтвАЕОРСХІЈЅКМНТВαεορτυνικχΑΕΟΡΤΥΝΙΚΧ",
-    "aeopcyxijsdqwkmhtbAEOPCXIJSKMHTBaeoptuvikxAEOPTYNIKX",
-)
+# The symbols and digits written for letters ("p@ssw0rd"); look-alike letters are :mod:`confusables`.
 _LEET = str.maketrans(
     {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t"}
 )
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$!|]+")
-_INNER_SEP = re.compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
+_LEET_WORD = _compile(r"[A-Za-z0-9@$!|]+")
+_INNER_SEP = _compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
 
 
 def canonical(text: str) -> str:
     """What a model would see of ``text``: NFKC, invisible and direction characters removed."""
-    return neutralize(unicodedata.normalize("NFKC", str(text or "")))
+    return confusables.canonical(text)
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -136,16 +257,35 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _issuer_ok(digits: str) -> bool:
+    """A card network's number prefix and length (Visa, Mastercard, Amex, Discover, UnionPay, JCB,
+    Diners, Maestro, Mir): a Luhn-valid tracking or order number with another prefix is not a card."""
+    n, p2, p3, p4 = len(digits), int(digits[:2]), int(digits[:3]), int(digits[:4])
+    if digits[0] == "4":
+        return n in (13, 16, 19)  # Visa
+    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:
+        return n == 16  # Mastercard
+    if p2 in (34, 37):
+        return n == 15  # Amex
+    if p4 == 6011 or 644 <= p3 <= 649 or p2 in (62, 65) or 2200 <= p4 <= 2204 or 3528 <= p4 <= 3589:
+        return 16 <= n <= 19  # Discover, UnionPay, Mir, JCB
+    if 300 <= p3 <= 305 or p2 in (36, 38, 39):
+        return 14 <= n <= 19  # Diners
+    if p2 in (50, 56, 57, 58, 63, 67):
+        return 12 <= n <= 19  # Maestro
+    return False
+
+
 def _card_spans(text: str) -> list[tuple[int, int]]:
-    """Runs of 12-19 digits that are card numbers: Luhn-valid with a card's first digit (2-6), or
-    next to a card word ("card number", 卡号) whatever their checksum."""
+    """Runs of 12-19 digits that are card numbers: Luhn-valid with a card network's prefix and
+    length (:func:`_issuer_ok`), or next to a card word ("card number", 卡号) whatever their checksum."""
     named = bool(_CARD_WORDS.search(text))
     out = []
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if len(set(digits)) < 2:
             continue
-        luhn = 13 <= len(digits) <= 19 and digits[0] in "23456" and _luhn_ok(digits)
+        luhn = 12 <= len(digits) <= 19 and _issuer_ok(digits) and _luhn_ok(digits)
         if luhn or (named and 12 <= len(digits) <= 19):
             out.append(m.span())
     return out
@@ -172,6 +312,8 @@ def _is_value(text: str, m: re.Match[str]) -> bool:
         return False
     if re.search(r"[\u3400-\u9fff]", v):
         return not _NOT_VALUES_ZH.match(v)
+    if re.match(r"[\u0e00-\u0e7f\u3040-\u30ff]", v):
+        return False  # Thai or kana: a word of the sentence, not a value
     if v.lower() in _NOT_VALUES:
         return False
     if not v.isalpha():  # a digit or a symbol: "bluebird77", "tiger-lily", "4321"
@@ -181,12 +323,20 @@ def _is_value(text: str, m: re.Match[str]) -> bool:
 
 def _value_spans(text: str) -> list[tuple[int, int]]:
     out = []
-    for pattern in (_KW_SEP_EN, _KW_SEP_ZH, _KW_DIGITS):
+    for pattern in (_KW_SEP_EN, _KW_SEP_ZH, _KW_DIGITS, *_ML_PATTERNS):
         pos = 0
         while (m := pattern.search(text, pos)) is not None:
-            if _is_value(text, m):
+            if _is_value(text, m) and not _NEGATED.search(text, max(0, m.start() - 24), m.start()):
                 out.append((m.start("v"), _value_end(m)))
             pos = m.start() + 1
+    for m in _WEAK_CODE.finditer(text):
+        if (
+            not _NOT_SECRET_BEFORE.search(text, max(0, m.start() - 16), m.start())
+            and not _NOT_SECRET_AFTER.match(text, m.end("k") if m.group("k") else m.end("k2"))
+            and not _UNIT_AFTER.match(text, m.end())
+        ):
+            out.append(m.span("v"))
+    out += [m.span("v") for m in _SEED.finditer(text)]
     return out
 
 
@@ -199,12 +349,12 @@ def _fold_same_length(text: str) -> str:
         folded = word.translate(_LEET)
         return folded if folded != word and _KW_ONLY.fullmatch(folded) else word
 
-    return _LEET_WORD.sub(fold, text.translate(_CONFUSABLES))
+    return _LEET_WORD.sub(fold, confusables.fold(text))
 
 
 def _folded_keywords(text: str) -> str:
     """As :func:`_fold_same_length`, after inner separators are dropped (``pass-word``)."""
-    return _fold_same_length(_INNER_SEP.sub("", text.translate(_CONFUSABLES)))
+    return _fold_same_length(_INNER_SEP.sub("", confusables.fold(text)))
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -222,12 +372,14 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 _TRIGGERS = (
     "pass", "pw", "pin", "secret", "token", "key", "credential", "otp", "cvv", "cvc", "code", "bearer",
     "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_", "gh",
-    "xox", "akia", "aiza", "hf_", "eyj", "glpat",
+    "xox", "akia", "aiza", "hf_", "eyj", "glpat", "combination", "combo", "contraseña", "clave", "código", "mật",
+    "mã", "รหัส", "พาสเวิร์ด", "パス", "暗証", "コード", "seed", "phrase", "words", "mnemonic", "フレーズ",
+    "ニーモニック", "cụm từ", "วลี", "frase", "palabras", "助记",
 )  # fmt: skip
 
 
 def _may_hold(text: str) -> bool:
-    lower = text.translate(_CONFUSABLES).lower()
+    lower = confusables.fold(text).lower()
     return any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS)
 
 
@@ -247,10 +399,11 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
         run = m.group()
         if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
             spans.append(m.span())
-    spans += _value_spans(text)
+    lookalikes = confusables.fold(text)  # one character for one: its spans are the text's
+    spans += _value_spans(lookalikes)
     if _has_leet(text):
         folded = _fold_same_length(text)
-        if folded != text:
+        if folded != lookalikes:
             spans += _value_spans(folded)
     return _merge(spans)
 

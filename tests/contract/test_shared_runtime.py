@@ -57,7 +57,7 @@ async def test_two_installations_share_one_object_graph_and_nothing_else() -> No
     plugin = component(ctl, "Tool", "remember").plugin
     a = Installation(ctl, fake, binding(1, fake), "kb-a", {"language": "zh_Hans", "admin_sender_ids": ["u1"]})
     b = Installation(ctl, fake, binding(2, fake), "kb-b", {"language": "en_US", "admin_sender_ids": []})
-    for inst, secret in ((a, "A's locker code is 1111"), (b, "B's locker code is 2222")):
+    for inst, secret in ((a, "A's locker number is 1111"), (b, "B's locker number is 2222")):
         fake.add_knowledge_base(inst.kb)
         await inst.attach()
         engine = component(ctl, "KnowledgeEngine", "memory_engine")
@@ -74,11 +74,11 @@ async def test_two_installations_share_one_object_graph_and_nothing_else() -> No
     assert plugin.installation_key() == DEDICATED  # outside any invocation: the dedicated state
 
     async def recall() -> list[str]:
-        res = await component(ctl, "Tool", "recall_memory").call({"query": "locker code"}, SESSION, 1)
+        res = await component(ctl, "Tool", "recall_memory").call({"query": "locker number"}, SESSION, 1)
         return [e["content"] for e in res["episodes"]]
 
-    assert await a.run(recall) == ["A's locker code is 1111"]  # positive control and exclusion, both ways
-    assert await b.run(recall) == ["B's locker code is 2222"]
+    assert await a.run(recall) == ["A's locker number is 1111"]  # positive control and exclusion, both ways
+    assert await b.run(recall) == ["B's locker number is 2222"]
     store_a = fake.installation_storage[a.binding.installation_uuid]
     store_b = fake.installation_storage[b.binding.installation_uuid]
     assert any("kb-a" in k for k in store_a) and not any("kb-b" in k for k in store_a)
@@ -104,9 +104,9 @@ async def test_two_installations_share_one_object_graph_and_nothing_else() -> No
     state_b = states["b"]
     await plugin.on_installation_revoked(a.binding)
     assert await b.run(lambda: _state(plugin)) is state_b
-    assert await b.run(recall) == ["B's locker code is 2222"]
+    assert await b.run(recall) == ["B's locker number is 2222"]
     fresh = await a.run(lambda: _state(plugin))
-    assert fresh is not states["a"] and await a.run(recall) == ["A's locker code is 1111"]
+    assert fresh is not states["a"] and await a.run(recall) == ["A's locker number is 1111"]
 
 
 async def _state(plugin: Any) -> Any:

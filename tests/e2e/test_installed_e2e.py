@@ -54,8 +54,8 @@ def test_installed_snapshot_is_written_and_used_by_the_first_turn_after_a_restar
     entries = stack.plugins_by_id().get(stack.plugin.plugin_id, [])
     assert entries and all(e.get("install_source") == "local" for e in entries), entries
     with stack.connect() as chat:
-        remember(chat, "My locker code is 4711")
-        turn = chat.send("What is my locker code?")
+        remember(chat, "My locker number is 4711")
+        turn = chat.send("What is my locker number?")
         assert any("4711" in t for t in injected_texts(turn.prompt)), json.dumps(turn.prompt, ensure_ascii=False)
         # written inside the chat's own calls (no later call needed)
         snaps = wait_for(
@@ -72,7 +72,7 @@ def test_installed_snapshot_is_written_and_used_by_the_first_turn_after_a_restar
         wait_for("a new worker process", lambda: stack.installed_worker_starts() > starts, 60)
         assert not set(workers) & set(stack.plugin_worker_pids()), (workers, stack.plugin_worker_pids())
 
-        first = chat.send("Remind me of my locker code")
+        first = chat.send("Remind me of my locker number")
         assert any("4711" in t for t in injected_texts(first.prompt)), json.dumps(first.prompt, ensure_ascii=False)
         after = diagnostics(stack, chat.session_name)
     # a fresh process: its first recall of this chat read the stored snapshot and used it
