@@ -51,12 +51,11 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 
 from ltm.domain.errors import LtmError
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
-from ltm.domain.tombstone import value_key
 from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue
+from ltm.service.review import ReviewQueue, forget_tombstone_id
 from pages import consolidation as consolidation_routes
 
 from . import views
@@ -309,7 +308,7 @@ async def _forget(c: Ctx) -> dict[str, Any]:
     episode = await c.service.forget(scope, eid, c.actor, reason, never=never)
     out: dict[str, Any] = {"forgotten": episode.id}
     if never:
-        out["tombstone"] = value_key(episode.content, episode.sender_id)
+        out["tombstone"] = forget_tombstone_id(scope, episode.content, episode.sender_id, episode.audience, True)
     return out
 
 

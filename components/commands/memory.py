@@ -37,11 +37,10 @@ from components.turn import scope_of_turn
 from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
-from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
 from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue
+from ltm.service.review import ReviewQueue, forget_tombstone_id
 from ltm.service.transfer import export_scope, import_scope
 
 log = logging.getLogger(__name__)
@@ -263,7 +262,8 @@ class MemoryCommand(Command):
         e = await self.service.forget(c.scope, c.p.episode_id, c.actor, reason=c.p.reason, never=c.p.never)
         text = t("cmd.forget.done", c.lang, id=render.clean(e.id, 40), content=render.quote(e.content))
         if c.p.never:
-            text += "\n" + t("cmd.forget.never", c.lang, tombstone=value_key(e.content, e.sender_id))
+            tid = forget_tombstone_id(c.scope, e.content, e.sender_id, e.audience, c.admin)
+            text += "\n" + t("cmd.forget.never", c.lang, tombstone=tid)
         return [text]
 
     async def _do_confirm(self, c: Call) -> list[str]:

@@ -40,7 +40,7 @@ from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, T
 from ...domain.expiry import bounds_validity
 from ...domain.instructions import INSTRUCTION_LIKE, instruction_like
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
-from ...domain.scope import ACTIVE, Criteria, Scope
+from ...domain.scope import ACTIVE, Criteria, Scope, audience_of, tombstone_audience
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from ..neighbours import ReviewHost
@@ -509,7 +509,15 @@ class ReviewQueue(ReviewPart):
             decided = replace(cand)
             self._decide(decided, REJECTED, actor, reason)
             made = self.tombstones.record_step(
-                scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id, op
+                scope,
+                cand.content,
+                cand.sender_id,
+                "rejected",
+                reason,
+                actor,
+                cand.id,
+                op,
+                audience=tombstone_audience(scope, audience_of(Scope.from_describe(cand.scope))),  # where proposed
             )
             decided.result_id = made[1] if made else ""
             audit = (
