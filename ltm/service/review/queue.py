@@ -43,6 +43,7 @@ from ...domain.models import Episode, EpisodeInput, Profile, content_hash
 from ...domain.scope import ACTIVE, Criteria, Scope, audience_of, tombstone_audience
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
+from ..consent import is_opted_out, require_consent
 from ..neighbours import ReviewHost
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
@@ -268,6 +269,7 @@ class ReviewQueue(ReviewPart):
         """Queue one statement of ``scope.sender_id``: refused when tombstoned; skipped (``_Skip``)
         when already queued or already remembered; ``conflict`` when it contradicts an active one."""
         need_l2(scope)
+        await require_consent(self.service.kv, scope.bot_uuid, scope.sender_id)
         tb = await self.tombstones.tombstone_for(scope, proposal.content, scope.sender_id)
         if tb is not None:
             raise self.tombstones.refusal(tb)
@@ -320,6 +322,9 @@ class ReviewQueue(ReviewPart):
         mode = "model" if s.model_uuid and self.model is not None else "rules"
         report = ExtractReport(mode=mode, redactions=turn.redactions, truncated=turn.truncated)
         if not turn.sentences:
+            return report
+        if await is_opted_out(self.service.kv, scope.bot_uuid, scope.sender_id):
+            report.skipped.append(("opted_out", ""))  # nothing of theirs is read further (issue 35)
             return report
         if mode == "model":
             system, user = rules.model_messages(turn, s.max_per_turn)

@@ -212,6 +212,33 @@ class TombstoneBook(ReviewPart):
         log.info("tombstone %s lifted in %s", tb.id, scope.user_key)
         return tb
 
+    async def scrub_person_steps(self, scope: Scope, sender_id: str) -> list[WriteStep]:
+        """A person's erasure (``forget-me``): the tombstones of this scope they decided or whose
+        value is theirs keep their hash (the value stays refused where it was) but lose the reason,
+        and the decider's id when it is theirs. One step per changed record; every audience."""
+        if not sender_id or not scope.collection:
+            return []
+        prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
+        steps = []
+        for k in owned_keys(scope, await backend(self.service.kv.keys(prefix), "review keys")):
+            old = await backend(self.service.kv.get(k), "review read")
+            if not old:
+                continue
+            tb = Tombstone.from_dict(json.loads(old))
+            theirs = str(tb.by.get("sender_id") or "") == sender_id
+            if not theirs and tb.subject != sender_id:
+                continue
+            if not tb.reason and not theirs:
+                continue
+            tb.reason = ""
+            if theirs:
+                tb.by = {"surface": str(tb.by.get("surface") or ""), "erased": True}
+            audit = ([tb.id], f"tombstone {tb.id}: reason erased on request")
+            steps.append(
+                self.service.writes.kv_step(scope, "tombstone.scrub", k, self._bytes(tb.to_dict()), old, audit=audit)
+            )
+        return steps
+
     async def tombstone_steps(self, event: RetireEvent) -> list[WriteStep]:
         """``forget(..., never=True)``: a tombstone on each forgotten value, written in the same
         all-or-nothing mutation as the delete (audited ``tombstone.record``). It takes the forgotten
