@@ -157,6 +157,7 @@ async def _forget_me(e: Env, a: Actor) -> Any:
 async def _opt(e: Env, a: Actor, out: bool) -> Any:
     return await e.svc.set_opt_out(e.scope, a, out) or await e.svc.set_opt_out(e.scope, a, not out)
 
+
 # service verb -> (policy verb, a call of it by ``actor`` in ``env``)
 ROWS: dict[str, tuple[str, Call]] = {
     "MemoryService.count_by_status": ("summary", lambda e, a: e.svc.count_by_status(e.scope)),
