@@ -30,7 +30,7 @@ from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
 from components.carry import OPERATOR_GRACE_S, carried
-from components.commands import render
+from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
 from components.turn import scope_of_turn
@@ -131,7 +131,7 @@ class MemoryCommand(Command):
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
-            handler = getattr(self, f"_do_{parsed.verb}")
+            handler = getattr(self, f"_do_{parsed.verb.replace('-', '_')}")
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
         except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
@@ -384,3 +384,21 @@ class MemoryCommand(Command):
         if report.links_dropped:
             text += "\n" + t("cmd.import.links_dropped", c.lang, n=report.links_dropped)
         return [text]
+
+    # ------------------------------------------------------------------ people's rights (issue 35)
+    async def _do_me(self, c: Call) -> list[str]:
+        held = await self.service.my_memory(c.scope, c.actor)
+        return [rights.holdings(c.lang, held, c.p.page)]
+
+    async def _do_forget_me(self, c: Call) -> list[str]:
+        if c.p.action == "confirm":
+            return [rights.erased(c.lang, await self.service.forget_me(c.scope, c.actor, c.p.code))]
+        return [rights.ask_code(c.lang, self.service.forget_me_code(c.scope, c.actor))]
+
+    async def _do_optout(self, c: Call) -> list[str]:
+        changed = await self.service.set_opt_out(c.scope, c.actor, True)
+        return [t("privacy.optout.done" if changed else "privacy.optout.already", c.lang)]
+
+    async def _do_optin(self, c: Call) -> list[str]:
+        changed = await self.service.set_opt_out(c.scope, c.actor, False)
+        return [t("privacy.optin.done" if changed else "privacy.optin.already", c.lang)]
