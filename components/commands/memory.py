@@ -176,7 +176,8 @@ class MemoryCommand(Command):
         injection = await self.service.last_injection(c.scope)
         audit_total = await self.service.audit_count(c.scope)
         today = await self.service.ledger.today(c.scope)
-        return [render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)]
+        text = render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)
+        return [rights.with_retention(c.lang, text, self.service.settings)]
 
     async def _do_profile(self, c: Call) -> list[str]:
         session = await self.service.get_profile(c.scope, "session")

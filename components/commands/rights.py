@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from components.commands.render import clean, fit, quote, status_label
 from ltm.i18n import t
+from ltm.service import Settings
 from ltm.service.people import FORGET_ME_TTL_S, Erasure, Holdings
 
 ME_PAGE_SIZE = 20
@@ -55,3 +56,13 @@ def ask_code(lang: str, code: str) -> str:
 
 def erased(lang: str, done: Erasure) -> str:
     return t("privacy.forget_me.done", lang, **done.to_dict())
+
+
+def with_retention(lang: str, summary: str, settings: Settings) -> str:
+    """The ``!memory`` summary with the retention settings, when set (issue 35)."""
+    lines = []
+    if settings.retention_days:
+        lines.append(t("privacy.summary.retention", lang, days=settings.retention_days))
+    if settings.audit_retention_days:
+        lines.append(t("privacy.summary.audit_retention", lang, days=settings.audit_retention_days))
+    return fit("\n".join([summary, *lines])) if lines else summary

@@ -33,6 +33,7 @@ from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex, ScopeIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
+from .retention import Retention
 from .retire import RetireEvent
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
@@ -84,6 +85,7 @@ class MemoryService:
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
         self.people = People(self)  # a person's own memory: see, erase, opt out (issue 35)
+        self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
