@@ -216,7 +216,8 @@ class People:
                 profile = await self.service.get_profile(scope, "speaker", sender_id)
                 held.profiles.append(HeldProfile(scope.collection, scope.user_key, profile))
             if self.review is not None:
-                held.candidates += len(await self.review.candidates.person_candidates(scope, sender_id))
+                cands = await self.review.candidates.person_candidates(scope, sender_id)
+                held.candidates += sum(1 for c in cands if c.content)  # an erased one keeps no text
         held.episodes.sort(key=lambda ke: (ke[1].timestamp, ke[1].id), reverse=True)
         return held
 

@@ -12,6 +12,7 @@
       return call('/people', req).then(function (d) {
         S.person = { request: req, result: d };
         S.personDoc = null;
+        S.personErased = null;
         RENDERERS.people();
       });
     });
@@ -23,6 +24,7 @@
     return run('people', function () {
       return call('/people/erase', req).then(function (done) {
         S.personErased = done;
+        S.personDoc = null; // the document shown before the erase is no longer what is held
         toast(T('people.erased', done));
         return call('/people', req).then(function (d) { S.person = { request: req, result: d }; RENDERERS.people(); });
       });
@@ -64,8 +66,8 @@
           .map(function (k) { return h('th', { text: T(k) }); }))),
         h('tbody', null, doc.episodes.map(function (e) {
           return h('tr', { 'data-episode-id': e.id },
-            h('td', { className: 'mono nowrap', text: e.id }), h('td', { className: 'mono', text: e.chat }),
-            h('td', { className: 'mono', text: e.kb }), h('td', null, statusBadge(e.status)),
+            h('td', { className: 'mono nowrap', text: e.id }), h('td', { className: 'mono nowrap', text: e.chat }),
+            h('td', { className: 'mono nowrap', text: e.kb }), h('td', { className: 'nowrap' }, statusBadge(e.status)),
             h('td', { className: 'nowrap' }, timeEl(e.recorded_at)), h('td', { text: e.content }));
         }))));
     }
