@@ -53,13 +53,13 @@ def test_me_forget_me_and_optout(stack: Stack) -> None:
         optin = chat.command("!memory optin")
         allowed = remember(chat, LATER)
     assert stored["id"] in me and "Kilimanjaro" in me, me
-    assert wrong == t("privacy.forget_me.bad_code", "en_US"), wrong
+    assert t("privacy.forget_me.bad_code", "en_US") in wrong, wrong  # the host prefixes "[bot] "
     assert "Erased" in done and "1 memories" in done, done
-    assert after == t("privacy.me.empty", "en_US"), after
+    assert t("privacy.me.empty", "en_US") in after, after
     assert "Kilimanjaro" not in listed, listed
     assert b"Kilimanjaro" not in plugin_values(stack)  # no snapshot, candidate, profile or audit row keeps it
-    assert optout == t("privacy.optout.done", "en_US"), optout
+    assert t("privacy.optout.done", "en_US") in optout, optout
     assert isinstance(refused, dict) and refused.get("ok") is False, refused
     assert "opted out" in str(refused.get("error")), refused
-    assert optin == t("privacy.optin.done", "en_US"), optin
+    assert t("privacy.optin.done", "en_US") in optin, optin
     assert allowed["content"] == LATER  # the control: stored again once opted in
