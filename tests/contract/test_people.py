@@ -10,7 +10,7 @@ Runs on numpy, Chroma and Qdrant: the erased text is looked for in the vector st
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consent import OptedOutError
 from ltm.service.people import FORGET_ME_TTL_S
 from ltm.service.review import ReviewQueue, ReviewSettings
+from ltm.service.transfer import import_scope
 from tests.support import KB, build_service, reviewed, scope_of
 from tests.support.console.state import stored_state
 from tests.support.review import ticking_clock
@@ -42,6 +43,7 @@ class World:
     alice_dm: Scope
     alice_group: Scope
     bob_group: Scope
+    pending: dict[str, str] = field(default_factory=dict)  # a candidate of each speaker, by speaker
 
 
 async def world(tmp: Path, kind: str = "numpy", isolation: str = "bot") -> World:
@@ -181,3 +183,72 @@ class TestOptOut:
         assert (await w.review.extract(w.bob_group, "I love jazz.", actor("bob"))).candidates
         assert await w.svc.set_opt_out(w.alice_dm, actor("alice"), False)
         assert (await w.svc.remember(w.alice_group, {"content": "I moved to Lisbon"}, actor("alice"))).episode
+
+
+# One gate, one table, every path that stores a person's statement (rule 10): each refuses Alice
+# while she is opted out and lets Bob through (the control), and a refused path writes nothing.
+async def _tool(w: World, who: str) -> None:
+    scope = w.alice_group if who == "alice" else w.bob_group
+    await w.svc.remember(scope, {"content": f"{who} likes sailing"}, actor(who))
+
+
+async def _profile(w: World, who: str) -> None:
+    scope = w.alice_group if who == "alice" else w.bob_group
+    await w.svc.update_profile(scope, {"target": "speaker", "add_traits": ["sails"]}, actor(who))
+
+
+async def _import(w: World, who: str) -> None:
+    doc = {"episodes": [{"content": f"{who} imported a fact", "sender_id": who}]}
+    await import_scope(w.svc, w.bob_group, doc, ROOT)
+
+
+async def _document(w: World, who: str) -> None:
+    doc = {
+        "session_name": "group_g1",
+        "bot_uuid": "bot1",
+        "episodes": [{"content": f"{who} in a doc", "sender_id": who}],
+    }
+    await w.svc.ingest_document(KB, f"doc-{who}", doc, ROOT)
+
+
+async def _accept(w: World, who: str) -> None:
+    # proposed before the opt-out (see the test), accepted by an admin after it
+    cand = w.pending[who]
+    await w.review.accept((w.alice_group if who == "alice" else w.bob_group), cand, ROOT)
+
+
+async def _propose(w: World, who: str) -> None:
+    scope = w.alice_group if who == "alice" else w.bob_group
+    text = f"I ({who}) collect stamps"
+    await w.review.propose(scope, Proposal(text, text, "preference"), actor(who), origin="rules")
+
+
+PATHS = {
+    "tool": _tool,
+    "profile": _profile,
+    "import": _import,
+    "document": _document,
+    "accept": _accept,
+    "propose": _propose,
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+async def test_every_path_asks_the_one_gate(tmp_path: Path, path: str) -> None:
+    w = await world(tmp_path)
+    for who in ("alice", "bob"):
+        text = f"I am {who} and I like kites"
+        cand = await w.review.propose(
+            w.alice_group if who == "alice" else w.bob_group,
+            Proposal(text, text, "preference"),
+            actor(who),
+            origin="rules",
+        )
+        w.pending[who] = cand.id
+    await w.svc.set_opt_out(w.alice_dm, actor("alice"), True)
+    before = await stored_state(w.svc)
+    with pytest.raises(OptedOutError):
+        await PATHS[path](w, "alice")
+    assert await stored_state(w.svc) == before  # refused whole, nothing written
+    await PATHS[path](w, "bob")  # the control: the same path stores Bob's statement
+    assert await stored_state(w.svc) != before
