@@ -93,3 +93,12 @@ async def test_help_lists_the_new_verbs_in_every_language() -> None:
         text = await h.one("memory help", speaker="alice", chat=ALICE)
         for verb in ("me", "forget-me", "optout", "optin"):
             assert t(f"cmd.usage.{verb}", lang) in text, (lang, verb)
+
+
+async def test_the_summary_shows_retention_only_when_set() -> None:
+    h = await host_harness({"retention_days": 90, "audit_retention_days": 365})
+    text = await h.one("memory", speaker="alice", chat=ALICE)
+    assert t("privacy.summary.retention", "en_US", days=90) in text
+    assert t("privacy.summary.audit_retention", "en_US", days=365) in text
+    plain = await (await host_harness()).one("memory", speaker="alice", chat=ALICE)  # the control: off
+    assert "Retention" not in plain and "retention" not in plain
