@@ -26,10 +26,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 async def carrying(plugin: Any, grace: float = CHAT_GRACE_S) -> AsyncIterator[None]:
     """Run ``plugin``'s queued background work alongside the enclosed call (none without a service:
     a plugin that failed to initialise, or a test double)."""
-    background = getattr(getattr(plugin, "service", None), "background", None)
+    service = getattr(plugin, "service", None)
+    background = getattr(service, "background", None)
     if background is None:
         yield
         return
+    retention = getattr(service, "retention", None)
+    if retention is not None:
+        retention.poke()  # the daily retention sweep, queued when due: this call carries it
     async with background.carrying(grace):
         yield
 

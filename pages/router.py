@@ -34,6 +34,8 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/candidate/reject``       POST    ``id``, ``reason`` (records a tombstone on the value)
 ``/tombstones``             POST    paging
 ``/tombstone/lift``         POST    ``id``, ``reason``
+``/people``                 POST    ``bot_uuid``, ``sender_id``: what one person said (``ltm-person/1``)
+``/people/erase``           POST    ``bot_uuid``, ``sender_id``: that person's erasure (as ``forget-me``)
 ==========================  ======  ==========================================================
 
 ``/episode/forget`` also takes ``never`` (bool): forget for good (a tombstone on the value). The
@@ -51,12 +53,11 @@ from langbot_plugin.api.definition.components.page import PageRequest, PageRespo
 
 from ltm.domain.errors import LtmError
 from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
-from ltm.domain.tombstone import value_key
 from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
 from ltm.service import Actor, MemoryService
 from ltm.service.consolidation import Consolidator
 from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue
+from ltm.service.review import ReviewQueue, forget_tombstone_id
 from pages import consolidation as consolidation_routes
 
 from . import views
@@ -68,6 +69,7 @@ log = logging.getLogger(__name__)
 KbNames = Callable[[], Awaitable[dict[str, str]]]
 
 STATUS_FILTERS = ("all", *STATUSES)
+MAX_ID = 1024  # ltm.domain.scope.MAX_ID_CHARS: the service refuses a longer id with its own message
 PROFILE_TARGETS = ("session", "speaker")
 
 
@@ -309,7 +311,7 @@ async def _forget(c: Ctx) -> dict[str, Any]:
     episode = await c.service.forget(scope, eid, c.actor, reason, never=never)
     out: dict[str, Any] = {"forgotten": episode.id}
     if never:
-        out["tombstone"] = value_key(episode.content, episode.sender_id)
+        out["tombstone"] = forget_tombstone_id(scope, episode.content, episode.sender_id, episode.audience, True)
     return out
 
 
@@ -405,6 +407,24 @@ async def _fences_clear(c: Ctx) -> dict[str, Any]:
     return {"cleared": int(cleared)}
 
 
+# ------------------------------------------------------------------------------- people (issue 35)
+def _person_of(c: Ctx) -> tuple[str, str]:
+    """The person a People request names: a bot and a sender id, no memory space."""
+    return c.body.text("bot_uuid", max_len=MAX_ID), c.body.text("sender_id", required=True, max_len=MAX_ID)
+
+
+async def _people(c: Ctx) -> dict[str, Any]:
+    bot, sender = _person_of(c)
+    held = await c.service.person(bot, sender, c.actor)  # the same listing as !memory me
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sender)[:60]
+    return {"filename": f"ltm-person-{safe}.json", "document": held.to_dict()}
+
+
+async def _people_erase(c: Ctx) -> dict[str, Any]:
+    bot, sender = _person_of(c)
+    return (await c.service.erase_person(bot, sender, c.actor)).to_dict()  # the same erase as forget-me
+
+
 @dataclass(frozen=True)
 class Route:
     methods: frozenset[str]
@@ -447,6 +467,8 @@ ROUTES: dict[str, Route] = {
     "/candidate/reject": Route(_POST, _candidate_reject),
     "/tombstones": Route(_POST, _tombstones),
     "/tombstone/lift": Route(_POST, _tombstone_lift),
+    "/people": Route(_POST, _people),
+    "/people/erase": Route(_POST, _people_erase),
 }
 
 

@@ -30,18 +30,17 @@ from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
 from components.carry import OPERATOR_GRACE_S, carried
-from components.commands import render
+from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.parser import VERBS, Parsed, ParseError, parse
 from components.turn import scope_of_turn
 from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
-from ltm.domain.tombstone import value_key
 from ltm.i18n import error_text, t
 from ltm.service import Actor, MemoryService
 from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue
+from ltm.service.review import ReviewQueue, forget_tombstone_id
 from ltm.service.transfer import export_scope, import_scope
 
 log = logging.getLogger(__name__)
@@ -132,7 +131,7 @@ class MemoryCommand(Command):
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
-            handler = getattr(self, f"_do_{parsed.verb}")
+            handler = getattr(self, f"_do_{parsed.verb.replace('-', '_')}")
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
         except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
@@ -177,7 +176,8 @@ class MemoryCommand(Command):
         injection = await self.service.last_injection(c.scope)
         audit_total = await self.service.audit_count(c.scope)
         today = await self.service.ledger.today(c.scope)
-        return [render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)]
+        text = render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)
+        return [rights.with_retention(c.lang, text, self.service.settings)]
 
     async def _do_profile(self, c: Call) -> list[str]:
         session = await self.service.get_profile(c.scope, "session")
@@ -263,7 +263,8 @@ class MemoryCommand(Command):
         e = await self.service.forget(c.scope, c.p.episode_id, c.actor, reason=c.p.reason, never=c.p.never)
         text = t("cmd.forget.done", c.lang, id=render.clean(e.id, 40), content=render.quote(e.content))
         if c.p.never:
-            text += "\n" + t("cmd.forget.never", c.lang, tombstone=value_key(e.content, e.sender_id))
+            tid = forget_tombstone_id(c.scope, e.content, e.sender_id, e.audience, c.admin)
+            text += "\n" + t("cmd.forget.never", c.lang, tombstone=tid)
         return [text]
 
     async def _do_confirm(self, c: Call) -> list[str]:
@@ -384,3 +385,21 @@ class MemoryCommand(Command):
         if report.links_dropped:
             text += "\n" + t("cmd.import.links_dropped", c.lang, n=report.links_dropped)
         return [text]
+
+    # ------------------------------------------------------------------ people's rights (issue 35)
+    async def _do_me(self, c: Call) -> list[str]:
+        held = await self.service.my_memory(c.scope, c.actor)
+        return [rights.holdings(c.lang, held, c.p.page)]
+
+    async def _do_forget_me(self, c: Call) -> list[str]:
+        if c.p.action == "confirm":
+            return [rights.erased(c.lang, await self.service.forget_me(c.scope, c.actor, c.p.code))]
+        return [rights.ask_code(c.lang, self.service.forget_me_code(c.scope, c.actor))]
+
+    async def _do_optout(self, c: Call) -> list[str]:
+        changed = await self.service.set_opt_out(c.scope, c.actor, True)
+        return [t("privacy.optout.done" if changed else "privacy.optout.already", c.lang)]
+
+    async def _do_optin(self, c: Call) -> list[str]:
+        changed = await self.service.set_opt_out(c.scope, c.actor, False)
+        return [t("privacy.optin.done" if changed else "privacy.optin.already", c.lang)]

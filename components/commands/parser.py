@@ -89,6 +89,7 @@ class Parsed:
     all_statuses: bool = False  # candidates --all-statuses
     as_of: str | None = None  # search/list --as-of: ISO-8601 UTC
     as_of_ts: float | None = None
+    code: str = ""  # forget-me confirm <code>
 
     @property
     def policy_verb(self) -> str:
@@ -487,6 +488,20 @@ def _audit(ln: Line) -> dict[str, Any]:
     return {"action": "page", "page": _optional_page(pos, ln.spec.name)}
 
 
+MAX_CODE_CHARS = 16
+
+
+def _forget_me(ln: Line) -> dict[str, Any]:
+    """``forget-me`` (asks for a code) | ``forget-me confirm <code>``."""
+    pos = ln.positionals
+    if not pos:
+        return {}
+    action = pos[0].value.lower() if not pos[0].quoted else ""
+    if action not in ln.spec.actions or len(pos) != 2 or len(pos[1].value) > MAX_CODE_CHARS:
+        raise ParseError("cmd.parse.forget_me_usage")
+    return {"action": action, "code": pos[1].value.strip()}
+
+
 EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL = "episode", "candidate", "tombstone", "proposal"
 TARGETS: tuple[str, ...] = (EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL)
 
@@ -513,6 +528,11 @@ SPECS: tuple[VerbSpec, ...] = (
     VerbSpec("tombstone", _action_record, REASON_FLAG, target=TOMBSTONE, actions=("lift",)),
     VerbSpec("confirm", _one_record, REASON_FLAG, target=EPISODE),
     VerbSpec("consolidate", _consolidate, target=PROPOSAL, actions=("preview", "run")),
+    # people's rights (issue 35): about the speaker only
+    VerbSpec("me", _page_only),
+    VerbSpec("forget-me", _forget_me, actions=("confirm",)),
+    VerbSpec("optout", _no_args),
+    VerbSpec("optin", _no_args),
 )
 SPEC_OF: dict[str, VerbSpec] = {s.name: s for s in SPECS}
 VERBS: tuple[str, ...] = tuple(SPEC_OF)

@@ -67,6 +67,10 @@ HELP_ORDER = (
     "tombstone",
     "confirm",
     "consolidate",
+    "me",
+    "forget-me",
+    "optout",
+    "optin",
     "help",
 )
 TRUST_KEYS = {"inferred": "cmd.trust.inferred", "unconfirmed": "cmd.trust.unconfirmed"}

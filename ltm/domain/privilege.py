@@ -18,6 +18,11 @@ replaces only the speaker's own records, or, for an admin, a shared one.
 The session profile of a group is injected into every member's prompt: editing it needs an admin
 unless the plugin setting ``members_edit_group_profile`` allows members (:func:`may_edit_profile`).
 The service enforces these in its verbs, so no surface can skip them.
+
+The ``self`` verbs (``me``, ``forget-me``, ``optout``, ``optin``) are a person's rights over what
+they said: open to everyone, and only ever about the caller (the service takes the person from the
+actor, never from an argument); the same for someone else is the console's (``people``,
+``people.erase``), an admin's.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ BULK = "bulk"
 EXPORT = "export"
 IMPORT = "import"
 PROBE = "probe"
+SELF = "self"  # about the caller alone (their own memory, everywhere): anyone, for themselves only
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class Rule:
     @property
     def needs_admin(self) -> bool:
         """Always needs an admin (an ``own`` verb needs one only for another's record)."""
-        return self.kind not in (READ, OWN)
+        return self.kind not in (READ, OWN, SELF)
 
     @property
     def admin_column(self) -> str:
@@ -84,6 +90,13 @@ POLICY: dict[str, Rule] = {
         Rule("export", EXPORT),
         Rule("audit.export", EXPORT),
         Rule("fences.clear", MUTATE),  # the console's Clear fence; no chat command
+        # people's rights (issue 35): a person over what they said; the console over anyone
+        Rule("me", SELF),
+        Rule("forget-me", SELF),
+        Rule("optout", SELF),
+        Rule("optin", SELF),
+        Rule("people", EXPORT),  # the console's People panel: anyone's listing and its JSON
+        Rule("people.erase", BULK),  # the console's erase of a person
     )
 }
 

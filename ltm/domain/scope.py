@@ -343,6 +343,25 @@ def audience_of_key(scope_key: str) -> str:
     return SHARED if session.startswith("group_") and session != "group_" else scope_key
 
 
+def write_audiences(scope: Scope) -> tuple[str, ...]:
+    """The audiences whose tombstones bind a statement written in ``scope``: the shared one and the
+    audience the statement itself gets (:func:`audience_of`). A private chat's tombstone binds only
+    writes into that private chat; a group's (shared) one binds every chat that reads it. In
+    ``session`` isolation a scope is one chat: every tombstone of it is shared."""
+    if scope.isolation != "bot":
+        return (SHARED,)
+    return tuple(dict.fromkeys((SHARED, audience_of(scope))))
+
+
+def tombstone_audience(scope: Scope, audience: str) -> str:
+    """The audience a tombstone on a memory of ``scope`` records: in ``bot`` isolation the
+    memory's own (one naming none: what a statement written in ``scope`` gets); in ``session``
+    isolation shared, since the scope is one chat (and its keys stay the ones stored before)."""
+    if scope.isolation != "bot":
+        return SHARED
+    return audience or audience_of(scope)
+
+
 def may_read(scope: Scope, audience: str) -> bool:
     """:func:`reader_audience` for one record already in hand (e.g. a review candidate)."""
     allowed = reader_audience(scope)

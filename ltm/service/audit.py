@@ -131,6 +131,45 @@ class AuditLog:
             out.extend(json.loads(raw) if raw else [])
         return out
 
+    async def scrub_sender(self, log: str, sender: str) -> int:
+        """A person's erasure: the entries they caused keep their event (number, time, operation,
+        ids, counts) but lose the free text they gave (the reason). Returns how many changed."""
+        if not sender:
+            return 0
+        lock = self._locks.setdefault(log, asyncio.Lock())
+        changed = 0
+        async with lock:
+            total = await self._head(log)
+            for chunk_no in range(0, (total - 1) // CHUNK + 1 if total else 0):
+                ckey = _key(log, f"c/{chunk_no}")
+                raw = await self._kv.get(ckey)
+                items = json.loads(raw) if raw else []
+                hit = [e for e in items if e.get("sender") == sender and e.get("reason")]
+                for e in hit:
+                    e["reason"] = ""
+                if hit:
+                    await self._kv.set(ckey, json.dumps(items, ensure_ascii=False).encode("utf-8"))
+                    changed += len(hit)
+        return changed
+
+    async def drop_before(self, log: str, cutoff: str) -> int:
+        """Retention (``audit_retention_days``): delete the whole chunks of ``log`` whose newest
+        entry is older than ``cutoff`` (ISO-8601 UTC, compared as text like every stored time);
+        the head and the newest chunk stay, so numbering goes on. Returns the entries dropped."""
+        lock = self._locks.setdefault(log, asyncio.Lock())
+        dropped = 0
+        async with lock:
+            total = await self._head(log)
+            last = (total - 1) // CHUNK if total else -1
+            for chunk_no in range(0, last):  # never the newest chunk
+                ckey = _key(log, f"c/{chunk_no}")
+                raw = await self._kv.get(ckey)
+                items = json.loads(raw) if raw else []
+                if items and max(str(e.get("at") or "") for e in items) < cutoff:
+                    await self._kv.delete(ckey)
+                    dropped += len(items)
+        return dropped
+
     # The log of a scope: one per memory knowledge base and user key (never shared by two KBs).
     async def scope_count(self, scope: Scope) -> int:
         return await self.count(audit_log_key(scope))

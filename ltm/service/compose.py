@@ -39,6 +39,7 @@ def wire(
     service.episodes.retire = RetirePipeline(
         tombstones=review.tombstones if review is not None else None, summaries=consolidator
     )
+    service.people.review = review  # a person's erasure reaches their candidates and tombstone reasons
     return service
 
 

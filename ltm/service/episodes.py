@@ -25,6 +25,7 @@ from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, 
 from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
 from ..domain.timefields import parse_instant, to_iso, ts
 from . import content_gate as gate
+from .consent import require_consent
 from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
 from .settings import Settings
@@ -147,6 +148,7 @@ class Episodes:
     async def screen_statement(self, scope: Scope, data: EpisodeInput, actor: Actor, origin: str) -> None:
         """Run the statement guards on one statement about to be written by a path that does not
         go through a :class:`RememberPlan` (document ingest, import). Raises what a guard raises."""
+        await require_consent(self.writes.kv, scope.bot_uuid, scope.sender_id)  # opted out: nothing stored
         if self.guard is not None:
             await self.guard(scope, data, actor, origin)
 
@@ -327,6 +329,24 @@ class Episodes:
         require_admin("delete", actor, self._settings())
         return await self._delete_matching(scope, criteria, actor, reason, tag, cascade=True)
 
+    async def delete_own(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int:
+        """Delete the episodes ``ids`` of this scope that the caller may change one by one (their
+        own, or anyone's for a memory admin: :func:`ltm.domain.privilege.may_change_record`), as one
+        mutation with the retire pipeline's writes and its cascade: a person's erasure
+        (``forget-me``) and the console's. Refused whole, before any write, when one is not the
+        caller's. Returns the count read back as gone."""
+        need_l2(scope)
+        caller = caller_of(actor, self._settings())
+        found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=tuple(ids))) if ids else []
+        for e in found:
+            if not policy.may_change_record(caller, e.sender_id):
+                raise PermissionDenied(f"{e.id} is not the caller's", key="policy.error.forget", id=e.id)
+        if not found:
+            return 0
+        return await self._delete_matching(
+            scope, Criteria(statuses=None, ids=tuple(e.id for e in found)), actor, reason, cascade=True
+        )
+
     async def delete_derived(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str) -> int:
         """The cascade's own delete (summaries derived from a removed source): like
         :meth:`bulk_delete`, with the retire pipeline's writes (a summary gives its other sources
@@ -455,6 +475,8 @@ class RememberPlan(Plan):
         if self._remembered is not None:
             return self._remembered
         scope, data, ep = self.scope, self.data, self.episodes
+        # the speaker opted out: refused before anything is read, reviewed or not (issue 35)
+        await require_consent(self.engine.kv, scope.bot_uuid, scope.sender_id)
         # stored whole, never short; resolved first, so a retry naming its target by short id
         # compares with what the first attempt stored
         data.supersedes = await ep.resolve(scope, data.supersedes)

@@ -28,10 +28,12 @@ from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
+from .people import Erasure, Holdings, People
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex, ScopeIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
+from .retention import Retention
 from .retire import RetireEvent
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
@@ -82,6 +84,8 @@ class MemoryService:
         self.episodes = Episodes(self.writes, settings, self.recaller.scope_index)
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
+        self.people = People(self)  # a person's own memory: see, erase, opt out (issue 35)
+        self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -417,6 +421,35 @@ class MemoryService:
         """The ``ltm-audit/1`` document of ``scope`` (:func:`.audit_export.export_audit`): the whole
         log, or with ``page`` one page; a memory admin's verb, as :meth:`audit_export`."""
         return await export_audit(self.audit_export, self.clock, scope, actor, page=page, page_size=page_size)
+
+    # ------------------------------------------------------------------ people's rights (issue 35)
+    async def my_memory(self, scope: Scope, actor: Actor) -> Holdings:
+        """:meth:`.people.People.holdings` (``!memory me``)."""
+        return await self.people.holdings(scope, actor)
+
+    async def person(self, bot_uuid: str, sender_id: str, actor: Actor) -> Holdings:
+        """:meth:`.people.People.person` (the console's People panel)."""
+        return await self.people.person(bot_uuid, sender_id, actor)
+
+    def forget_me_code(self, scope: Scope, actor: Actor) -> str:
+        """:meth:`.people.People.forget_me_code`."""
+        return self.people.forget_me_code(scope, actor)
+
+    async def forget_me(self, scope: Scope, actor: Actor, code: str) -> Erasure:
+        """:meth:`.people.People.forget_me`."""
+        return await self.people.forget_me(scope, actor, code)
+
+    async def erase_person(self, bot_uuid: str, sender_id: str, actor: Actor) -> Erasure:
+        """:meth:`.people.People.erase_person` (the console's erase)."""
+        return await self.people.erase_person(bot_uuid, sender_id, actor)
+
+    async def set_opt_out(self, scope: Scope, actor: Actor, out: bool) -> bool:
+        """:meth:`.people.People.set_opt_out`."""
+        return await self.people.set_opt_out(scope, actor, out)
+
+    async def opted_out(self, scope: Scope, actor: Actor) -> bool:
+        """:meth:`.people.People.opted_out`."""
+        return await self.people.opted_out(scope, actor)
 
 
 __all__ = [

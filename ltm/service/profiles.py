@@ -29,6 +29,7 @@ from ..domain.scope import (
 )
 from ..domain.timefields import to_iso
 from . import content_gate as gate
+from .consent import require_consent
 from .settings import Settings
 from .writes.actor import Actor, caller_of
 from .writes.engine import WriteEngine
@@ -137,6 +138,8 @@ class ProfilePlan(Plan):
         if self._profile is not None:
             return self._profile
         lock_key, skey = l1_lock_key(self.key), profile_storage_key(self.key)
+        if self.target == "speaker":  # an opted-out person's profile is not updated (issue 35)
+            await require_consent(self.engine.kv, self.scope.bot_uuid, self.sender)
         await self.engine.fencing.check_fence(lock_key)
         old = await backend(self.engine.kv.get(skey), "profile read")
         current = Profile.from_dict(json.loads(old) if old else {}, self.target, self.key)

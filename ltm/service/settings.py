@@ -60,6 +60,8 @@ class Settings:
     lexical_max_docs: int = 5000
     recall_index_mb: int = 256  # one budget over every scope's recall index (vectors + lexical)
     recall_index_ttl_seconds: int = 120  # rebuilt in the background when older: other processes' writes
+    retention_days: int = 0  # episodes not seen for this long are swept daily (0: kept; issue 35)
+    audit_retention_days: int = 0  # audit entries older than this are swept daily (0: kept)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -85,6 +87,8 @@ class Settings:
             lexical_max_docs=int_setting(c.get("lexical_max_docs"), 5000, 100, 100000),
             recall_index_mb=int_setting(c.get("recall_index_mb"), 256, 8, 16384),
             recall_index_ttl_seconds=int_setting(c.get("recall_index_ttl_seconds"), 120, 5, 86400),
+            retention_days=int_setting(c.get("retention_days"), 0, 0, 36500),
+            audit_retention_days=int_setting(c.get("audit_retention_days"), 0, 0, 36500),
         )
 
 

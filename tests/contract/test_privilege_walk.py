@@ -135,6 +135,29 @@ Call = Callable[[Env, Actor], Awaitable[Any]]
 
 IMPORT_DOC = {"episodes": [{"content": "Dave likes jazz", "sender_id": "dave"}]}
 
+
+async def _own_dm(e: Env, a: Actor) -> Scope:
+    """The caller's private chat with the bot: where the people's-rights verbs are asked."""
+    return await scope_of(e.svc, f"person_{a.sender_id}", a.sender_id)
+
+
+async def _me(e: Env, a: Actor) -> Any:
+    return await e.svc.my_memory(await _own_dm(e, a), a)
+
+
+async def _forget_me_code(e: Env, a: Actor) -> Any:
+    return e.svc.forget_me_code(await _own_dm(e, a), a)
+
+
+async def _forget_me(e: Env, a: Actor) -> Any:
+    dm = await _own_dm(e, a)
+    return await e.svc.forget_me(dm, a, e.svc.forget_me_code(dm, a))
+
+
+async def _opt(e: Env, a: Actor, out: bool) -> Any:
+    return await e.svc.set_opt_out(e.scope, a, out) or await e.svc.set_opt_out(e.scope, a, not out)
+
+
 # service verb -> (policy verb, a call of it by ``actor`` in ``env``)
 ROWS: dict[str, tuple[str, Call]] = {
     "MemoryService.count_by_status": ("summary", lambda e, a: e.svc.count_by_status(e.scope)),
@@ -186,6 +209,14 @@ ROWS: dict[str, tuple[str, Call]] = {
     "MemoryService.audit_document": ("audit.export", lambda e, a: e.svc.audit_document(e.scope, a)),
     "MemoryService.clear_scope_fences": ("fences.clear", lambda e, a: e.svc.clear_scope_fences(e.scope, a)),
     "MemoryService.why": ("why", lambda e, a: e.svc.why(e.scope, "tea", a)),
+    "MemoryService.my_memory": ("me", _me),
+    "MemoryService.forget_me_code": ("forget-me", _forget_me_code),
+    "MemoryService.forget_me": ("forget-me", _forget_me),
+    "MemoryService.set_opt_out(out)": ("optout", lambda e, a: _opt(e, a, True)),
+    "MemoryService.set_opt_out(in)": ("optin", lambda e, a: _opt(e, a, False)),
+    "MemoryService.opted_out": ("optout", lambda e, a: e.svc.opted_out(e.scope, a)),
+    "MemoryService.person": ("people", lambda e, a: e.svc.person("bot1", "carol", a)),
+    "MemoryService.erase_person": ("people.erase", lambda e, a: e.svc.erase_person("bot1", "carol", a)),
 }
 
 # Rows whose admitted call must change what is stored (the positive control of a write); the others
@@ -203,6 +234,9 @@ WRITES = {
     "transfer.import_scope",
     "transfer.export_scope",  # audited: scope.export
     "transfer.export_scope(l1)",
+    "MemoryService.set_opt_out(out)",  # audited: privacy.optout, then privacy.optin
+    "MemoryService.set_opt_out(in)",
+    "MemoryService.erase_person",  # Carol's memories go
 }
 
 

@@ -782,9 +782,10 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
             seen["session"][ident] = {n.removeprefix("note ") for n in notes}
             seen["inject"][ident] = {str(snap["probe"])} if snap.get("probe") else set()
             seen["fence"][ident] = set(fences)
-        probes += _check_listing(world, f"{surface} tombstones", seen["tombstone"], l2, made["tombstone"])
-        # a chat reads a private chat's candidates only as the read rule says; the console reads them all
+        # a chat reads a private chat's candidates, and the tombstones their rejection records (they
+        # take its audience), only as the read rule says; the console reads them all
         readers = None if surface == "console" else can_read
+        probes += _check_listing(world, f"{surface} tombstones", seen["tombstone"], l2, made["tombstone"], readers)
         probes += _check_listing(world, f"{surface} candidates", seen["candidate"], l2, made["candidate"], readers)
         probes += _check_listing(world, f"{surface} proposals", seen["proposal"], l2, made["proposal"])
         # a speaker listing shows every speaker of the sharing group, whoever asks

@@ -158,6 +158,7 @@ def reviewed(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
     review = ReviewQueue(svc, *args, **kwargs)
     svc.episodes.guard = review.guard
     svc.episodes.retire = replace(svc.episodes.retire, tombstones=review.tombstones)
+    svc.people.review = review  # a person's erasure reaches the queue (compose.wire)
     return review
 
 

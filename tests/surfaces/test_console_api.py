@@ -121,6 +121,8 @@ ENDPOINTS = {
     "/candidate/reject",
     "/tombstones",
     "/tombstone/lift",
+    "/people",  # tests/surfaces/test_console_people.py
+    "/people/erase",
 }
 
 

@@ -265,6 +265,10 @@ ARGS = {  # per row: a strategy of valid argument text (the verb's own shape and
     "tombstones": lambda s: opt(PAGE),
     "tombstone": lambda s: st.builds(lambda i, f: f"lift {i} {f}", ID, flags_of(s)),
     "consolidate": lambda s: st.just("preview") | st.builds(lambda i: f"run {i}".strip(), opt(ID)),
+    "me": lambda s: opt(PAGE),
+    "forget-me": lambda s: st.just("") | st.from_regex(r"[0-9]{6}", fullmatch=True).map(lambda c: "confirm " + c),
+    "optout": lambda s: st.just(""),
+    "optin": lambda s: st.just(""),
 }  # fmt: skip
 
 

@@ -37,12 +37,13 @@ READ_ONLY = {
     "tombstones",  # ids, reasons, who and when; never the value
 }
 OWN_ONLY = {"forget"}  # one's own record: no admin; another's or a shared one: admin (the service decides)
+SELF_ONLY = {"me", "forget-me", "optout", "optin"}  # a person's rights over what they said: anyone, for themselves
 
 
 class TestPolicy:
     def test_reads_are_open_everything_else_needs_admin(self) -> None:
         for verb, rule in POLICY.items():
-            assert rule.needs_admin == (verb not in READ_ONLY | OWN_ONLY), verb
+            assert rule.needs_admin == (verb not in READ_ONLY | OWN_ONLY | SELF_ONLY), verb
             assert (rule.admin_column == "for another's") == (verb in OWN_ONLY), verb
 
     def test_every_parsed_verb_has_a_rule(self) -> None:
@@ -123,7 +124,7 @@ class TestDocumentedMatrix:
     def test_docs_match_policy(self) -> None:
         """docs/commands.md has one matrix row per policy verb, with the same answer."""
         text = DOCS.read_text(encoding="utf-8")
-        rows = dict(re.findall(r"^\| `([a-z.]+)` \| [^|]+ \| (yes|no|for another's) \|$", text, flags=re.M))
+        rows = dict(re.findall(r"^\| `([a-z.-]+)` \| [^|]+ \| (yes|no|for another's) \|$", text, flags=re.M))
         assert rows == {verb: POLICY[verb].admin_column for verb, _kind, _needs in matrix()}
 
     def test_every_verb_documented(self) -> None:
@@ -135,7 +136,7 @@ class TestDocumentedMatrix:
         """The matrix lives in docs/commands.md only; the README names that file and repeats no row."""
         readme = (DOCS.parent.parent / "README.md").read_text(encoding="utf-8")
         docs = DOCS.read_text(encoding="utf-8")
-        row = re.compile(r"^\| `([a-z.]+)` \| [^|]+ \| (yes|no|for another's) \|$", flags=re.M)
+        row = re.compile(r"^\| `([a-z.-]+)` \| [^|]+ \| (yes|no|for another's) \|$", flags=re.M)
         assert len(row.findall(docs)) == len(POLICY)  # positive control: the pattern finds the docs rows
         assert row.findall(readme) == []
         assert "privilege matrix in `docs/commands.md`" in " ".join(readme.split())

@@ -12,7 +12,7 @@ from .candidates import (
     CandidateStore,
 )
 from .queue import Decision, ExtractReport, ReviewQueue, ReviewSettings
-from .tombstones import Tombstone, TombstoneBook
+from .tombstones import Tombstone, TombstoneBook, forget_tombstone_id
 
 __all__ = [
     "ACCEPTED",
@@ -30,4 +30,5 @@ __all__ = [
     "ReviewSettings",
     "Tombstone",
     "TombstoneBook",
+    "forget_tombstone_id",
 ]

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...domain import candidates as rules
@@ -207,6 +207,42 @@ class CandidateStore(ReviewPart):
         expect = [KvListHas(okey, cand.id, cand.status) if is_open else KvListLacks(okey, cand.id)]
         open_step = WriteStep(scope, lock, expect, apply=lambda: rewrite(mine if is_open else []), undo=undo)
         return [record, open_step]
+
+    async def person_candidates(self, scope: Scope, sender_id: str) -> list[Candidate]:
+        """Every candidate of this scope proposed from ``sender_id``'s words, any status, any
+        audience (a person's erasure and the console's listing of a person)."""
+        if not sender_id:
+            return []
+        out, n = [], 1
+        while True:
+            part = await self.list(scope.as_operator(), page=n, page_size=100, all_statuses=True)
+            out += [c for c in part.items if c.sender_id == sender_id]
+            if not part.has_more:
+                return out
+            n += 1
+
+    async def erase_person_steps(self, scope: Scope, sender_id: str) -> tuple[list[WriteStep], int]:
+        """A person's erasure: each of their candidates keeps its id and decision history but loses
+        every text (their words, the evidence, the patch, the contradicted memories' previews); an
+        open one is closed as rejected. Returns the steps and how many candidates they touch."""
+        steps: list[WriteStep] = []
+        found = await self.person_candidates(scope, sender_id)
+        for cand in found:
+            erased = replace(
+                cand,
+                content="",
+                evidence_quote="",
+                profile_patch={},
+                episode_fields={},
+                conflicts_with=[],
+                model_note="",
+                source_ref="",
+                reason="erased on request",
+                status=REJECTED if cand.status in OPEN else cand.status,
+            )
+            audit = ([cand.id], f"candidate {cand.id}: text erased on request")
+            steps += await self.save_steps(scope, erased, "candidate.erase", audit)
+        return steps, len(found)
 
     async def get(self, scope: Scope, candidate_id: str) -> Candidate:
         need_l2(scope)

@@ -39,10 +39,11 @@ from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
 from ...domain.expiry import bounds_validity
 from ...domain.models import Episode, EpisodeInput, Profile, content_hash
-from ...domain.scope import ACTIVE, Criteria, Scope
+from ...domain.scope import ACTIVE, Criteria, Scope, audience_of, tombstone_audience
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from .. import content_gate as gate
+from ..consent import is_opted_out, require_consent
 from ..neighbours import ReviewHost
 from ..retire import RetireEvent
 from ..settings import bool_setting, int_setting
@@ -267,6 +268,7 @@ class ReviewQueue(ReviewPart):
         """Queue one statement of ``scope.sender_id``: refused when tombstoned; skipped (``_Skip``)
         when already queued or already remembered; ``conflict`` when it contradicts an active one."""
         need_l2(scope)
+        await require_consent(self.service.kv, scope.bot_uuid, scope.sender_id)
         proposal, flags = _screened(proposal)
         tb = await self.tombstones.tombstone_for(scope, proposal.content, scope.sender_id)
         if tb is not None:
@@ -320,6 +322,9 @@ class ReviewQueue(ReviewPart):
         mode = "model" if s.model_uuid and self.model is not None else "rules"
         report = ExtractReport(mode=mode, redactions=turn.redactions, truncated=turn.truncated)
         if not turn.sentences:
+            return report
+        if await is_opted_out(self.service.kv, scope.bot_uuid, scope.sender_id):
+            report.skipped.append(("opted_out", ""))  # nothing of theirs is read further (issue 35)
             return report
         if mode == "model":
             system, user = rules.model_messages(turn, s.max_per_turn)
@@ -509,7 +514,15 @@ class ReviewQueue(ReviewPart):
             decided = replace(cand)
             self._decide(decided, REJECTED, actor, reason)
             made = self.tombstones.record_step(
-                scope, cand.content, cand.sender_id, "rejected", reason, actor, cand.id, op
+                scope,
+                cand.content,
+                cand.sender_id,
+                "rejected",
+                reason,
+                actor,
+                cand.id,
+                op,
+                audience=tombstone_audience(scope, audience_of(Scope.from_describe(cand.scope))),  # where proposed
             )
             decided.result_id = made[1] if made else ""
             audit = (

@@ -6,6 +6,13 @@ queue's guard refuses a tombstoned value on every ``remember``, document ingest 
 ``forget --never`` records one in the same mutation as the delete (the retire pipeline,
 :mod:`ltm.service.retire`). An admin can lift a tombstone. Storage:
 ``tomb/<kb>/<user_key>/<tombstone id>``, one record each.
+
+Audience (issue 35): a tombstone records the audience of the memory it came from (a forgotten
+episode's, a rejected candidate's) and is listed, shown, lifted and enforced only where that
+audience reads (:func:`ltm.domain.scope.may_read`, :func:`ltm.domain.scope.write_audiences`), so a
+private chat's decision and its reason never reach a group. A member's ``forget --never`` binds only
+that member's own statements (:func:`ltm.domain.tombstone.value_key` with ``own``); an admin's binds
+the value for the memory's audience.
 """
 
 from __future__ import annotations
@@ -19,10 +26,20 @@ from typing import Any
 from ...domain.actors import actor_record
 from ...domain.errors import NotFoundError, TombstonedError
 from ...domain.records import Record
-from ...domain.scope import TOMB_PREFIX, Scope, kb_part, l2_lock_key, owned_keys
-from ...domain.tombstone import TOMBSTONE_ID_PREFIX, subject_of, value_key
+from ...domain.scope import (
+    SHARED,
+    TOMB_PREFIX,
+    Scope,
+    kb_part,
+    l2_lock_key,
+    may_read,
+    owned_keys,
+    tombstone_audience,
+    write_audiences,
+)
+from ...domain.tombstone import TOMBSTONE_ID_PREFIX, guard_keys, subject_of, value_key
 from ..retire import RetireEvent
-from ..writes import Actor, KvCites, WriteStep, backend, need_l2, require_admin
+from ..writes import Actor, KvCites, WriteStep, backend, caller_of, need_l2, require_admin
 from .records import ReviewPart, clean_reason
 
 log = logging.getLogger(__name__)
@@ -42,18 +59,24 @@ class Tombstone(Record):
     at: str
     sources: list[str] = field(default_factory=list)  # candidate / episode ids, newest last
     count: int = 1
+    # who may read it (ltm.domain.scope.audience_of of the memory it came from); a record stored
+    # before tombstones had one is shared, as it was enforced then
+    audience: str = SHARED
 
 
 class TombstoneBook(ReviewPart):
     """The tombstones of one service's scopes."""
 
     async def tombstone_for(self, scope: Scope, content: str, sender_id: str) -> Tombstone | None:
-        """The tombstone that refuses ``content`` said by ``sender_id`` in this scope, if any."""
-        tid = value_key(content, sender_id)
-        if not tid or not scope.collection:
+        """The tombstone that refuses ``content`` said by ``sender_id`` written in this scope, if
+        any: a shared one, or one of the audience the statement would get (a private chat's)."""
+        if not scope.collection:
             return None
-        raw = await self._read(self._tkey(scope, tid))
-        return Tombstone.from_dict(raw) if raw else None
+        for tid in guard_keys(content, sender_id, write_audiences(scope)):
+            raw = await self._read(self._tkey(scope, tid))
+            if raw:
+                return Tombstone.from_dict(raw)
+        return None
 
     def refusal(self, tb: Tombstone) -> TombstonedError:
         return TombstonedError(
@@ -79,13 +102,16 @@ class TombstoneBook(ReviewPart):
         *,
         audit: tuple[list[str], str] | None = None,
         audit_op: str = "",
+        audience: str = SHARED,
+        own: bool = False,
     ) -> tuple[WriteStep, str] | None:
         """The write that records (or re-records) the tombstone of a value, as one step of the
         mutation that decides it (a reject, a ``forget --never``), and its id. The record is read
         and merged when the step runs, under the tombstone's lock. Taking it back restores the old
         record only if nobody wrote it since; otherwise it removes just this decision's source
-        (another decision, or a lift, that came in between stays)."""
-        tid = value_key(content, sender_id)
+        (another decision, or a lift, that came in between stays). ``audience``: the memory's;
+        ``own``: a member's decision about their own statement (keyed on them, whatever the words)."""
+        tid = value_key(content, sender_id, audience, own=own)
         if not tid:
             return None
         key = self._tkey(scope, tid)
@@ -104,13 +130,14 @@ class TombstoneBook(ReviewPart):
                     id=tid,
                     collection=scope.collection,
                     user_key=scope.user_key,
-                    subject=subject_of(content, sender_id),
+                    subject=str(sender_id or "") if own else subject_of(content, sender_id),
                     kind=kind,
                     reason=reason,
                     by=actor_record(actor),
                     at=self._now(),
                     sources=[source],
                     count=1,
+                    audience=audience,
                 )
                 if old:
                     prev = Tombstone.from_dict(json.loads(old))
@@ -140,7 +167,8 @@ class TombstoneBook(ReviewPart):
         return step, tid
 
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
-        """Tombstones of this scope, newest first (they are few: each is a person's decision)."""
+        """Tombstones of this scope this reader's audience may see, newest first (they are few:
+        each is a person's decision)."""
         need_l2(scope)
         prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
         items = []
@@ -148,7 +176,9 @@ class TombstoneBook(ReviewPart):
         for k in owned_keys(scope, keys):  # exact owner: a launcher id extending this one is not this scope
             raw = await self._read(k)
             if raw:
-                items.append(Tombstone.from_dict(raw))
+                tb = Tombstone.from_dict(raw)
+                if may_read(scope, tb.audience):  # another person's private decision stays theirs
+                    items.append(tb)
         items.sort(key=lambda t: (t.at, t.id), reverse=True)
         start = (max(1, page) - 1) * page_size
         return items[start : start + page_size], len(items)
@@ -171,6 +201,10 @@ class TombstoneBook(ReviewPart):
                     f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=tombstone_id
                 )
             tb = Tombstone.from_dict(json.loads(raw))
+            if not may_read(scope, tb.audience):  # as absent as it is from this reader's list
+                raise NotFoundError(
+                    f"no tombstone {tombstone_id}", key="review.error.tombstone_missing", id=tombstone_id
+                )
             step = self.service.writes.kv_step(
                 scope, operation, key, None, raw, audit=([tb.id], f"tombstone {tb.id} lifted")
             )
@@ -178,11 +212,40 @@ class TombstoneBook(ReviewPart):
         log.info("tombstone %s lifted in %s", tb.id, scope.user_key)
         return tb
 
+    async def scrub_person_steps(self, scope: Scope, sender_id: str) -> list[WriteStep]:
+        """A person's erasure (``forget-me``): the tombstones of this scope they decided or whose
+        value is theirs keep their hash (the value stays refused where it was) but lose the reason,
+        and the decider's id when it is theirs. One step per changed record; every audience."""
+        if not sender_id or not scope.collection:
+            return []
+        prefix = f"{TOMB_PREFIX}{kb_part(scope.collection)}/"
+        steps = []
+        for k in owned_keys(scope, await backend(self.service.kv.keys(prefix), "review keys")):
+            old = await backend(self.service.kv.get(k), "review read")
+            if not old:
+                continue
+            tb = Tombstone.from_dict(json.loads(old))
+            theirs = str(tb.by.get("sender_id") or "") == sender_id
+            if not theirs and tb.subject != sender_id:
+                continue
+            if not tb.reason and not theirs:
+                continue
+            tb.reason = ""
+            if theirs:
+                tb.by = {"surface": str(tb.by.get("surface") or ""), "erased": True}
+            audit = ([tb.id], f"tombstone {tb.id}: reason erased on request")
+            steps.append(
+                self.service.writes.kv_step(scope, "tombstone.scrub", k, self._bytes(tb.to_dict()), old, audit=audit)
+            )
+        return steps
+
     async def tombstone_steps(self, event: RetireEvent) -> list[WriteStep]:
         """``forget(..., never=True)``: a tombstone on each forgotten value, written in the same
-        all-or-nothing mutation as the delete (audited ``tombstone.record``)."""
+        all-or-nothing mutation as the delete (audited ``tombstone.record``). It takes the forgotten
+        memory's audience; a member's (not an admin's) binds only the member's own statements."""
         if not event.never or event.operation != "forget":
             return []
+        admin = caller_of(event.actor, self.service.settings).admin
         steps = []
         for e in event.episodes:
             made = self.record_step(
@@ -195,9 +258,16 @@ class TombstoneBook(ReviewPart):
                 e.id,
                 "episode.forget",
                 audit_op="tombstone.record",
+                audience=tombstone_audience(event.scope, e.audience),
+                own=not admin,
             )
             if made is not None:
                 step, tid = made
                 step.audit = ([tid, e.id], f"forgot {e.id} for good")
                 steps.append(step)
         return steps
+
+
+def forget_tombstone_id(scope: Scope, content: str, sender_id: str, audience: str, admin: bool) -> str:
+    """The id of the tombstone ``forget --never`` records on this memory (what the replies name)."""
+    return value_key(content, sender_id, tombstone_audience(scope, audience), own=not admin)

@@ -58,6 +58,9 @@
     $('cand-reload').addEventListener('click', function () { if (S.scope) run('candidates', LOADERS.candidates); });
     $('consol-preview').addEventListener('click', function () { if (S.scope) consolPreview(); else panelError('consolidation', T('scope.pick_first')); });
     $('consol-reload').addEventListener('click', function () { if (S.scope) run('consolidation', LOADERS.consolidation); });
+    $('people-find').addEventListener('click', findPerson);
+    $('people-sender').addEventListener('keydown', function (ev) { if (ev.key === 'Enter') findPerson(); });
+    $('people-bot').addEventListener('focus', function () { if (!$('people-bot').value) $('people-bot').value = $('f-bot').value; });
   }
 
   function start() {
