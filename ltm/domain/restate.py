@@ -398,6 +398,8 @@ class _Reading:
     times: frozenset[str]
     people: frozenset[str]
     content: frozenset[str]
+    units: tuple[str, ...]  # the content units in text order
+    compares: bool  # a comparison or preference: the order of its units carries the fact
 
 
 @functools.lru_cache(maxsize=8192)
@@ -417,6 +419,8 @@ def _read(text: str, spanish: bool) -> _Reading:
         times=_times(n),
         people=_people(n),
         content=_content_of(text, spanish),
+        units=_units(n, spanish),
+        compares=_compares(n),
     )
 
 
@@ -436,6 +440,20 @@ def _name_gap(a: _Reading, b: _Reading) -> bool:
     return any(w not in b.words and st not in b.words for w, st in a.names)  # type: ignore[misc]
 
 
+def _compares(norm: str) -> bool:
+    """A comparison or preference ("tea over coffee", 比, より, hơn, กว่า, "más que"): the order of
+    its content words carries the fact."""
+    return bool(_phrases(norm, tbl.COMPARE_LATIN) or _found(norm, tbl.COMPARE_SUBSTR))
+
+
+def _order_differs(a: _Reading, b: _Reading) -> bool:
+    """In a comparison, the shared content units must come in the same order ("I prefer tea over
+    coffee" is not "I prefer coffee over tea")."""
+    if not (a.compares or b.compares):
+        return False
+    return [u for u in a.units if u in b.content] != [u for u in b.units if u in a.content]
+
+
 def _guard(a: _Reading, b: _Reading) -> str:
     if a.numbers != b.numbers:
         return "numbers"
@@ -444,6 +462,8 @@ def _guard(a: _Reading, b: _Reading) -> str:
     for field in ("negated", "past", "modality", "quantity", "times", "people"):
         if getattr(a, field) != getattr(b, field):
             return _GUARD_NAMES[field]
+    if _order_differs(a, b):
+        return "order"
     return ""
 
 
@@ -459,7 +479,7 @@ _GUARD_NAMES = {
 
 def guards(a: str, b: str) -> str:
     """The first guard the two statements differ on ("" when none): numbers, names, negation,
-    tense, modality, quantity, time, people."""
+    tense, modality, quantity, time, people, and the order of the things a comparison compares."""
     return _guard(*_pair(a, b))
 
 
@@ -482,10 +502,10 @@ def _ja_word(run: str) -> str:
     return run
 
 
-def _content(norm: str, spanish: bool) -> frozenset[str]:
-    """Content units: stemmed words, Han characters, kana words, Thai character pairs; numbers and
-    pronouns left out (their guards compared them)."""
-    out: set[str] = set()
+def _units(norm: str, spanish: bool) -> tuple[str, ...]:
+    """Content units in text order: stemmed words, Han characters, kana words, Thai character
+    pairs; numbers and pronouns left out (their guards compared them)."""
+    out: list[str] = []
     ja = _has_kana(norm)
     s = norm
     if ja:
@@ -497,21 +517,21 @@ def _content(norm: str, spanish: bool) -> frozenset[str]:
         s = s.replace(k, " ")
     for han, hira, kata, thai, digits, word in _RUNS.findall(s):
         if han:
-            out |= {
+            out += [
                 c
                 for c in han
                 if c not in _HAN_PRONOUNS
                 and c not in _ZH_DIGITS
                 and c not in _ZH_UNITS
                 and (ja or c not in tbl.FILLER_HAN_CHARS)
-            }
+            ]
         elif hira:
             if w := _ja_word(hira):
-                out.add("h:" + w)
+                out.append("h:" + w)
         elif kata:  # pairs, so a compound ("ピーナッツアレルギー") holds its parts
-            out |= {"k:" + kata[i : i + 2] for i in range(max(1, len(kata) - 1))}
+            out += ["k:" + kata[i : i + 2] for i in range(max(1, len(kata) - 1))]
         elif thai:
-            out |= {"t:" + thai[i : i + 2] for i in range(max(1, len(thai) - 1))}
+            out += ["t:" + thai[i : i + 2] for i in range(max(1, len(thai) - 1))]
         elif word and not digits:
             if (
                 (word in STOPWORDS and word not in _KEPT)
@@ -521,8 +541,12 @@ def _content(norm: str, spanish: bool) -> frozenset[str]:
                 or word in tbl.STOPWORDS_VI
             ):
                 continue
-            out.add(_stem(word, spanish))
-    return frozenset(out)
+            out.append(_stem(word, spanish))
+    return tuple(dict.fromkeys(out))
+
+
+def _content(norm: str, spanish: bool) -> frozenset[str]:
+    return frozenset(_units(norm, spanish))
 
 
 def _jaccard(ca: frozenset[str], cb: frozenset[str]) -> float:

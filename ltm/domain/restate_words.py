@@ -351,6 +351,16 @@ KIN_TH: tuple[str, ...] = (
 )  # fmt: skip
 PEOPLE_TH_FALSE: tuple[str, ...] = ("ภูเขา", "ปีนเขา", "คุณภาพ", "คุณค่า", "แม่น้ำ", "ลูกค้า")
 
+# Comparisons and preferences: the order of their content words carries the fact.
+COMPARE_LATIN: tuple[str, ...] = (
+    "than", "over", "rather", "instead", "versus", "vs", "más que", "menos que", "en vez de", "en lugar de",
+    "antes que", "hơn", "thay vì", "prefer", "prefers", "preferred", "prefiero", "prefiere", "prefieres",
+    "preferimos", "prefieren",
+)  # fmt: skip
+COMPARE_SUBSTR: tuple[str, ...] = (
+    "比", "而不是", "更喜欢", "更喜歡", "宁愿", "寧願", "より", "の方が", "ほうが", "กว่า", "แทน",
+)  # fmt: skip
+
 # Spanish function words (left out of the content words, beside the English stopwords).
 STOPWORDS_ES = frozenset(
     "el la los las un una unos unas de del a al en con por para y e o u que es son soy eres somos sea ser "

@@ -67,6 +67,19 @@ class TestGuards:
             ("tense", "Vivo en Lisboa", "Vivía en Lisboa", "Ahora estoy viviendo en Lisboa"),
             ("modality", "Vivo en Lisboa", "Quiero vivir en Lisboa", "Vivo en Lisboa."),
             ("quantity", "Como carne", "Rara vez como carne", "Como carne."),
+            # a comparison's order carries the fact
+            ("order", "I prefer tea over coffee", "I prefer coffee over tea", "I prefer tea to coffee"),
+            ("order", "I like cats more than dogs", "I like dogs more than cats", "I really like cats more than dogs"),
+            ("order", "我喜欢茶比咖啡多", "我喜欢咖啡比茶多", "我现在喜欢茶比咖啡多"),
+            ("order", "紅茶よりコーヒーが好きです", "コーヒーより紅茶が好きです", "紅茶よりコーヒーが好きです。"),
+            ("order", "Tôi thích trà hơn cà phê", "Tôi thích cà phê hơn trà", "Tôi vẫn thích trà hơn cà phê"),
+            ("order", "ฉันชอบชามากกว่ากาแฟ", "ฉันชอบกาแฟมากกว่าชา", "ตอนนี้ฉันชอบชามากกว่ากาแฟ"),
+            (
+                "order",
+                "Prefiero el té más que el café",
+                "Prefiero el café más que el té",
+                "Prefiero el té más que el café.",
+            ),
         ]
         for why, stored, other, control in cases:
             assert guards(other, stored) == why, (stored, other, guards(other, stored))
