@@ -87,6 +87,8 @@ _KATA = "\u30a0-\u30ff\u31f0-\u31ff"
 _THAI = "\u0e00-\u0e7f"
 _RUNS = re.compile(rf"([{_HAN}]+)|([{_HIRA}]+)|([{_KATA}]+)|([{_THAI}]+)|(\d+(?:[.,]\d+)?)|([^\W\d_]+)")
 _KANA = re.compile(f"[{_HIRA}{_KATA}]")
+_HAN_CHAR = re.compile(f"[{_HAN}]")
+_THAI_CHAR = re.compile(f"[{_THAI}]")
 _LATIN = re.compile(r"[a-zà-ɏḀ-ỿ]")
 _ES_CUES = frozenset(
     "el la los las una unos unas de del en con por para y que es soy somos mi mis muy al estoy tengo gusta "
@@ -165,14 +167,16 @@ def normalise(text: str) -> str:
     s = tbl.VI_NUMBER.sub(lambda m: tbl.VI_NUMBERS[m.group(1)] + " ", s)
     s = tbl.TH_NUMBER.sub(lambda m: " " + tbl.TH_NUMBERS[m.group(1)] + " ", s)
     s = _LEAD_ZH.sub("", s)
-    for f in tbl.FILLERS_HAN:
-        s = s.replace(f, " ")
+    if _HAN_CHAR.search(s):
+        for f in tbl.FILLERS_HAN:
+            s = s.replace(f, " ")
     if _has_kana(s):
         s = tbl.JA_LIKE.sub("好き", s)
         for f in tbl.FILLERS_JA:
             s = s.replace(f, " ")
-    for f in tbl.FILLERS_TH:
-        s = s.replace(f, " ")
+    if _THAI_CHAR.search(s):
+        for f in tbl.FILLERS_TH:
+            s = s.replace(f, " ")
     s = _SPACES.sub(" ", s).strip()
     s = tbl.TH_END.sub("", s).strip()
     if not _LATIN.search(s):  # CJK or Thai only: spaces carry nothing
@@ -203,10 +207,14 @@ def _es_stem(w: str) -> str:
     return w
 
 
+# Porter stemming is most of the cost of reading a statement, and words repeat across rows.
+_en_stem = functools.lru_cache(maxsize=16384)(stem)
+
+
 def _stem(w: str, spanish: bool) -> str:
     if spanish:
         return _es_stem(w)
-    return stem(w) if not _VI_LETTERS.search(w) else w
+    return _en_stem(w) if not _VI_LETTERS.search(w) else w
 
 
 # ------------------------------------------------------------------------------------------ guards
