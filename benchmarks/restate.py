@@ -1,18 +1,28 @@
-"""Restatement detection on a labelled set of statement pairs: precision and recall of "duplicate".
+"""Restatement detection on labelled statement pairs: precision and recall of "fold", per part,
+per language and per embedder.
 
-    python -m benchmarks.restate [--dataset benchmarks/data/restate_pairs.tsv] [--embedder minilm|hashing]
+    python -m benchmarks.restate [--embedder all|minilm|hashing] [--part all|heldout|tuning|legacy]
                                  [--out r.json]
 
-Each data line is ``label<TAB>kind<TAB>stored<TAB>new``: label 1 when ``new`` restates ``stored``
-(the same fact in other words, English or Chinese), 0 when it is a similar but different fact
-(``kind``: another number, another person or name, a negation, another time, another value).
-A false "duplicate" loses a fact (the new row is never written), so precision must stay >= 0.97;
-recall is what the write path saves in duplicate rows. The test is
-:func:`ltm.domain.restate.restates` with the cosine of the chosen embedder (the plugin's local
-MiniLM by default; ``hashing`` is the offline stand-in the tests use).
+Parts (``label<TAB>kind<TAB>lang<TAB>stored<TAB>new``; label 1 when ``new`` restates ``stored`` and
+may fold into it, 0 when it adds or changes a fact: an added item, another tense, modality,
+quantity, value, polarity, number or person):
 
-Realism: short hand-written chat-style statements, built for issue 27; a regression signal, not a
-quality score for real conversations.
+- ``heldout``: ``tests/data/restate_heldout.tsv``, 182 pairs in the seven languages, written and
+  committed before the rule of issue 36 was changed, never used to tune it (the commit order is the
+  proof). The targets are read here: precision >= 0.99, recall >= 0.90.
+- ``tuning``: ``tests/data/restate_tuning.tsv``, 182 pairs written after it; the rule was tuned on it.
+- ``legacy``: ``benchmarks/data/restate_pairs.tsv`` (issue 27, English and Chinese, four columns),
+  a regression signal only: some of its positives add a content word ("Oxford University"), which
+  the rule of issue 36 stores instead of folding.
+
+A false fold loses a fact (the new row is never written), so precision comes first; recall is what
+the write path saves in duplicate rows. The rule is :func:`ltm.domain.restate.restates` with the
+cosine of the chosen embedder (the plugin's local MiniLM; ``hashing`` is the offline stand-in the
+tests use). The JSON's top level: ``parts`` -> part -> embedder -> precision, recall, ``by_lang``.
+
+Realism: short hand-written chat-style statements; a regression signal, not a quality score for
+real conversations.
 """
 
 from __future__ import annotations
@@ -30,7 +40,14 @@ from benchmarks.embeddings import Embeddings
 from ltm.domain.restate import COSINE_MIN, LEXICAL_MIN, restates
 
 log = logging.getLogger("benchmarks.restate")
-DATASET = Path(__file__).parent / "data" / "restate_pairs.tsv"
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = {
+    "heldout": ROOT / "tests" / "data" / "restate_heldout.tsv",
+    "tuning": ROOT / "tests" / "data" / "restate_tuning.tsv",
+    "legacy": ROOT / "benchmarks" / "data" / "restate_pairs.tsv",
+}
+LANGS = ("en", "zh_Hans", "zh_Hant", "ja", "vi", "th", "es")
+TARGETS = {"precision": 0.99, "recall": 0.90}
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -38,9 +55,13 @@ def load(path: Path) -> list[dict[str, Any]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        label, kind, stored, new = line.split("\t")
-        lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in stored) else "en"
-        out.append({"label": int(label), "kind": kind, "stored": stored, "new": new, "lang": lang})
+        cols = line.split("\t")
+        if len(cols) == 4:  # the legacy set: English or Simplified Chinese
+            label, kind, stored, new = cols
+            lang = "zh_Hans" if any("\u4e00" <= c <= "\u9fff" for c in stored) else "en"
+        else:
+            label, kind, lang, stored, new = cols
+        out.append({"label": int(label), "kind": kind, "lang": lang, "stored": stored, "new": new})
     return out
 
 
@@ -56,9 +77,11 @@ def run(pairs: list[dict[str, Any]], emb: Embeddings) -> dict[str, Any]:
         rows.append(
             {**p, "duplicate": v.duplicate, "reason": v.reason, "lexical": round(v.lexical, 3), "cosine": round(cos, 3)}
         )
+    langs = [lang for lang in LANGS if any(r["lang"] == lang for r in rows)]
     return {
         **_score(rows),
-        "by_lang": {lang: _score([r for r in rows if r["lang"] == lang]) for lang in ("en", "zh")},
+        "by_lang": {lang: _score([r for r in rows if r["lang"] == lang]) for lang in langs},
+        "by_kind": {k: _score([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})},
         "rows": rows,
     }
 
@@ -72,45 +95,56 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "positives": tp + fn,
         "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
         "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
-        "false_duplicates": [f"{r['stored']} | {r['new']}" for r in rows if r["duplicate"] and not r["label"]],
+        "false_folds": [f"{r['stored']} | {r['new']}" for r in rows if r["duplicate"] and not r["label"]],
+        "missed": [f"{r['stored']} | {r['new']} ({r['reason']})" for r in rows if not r["duplicate"] and r["label"]],
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", type=Path, default=DATASET)
-    ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    ap.add_argument("--embedder", choices=("all", "minilm", "hashing"), default="all")
+    ap.add_argument("--part", choices=("all", *PARTS), default="all")
+    ap.add_argument("--rows", action="store_true", help="keep every pair's verdict in the JSON")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    emb = Embeddings(kind=args.embedder)
-    result = run(load(args.dataset), emb)
-    report = {
-        "precision": result["precision"],
-        "recall": result["recall"],
-        "pairs": result["pairs"],
-        "positives": result["positives"],
-        "by_lang": result["by_lang"],
-        "false_duplicates": result["false_duplicates"],
-        "embedder": emb.name,
+    kinds = ("hashing", "minilm") if args.embedder == "all" else (args.embedder,)
+    parts = list(PARTS) if args.part == "all" else [args.part]
+    data = {part: load(PARTS[part]) for part in parts}
+    report: dict[str, Any] = {
+        "parts": {part: {} for part in parts},
+        "embedders": {},
+        "targets": {"part": "heldout", **TARGETS},
         "thresholds": {"lexical_min": LEXICAL_MIN, "cosine_min": COSINE_MIN},
-        "rows": result["rows"],
     }
+    ok = True
+    for kind in kinds:
+        emb = Embeddings(kind=kind)
+        report["embedders"][kind] = emb.name
+        for part in parts:
+            result = run(data[part], emb)
+            if not args.rows:
+                result.pop("rows")
+            report["parts"][part][kind] = result
+            log.info(
+                "%s / %s: %d pairs, precision %.3f, recall %.3f",
+                part,
+                kind,
+                result["pairs"],
+                result["precision"],
+                result["recall"],
+            )
+            for lang, s in result["by_lang"].items():
+                log.info("  %-8s %3d pairs  precision %.3f  recall %.3f", lang, s["pairs"], s["precision"], s["recall"])
+            for fd in result["false_folds"]:
+                log.info("  false fold: %s", fd)
+            for m in result["missed"]:
+                log.info("  missed: %s", m)
+            if part == "heldout":
+                ok = ok and result["precision"] >= TARGETS["precision"] and result["recall"] >= TARGETS["recall"]
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    # the figures go to stderr through logging: stdout is nobody's RPC channel here, but the house rule holds
-    log.info(
-        "restatement: %d pairs, precision %.3f, recall %.3f (%s)",
-        report["pairs"],
-        report["precision"],
-        report["recall"],
-        emb.name,
-    )
-    for lang, s in report["by_lang"].items():
-        log.info("  %s: %d pairs, precision %.3f, recall %.3f", lang, s["pairs"], s["precision"], s["recall"])
-    for fd in report["false_duplicates"]:
-        log.info("  false duplicate: %s", fd)
-    return 0 if report["precision"] >= 0.97 else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ EXPIRING_ORIGINS: tuple[str, ...] = ("tool", "command", "candidate", "console")
 # The key in an episode's ``extra`` naming the words that set its ``valid_until`` (absent when the
 # caller gave one, or none was set).
 EXPIRES_BY = "expires_by"
+# The key in an episode's ``extra`` naming the stored memory it refines: a statement that keeps all of
+# that memory and adds to it ("allergic to penicillin" -> "allergic to penicillin and latex";
+# ltm.domain.restate.refines). Both stay active: the refinement is a new fact, not a correction.
+REFINES = "refines"
 
 
 class Remembered(tuple):
@@ -438,6 +442,7 @@ class RememberPlan(Plan):
         self.flags: list[str] = []  # the content gate's marks, kept in the episode's extra
         self._remembered: Remembered | None = None
         self._done = ""  # the log line of the commit
+        self.refined: Episode | None = None  # the stored memory this statement refines (settle)
 
     # ------------------------------------------------------------------ shaping, before it settles
     def _shaping(self) -> None:
@@ -506,6 +511,8 @@ class RememberPlan(Plan):
         if self.expires_by:
             episode.extra = {**episode.extra, EXPIRES_BY: self.expires_by}
         episode.extra = gate.with_flags(episode.extra, self.flags)
+        if self.refined is not None:  # it adds to a stored memory, which stays: linked, not folded
+            episode.extra = {**episode.extra, REFINES: self.refined.id}
         targets = [*targets, *replaced]
         retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
         summary = f"remembered {episode.id}" + (
@@ -514,7 +521,9 @@ class RememberPlan(Plan):
         expect = [EpisodeIs(episode.id, "active"), *episodes_are(targets, "superseded")]
         audit = ([episode.id, *[t.id for t in targets]][:50], summary)
         self.add(self.engine.insert_step(scope, episode, retired, targets, "episode.remember", expect, audit))
-        self._done = f"remember: {episode.id} in {scope.user_key} (supersedes {len(targets)})"
+        self._done = f"remember: {episode.id} in {scope.user_key} (supersedes {len(targets)})" + (
+            f", refines {self.refined.id}" if self.refined is not None else ""
+        )
         corrected = [t for t in targets if t.id not in {r.id for r in replaced}]
         if corrected:
             self.then(lambda: ep.retire.after(RetireEvent(scope, "supersede", corrected, self.actor)))
@@ -553,32 +562,46 @@ class RememberPlan(Plan):
 
     async def _restated(self) -> Episode | None:
         """The active memory of this scope, speaker and audience, with the same times, that the
-        statement restates (:func:`ltm.domain.restate.restates`), or None. The cheap guards and
-        the lexical overlap pick the few rows worth embedding; the new text is embedded with them
-        in one call (the plugin's embedder, the one its rows were written with)."""
+        statement restates (:func:`ltm.domain.restate.restates`), or None; when none, the one it
+        refines (:func:`ltm.domain.restate.refines`: it keeps all of it and adds) is kept in
+        :attr:`refined`. A statement said now with no time of its own (no ``event_at``, no past
+        tense, no time word) is compared with rows of any ``event_at``: "I live in Lisbon" said two
+        days ago and "I'm living in Lisbon now" are one state. The cheap test
+        (:func:`ltm.domain.restate.candidate`) picks the few rows worth embedding; the new text is
+        embedded with them in one call (the plugin's embedder, the one its rows were written with)."""
         scope, data = self.scope, self.data
         want = self.audience if self.audience is not None else audience_of(scope)
         crit = Criteria(statuses=ACTIVE, sender_id=scope.sender_id)
+        any_event = data.event_at is None and restate_rule.timeless(data.content)
         rows = [
             e
             for e in await self.engine.reads.fetch(scope, crit, limit=RESTATE_SCAN)
             if e.sender_id == scope.sender_id
             and e.audience == want
-            and (e.event_at, e.valid_from, e.valid_until) == (data.event_at, data.valid_from, data.valid_until)
-            and not restate_rule.guards(data.content, e.content)
-            and restate_rule.lexical_overlap(data.content, e.content) >= restate_rule.LEXICAL_MIN
+            and (e.valid_from, e.valid_until) == (data.valid_from, data.valid_until)
+            and (e.event_at == data.event_at or any_event)
+            and restate_rule.candidate(data.content, e.content)
         ]
         if not rows:
             return None
-        rows.sort(key=lambda e: -restate_rule.lexical_overlap(data.content, e.content))
+        rows.sort(key=lambda e: (e.event_at != data.event_at, -restate_rule.lexical_overlap(data.content, e.content)))
         rows = rows[:RESTATE_EMBED]
         embedder = await self.engine.embedder(scope)
         vectors = await embedder.embed([data.content, *[e.content for e in rows]])
         best: tuple[float, Episode] | None = None
+        refined: tuple[float, Episode] | None = None
         for e, v in zip(rows, vectors[1:], strict=True):
             cos = restate_rule.cosine(vectors[0], v)
-            if restate_rule.restates(data.content, e.content, cos).duplicate and (best is None or cos > best[0]):
+            verdict = restate_rule.restates(data.content, e.content, cos)
+            if verdict.duplicate and (best is None or cos > best[0]):
                 best = (cos, e)
+            elif (
+                cos >= restate_rule.COSINE_MIN
+                and restate_rule.refines(data.content, e.content)
+                and (refined is None or cos > refined[0])
+            ):
+                refined = (cos, e)
+        self.refined = refined[1] if refined and not best else None
         return best[1] if best else None
 
     def _reinforce(self, known: Episode) -> Remembered:

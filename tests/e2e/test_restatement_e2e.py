@@ -3,10 +3,14 @@ the tool answers already_known; control: a different fact adds a row."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from e2e.stack import Stack
-from tests.e2e.test_langbot_e2e import remember
+from ltm.domain.timefields import to_iso
+from ltm.service.injection import BEGIN, read_block
+from tests.e2e.test_langbot_e2e import injected_texts, remember
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
 
@@ -31,3 +35,29 @@ def test_a_restated_fact_adds_no_row(stack: Stack) -> None:
     # another city would be a conflict, parked for review by the existing path)
     assert not other.get("already_known") and other["id"] != first["id"], other
     assert _rows(control, "Lisbon") == 2 and "sister" in control, control
+
+
+def test_living_in_lisbon_now_folds_into_the_fact_said_days_ago(stack: Stack) -> None:
+    """Issue 36: "I live in Lisbon" said two days ago (``event_at``), then "I'm living in Lisbon now"
+    (progressive, a contraction, "now"): already_known, one row, and the next prompt carries the
+    Lisbon fact once. Control: an added item ("... and latex") is a new row that reaches the prompt."""
+    said = to_iso(datetime.now(UTC) - timedelta(days=2))
+    with stack.connect() as chat:
+        first = remember(chat, "I live in Lisbon", event_at=said)
+        again = remember(chat, "I'm living in Lisbon now")
+        allergy = remember(chat, "I am allergic to penicillin")
+        more = remember(chat, "I am allergic to penicillin and latex")
+        prompt = chat.send("Where do I live, and what am I allergic to?").prompt
+        listing = chat.command("!memory list")
+    assert again.get("already_known") is True and again["id"] == first["id"], again
+    assert _rows(listing, "Lisbon") == 1 and "living in Lisbon" not in listing, listing
+    blocks = [text for text in injected_texts(prompt) if BEGIN in text]
+    assert blocks, prompt
+    data = read_block(blocks[0])
+    assert data is not None, blocks[0]
+    shown = [row["content"] for row in data["episodes"]]
+    assert [c for c in shown if "Lisbon" in c] == ["I live in Lisbon"], shown
+    # control: the added item is stored (a refinement), not folded, and reaches the prompt (the block
+    # may write it as a reference to the row it extends: "{=d205a} and latex")
+    assert not more.get("already_known") and more["id"] != allergy["id"], more
+    assert any("latex" in c for c in shown) and "I am allergic to penicillin" in shown, shown
