@@ -280,9 +280,10 @@ POINTS = {
 @pytest.mark.parametrize("kind", ["read", "write"])
 @pytest.mark.parametrize("point", sorted(POINTS))
 def test_a_carrier_cancelled_at_each_point(point: str, kind: str) -> None:
-    """(A write has no extra grace: that point is a read's.) The host cancels the action at ``point``: the cancellation reaches the caller at once, the
+    """The host cancels the action at ``point``: the cancellation reaches the caller at once, the
     job's task is gone (cancelled, nothing left running), the job is queued again with its future
-    pending, and the next live call completes it; no host call of the job outside a live call."""
+    pending, and the next live call completes it; no host call of the job outside a live call.
+    (A write gets no extra grace: that point is a read's.)"""
 
     if point == "during_extra_grace" and kind == "write":
         pytest.skip("a write gets no extra grace")
