@@ -723,6 +723,8 @@ async def measure_size(n: int, scopes: int, args: argparse.Namespace, workdir: P
         t1 = time.perf_counter()
         scan.search(qv, user_key, now.timestamp(), POOL)
         scan_raw.append(time.perf_counter() - t1)
+    if not args.cold_only:
+        out["storage_keys"] = await key_listing(next(iter(engines.values())), corpus)
     if not args.cold_only and host is not None:
         out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
     if not args.cold_only and {"host", "numpy"} <= set(out):
@@ -770,6 +772,33 @@ async def count_round_trips(
     return out
 
 
+async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
+    """Plugin storage once every chat has been served: the keys one served chat holds (its recall
+    snapshot and stamp, its audit log, ...) repeated for every chat of the corpus (small values),
+    and the first storage read of a restarted process, which lists every key of the plugin (the
+    host's API has no prefix filter): its keys, the listing's size, and its time."""
+    data = engine.storage.data
+    first = corpus.user_keys[0]
+    pattern = [k for k in data if first in k]
+    synth = FakeHostStorage()
+    synth.data = dict(data)
+    for uk in corpus.user_keys[1:]:
+        for k in pattern:
+            synth.data.setdefault(k.replace(first, uk), "")
+    meter = HostMeter()
+    kv = HostKeyValueStore(MeteredStorage(synth, meter))
+    t0 = time.perf_counter()
+    await kv.get(f"recall/{KB}/none")
+    took = time.perf_counter() - t0
+    return {
+        "keys_per_chat": len(pattern),
+        "keys": len(synth.data),
+        "listing_bytes": sum(len(k) + 3 for k in synth.data),  # a JSON list of the key strings
+        "first_read_ms": round(1000 * took, 1),
+        "host_calls": dict(meter.by_kind),
+    }
+
+
 def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[str, Any]:
     if not turns:
         return {"n": 0}
@@ -812,6 +841,8 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
         f"remember_p95_ms_{sfx}": h["remember"]["wall"]["p95_ms"],
         f"list_episodes_rows_read_{sfx}": h["console"]["list_episodes_rows_read"],
         f"settings_parses_per_turn_{sfx}": h["settings"]["parses_per_turn"],
+        f"storage_keys_{sfx}": r["storage_keys"]["keys"],
+        f"storage_first_listing_ms_{sfx}": r["storage_keys"]["first_read_ms"],
     }
     if "filtered_search_top40" in r:
         out[f"chroma_filtered_top40_p50_ms_{sfx}"] = r["filtered_search_top40"]["chroma"]["p50_ms"]
@@ -826,6 +857,8 @@ GROWTH = (
     "index_estimate_mb",
     "remember_p95_ms",
     "snapshot_bytes_median",
+    "storage_keys",
+    "storage_first_listing_ms",
 )
 
 
@@ -869,6 +902,12 @@ def print_size(r: dict[str, Any]) -> None:
             f"{eng:<6} index: {i['scopes_built']} scopes built, {i['scopes_held']} held ({i['rows_held']} rows),"
             f" estimate {i['estimate_mb']} of {i['budget_mb']} MB, {i['evictions']} evictions,"
             f" RSS growth {i['rss_growth_mb']} MB, rebuilds during warm turns {i['builds_during_warm_turns']}"
+        )
+    if "storage_keys" in r:
+        k = r["storage_keys"]
+        print(
+            f"plugin storage with every chat served: {k['keys']:,} keys ({k['keys_per_chat']} a chat),"
+            f" listing {k['listing_bytes'] / 2**20:.1f} MB, first read of a restarted process {k['first_read_ms']} ms"
         )
     if "filtered_search_top40" not in r:
         return
