@@ -931,6 +931,9 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
                 continue
             print_size(r)
             results.append(r)
+            if args.out:  # what is measured so far survives a run cut short at a larger size
+                partial = Path(args.out).with_suffix(".partial.json")
+                partial.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     top: dict[str, Any] = {}

@@ -30,10 +30,21 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 5. after a restart, ``recover()`` leaves exactly one audit entry of the operation when the data is
    in its after-state and none when it is in its before-state, and settles the journal.
 
-Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,651
-cells over 21 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
+Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,725
+cells over 22 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
 A cell that violates an assertion fails the test.
+
+A path with follow-ups (``correct_with_follow_ups``: a correction of a memory that a summary cites
+and a pending proposal covers, whose retire cascade runs after the correction committed) is injected
+up to its correction's journal close: a refused commit runs no follow-up (the data is in its
+before-state); a commit the caller got no answer for (an unknown outcome, a cancellation) may leave
+the correction applied with its follow-ups not run, and an acknowledged one is in its after-state.
+
+Around the matrix, for every path: each write scope of its mutation fenced beforehand refuses the
+whole write and changes nothing (``test_a_fence_on_any_scope_of_a_write_refuses_it_whole``), and a
+failed journal close followed by the next write in the same process audits the operation once
+(``test_a_failed_journal_close_then_the_next_write_audits_once``).
 """
 
 from __future__ import annotations
@@ -692,8 +703,8 @@ async def test_fault_matrix(name: str, det: Determinism) -> None:
     bulk_delete_two_chunks 74, update_profile_speaker 59, update_profile_session 59,
     ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74, confirm 63,
     forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59,
-    forget_summary 96, archive_summary 96, correct_with_follow_ups (its correction's calls only) 67 -
-    1,718 in total."""
+    forget_summary 96, archive_summary 96, correct_with_follow_ups (its correction's calls only) 74 -
+    1,725 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
     assert not problems, f"{len(problems)} of {cells} cells failed:\n" + "\n".join(problems[:40])
