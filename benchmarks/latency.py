@@ -489,13 +489,18 @@ async def seed_stores(chunks: Any, stores: dict[str, Any]) -> dict[str, float]:
     return took
 
 
-async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict]:
+async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict, float]:
+    """(wall, wall without host calls in flight, host calls, round trips, calls by kind, CPU): the
+    process's CPU time is what the turn costs an idle core - on a machine shared with other work
+    the wall time is longer by however long the process waited for a core."""
     engine.meter.reset()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     await turn()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     m = engine.meter
-    return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
+    return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind), cpu
 
 
 def trim_heap() -> None:
@@ -530,7 +535,9 @@ def per_size(raw: str, sizes: Sequence[int], default: int) -> list[int]:
     return values
 
 
-async def measure_size(n: int, scopes: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+async def measure_size(
+    n: int, scopes: int, args: argparse.Namespace, workdir: Path, remembers: int = 100
+) -> dict[str, Any]:
     import gc
 
     from components.event_listener.default import inject_memory
@@ -679,7 +686,7 @@ async def measure_size(n: int, scopes: int, args: argparse.Namespace, workdir: P
 
         kbs = await timed_turn(engine, console_kbs)
         remember = []
-        for i in range(args.remembers):
+        for i in range(remembers):
             s = i % hot
             scope = await svc.scope_for(kb_id=KB, session_name=session_of(s), bot_uuid=BOT, sender_id="user1")
             content = {"content": sentence(rng) + f" #{i}", "importance": 0.6, "tags": ["bench"]}
@@ -799,11 +806,12 @@ async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
     }
 
 
-def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[str, Any]:
+def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict, float]]) -> dict[str, Any]:
     if not turns:
         return {"n": 0}
     return {
         "wall": stats_ms([t[0] for t in turns]),
+        "cpu": stats_ms([t[5] for t in turns]),
         "plugin_overhead": stats_ms([t[1] for t in turns]),
         "host_calls": statistics.median(t[2] for t in turns),
         "host_round_trips": statistics.median(t[3] for t in turns),
@@ -832,6 +840,9 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
     out = cold | {
         f"hook_p50_ms_{sfx}": h["hook_warm"]["wall"]["p50_ms"],
         f"hook_p95_ms_{sfx}": h["hook_warm"]["wall"]["p95_ms"],
+        f"hook_cpu_p95_ms_{sfx}": h["hook_warm"]["cpu"]["p95_ms"],
+        f"cold_first_turn_cpu_p95_ms_{sfx}": h["cold_first_turn"]["cpu"]["p95_ms"],
+        f"remember_cpu_p95_ms_{sfx}": h["remember"]["cpu"]["p95_ms"],
         f"numpy_hook_p50_ms_{sfx}": nmp["hook_warm"]["wall"]["p50_ms"],
         f"numpy_hook_p95_ms_{sfx}": nmp["hook_warm"]["wall"]["p95_ms"],
         f"index_rss_mb_{sfx}": nmp["index"]["rss_growth_mb"],
@@ -851,11 +862,14 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
 
 GROWTH = (
     "hook_p95_ms",
+    "hook_cpu_p95_ms",
     "cold_first_turn_p95_ms",
+    "cold_first_turn_cpu_p95_ms",
     "cold_first_turn_unseen_p95_ms",
     "index_rss_mb",
     "index_estimate_mb",
     "remember_p95_ms",
+    "remember_cpu_p95_ms",
     "snapshot_bytes_median",
     "storage_keys",
     "storage_first_listing_ms",
@@ -891,6 +905,7 @@ def print_size(r: dict[str, Any]) -> None:
                 continue
             print(
                 f"{eng:<6} {label:<13} p50/p95 {t['wall']['p50_ms']:8.2f}/{t['wall']['p95_ms']:8.2f} ms"
+                f"  CPU {t['cpu']['p50_ms']:7.2f}/{t['cpu']['p95_ms']:7.2f} ms"
                 f"  plugin overhead p50/p95 {t['plugin_overhead']['p50_ms']:6.2f}/{t['plugin_overhead']['p95_ms']:6.2f}"
                 f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
                 f" calls {t['host_calls']:.0f}"
@@ -922,11 +937,12 @@ def print_size(r: dict[str, Any]) -> None:
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     scopes = per_size(args.scopes, sizes, SCOPES)
+    remembers = per_size(args.remembers, sizes, 100)
     workdir = Path(tempfile.mkdtemp(prefix="ltm-latency-"))
     results = []
     try:
-        for n, sc in zip(sizes, scopes, strict=True):
-            r = await measure_size(n, sc, args, workdir)
+        for n, sc, rem in zip(sizes, scopes, remembers, strict=True):
+            r = await measure_size(n, sc, args, workdir, rem)
             if args.prepare_only:
                 continue
             print_size(r)
@@ -958,7 +974,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         "config": {
             "queries": args.queries,
             "cold": args.cold,
-            "remembers": args.remembers,
+            "remembers": remembers,
             "scopes": scopes,
             "scopes_with_traffic": args.hot,
             "paths": args.paths,
@@ -981,7 +997,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000,100000", help="collection sizes (default 1000,10000,100000)")
     ap.add_argument("--queries", type=int, default=200, help="warm auto-recall turns per size")
     ap.add_argument("--cold", type=int, default=20, help="cold turns (first recall of a scope) per size")
-    ap.add_argument("--remembers", type=int, default=100, help="remember calls per size")
+    ap.add_argument("--remembers", default="100", help="remember calls per size (one number, or one per size)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
