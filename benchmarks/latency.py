@@ -596,10 +596,17 @@ async def measure_size(
     }
     host = engines.get("host")
     for engine in engines.values():
+        failed: list[str] = []
 
-        async def recall_turn(s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine) -> Any:
+        async def recall_turn(
+            s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine, failed: list[str] = failed
+        ) -> Any:
             engine.embedder.next = [qv.tolist()]
-            return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
+            try:
+                return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
+            except Exception as exc:  # noqa: BLE001 - the listener logs it and the turn goes on without memory
+                failed.append(f"{type(exc).__name__}: {exc}")
+                return None
 
         # Cold: the first turn of a scope after a restart (every cached index gone). First for
         # scopes no process served before (no snapshot in storage: the host's list builds it); the
@@ -705,6 +712,7 @@ async def measure_size(
             "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
             "round_trips_with_latency": rounds,
             "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
+            "failed_turns": {"count": len(failed), "first": failed[:3]},
             "settings": settings_use,
             "console": {
                 "list_episodes_page_ms": round(1000 * page[0], 2),
@@ -910,6 +918,8 @@ def print_size(r: dict[str, Any]) -> None:
                 f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
                 f" calls {t['host_calls']:.0f}"
             )
+        if e.get("failed_turns", {}).get("count"):
+            print(f"{eng:<6} failed turns (the memory block left out): {e['failed_turns']}")
         if "index" not in e:
             continue
         i = e["index"]
