@@ -794,18 +794,24 @@ async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
     host's API has no prefix filter): its keys, the listing's size, and its time."""
     data = engine.storage.data
     first = corpus.user_keys[0]
-    pattern = [k for k in data if first in k]
+    snap = index_snapshot.base_key(KB, first)  # the snapshot's keys name the chat in their own form
+
+    def of_chat(key: str, uk: str) -> str:
+        return index_snapshot.base_key(KB, uk) + key[len(snap) :] if key.startswith(snap) else key.replace(first, uk)
+
+    pattern = [k for k in data if first in k or k.startswith(snap)]
     synth = FakeHostStorage()
     synth.data = dict(data)
     for uk in corpus.user_keys[1:]:
         for k in pattern:
-            synth.data.setdefault(k.replace(first, uk), "")
+            synth.data.setdefault(of_chat(k, uk), "")
     meter = HostMeter()
     kv = HostKeyValueStore(MeteredStorage(synth, meter))
     t0 = time.perf_counter()
     await kv.get(f"recall/{KB}/none")
     took = time.perf_counter() - t0
     return {
+        "chat_keys": sorted(of_chat(k, "<chat>") for k in pattern),
         "keys_per_chat": len(pattern),
         "keys": len(synth.data),
         "listing_bytes": sum(len(k) + 3 for k in synth.data),  # a JSON list of the key strings
