@@ -256,48 +256,94 @@ def session_of(i: int) -> str:
     return f"group_{i:03d}"
 
 
-def make_records(n: int, seed: int) -> tuple[list[VectorRecord], np.ndarray]:
-    rng = random.Random(seed)
-    nrng = np.random.default_rng(seed)
+@dataclass
+class Corpus:
+    """What the measurement keeps of the seeded rows (the rows themselves are streamed into the
+    stores chunk by chunk: a million ``VectorRecord`` objects with list vectors would take ~12 GB):
+    the vectors (or the pool they reuse), each row's document, scope, validity."""
+
+    n: int
+    scopes: int
+    vecs: np.ndarray  # (n or pool, DIM) float32, unit rows
+    pool: int  # 0: one vector per row; else row i has vecs[i % pool]
+    documents: list[str] = field(default_factory=list)
+    user_keys: list[str] = field(default_factory=list)  # per scope
+    valid_from: np.ndarray | None = None
+    valid_until: np.ndarray | None = None
+
+    def vector(self, i: int) -> np.ndarray:
+        return self.vecs[i % self.pool] if self.pool else self.vecs[i]
+
+    def all_vectors(self) -> np.ndarray:
+        return self.vecs[np.arange(self.n) % self.pool] if self.pool else self.vecs
+
+
+def unit_rows(nrng: np.random.Generator, n: int) -> np.ndarray:
     vecs = nrng.standard_normal((n, DIM)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs
+
+
+def record_chunks(n: int, seed: int, scopes: int, pool: int = 0, chunk: int = 5000) -> tuple[Corpus, Any]:
+    """The corpus of ``n`` episodes over ``scopes`` scopes (row ``i`` in scope ``i % scopes``) and
+    an iterator of its stored rows, ``chunk`` at a time: each row is the row ``remember`` writes
+    (the service's ``stored_record``, via ``benchmarks.rows.stored_row``), with a generated vector -
+    a fresh random unit vector per row, or one of ``pool`` reused ones - instead of an embedding."""
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    corpus = Corpus(n, scopes, unit_rows(nrng, pool or n), pool)
+    corpus.valid_from = np.zeros(n, dtype=np.float64)
+    corpus.valid_until = np.zeros(n, dtype=np.float64)
     base = datetime(2024, 1, 1, tzinfo=UTC)
-    records: list[VectorRecord] = []
-    for i in range(n):
-        scope = derive_scope(session_name=session_of(i % SCOPES), bot_uuid=BOT, isolation="session", collection=KB)
-        at = base + timedelta(minutes=7 * i)
-        text = sentence(rng)
-        ep = Episode(
-            id=f"ep_{i:07d}",
-            content=text,
-            user_key=scope.user_key,
-            scope_key=scope.scope_key,
-            session_name=scope.session_name,
-            bot_uuid=BOT,
-            sender_id=f"user{rng.randrange(5)}",
-            importance=round(rng.random(), 2),
-            tags=[rng.choice(["travel", "food", "work", "family"])] if rng.random() < 0.3 else [],
-            timestamp=to_iso(at),
-            event_at=to_iso(at),
-            claim_type="user_statement",
-            confidence="stated",
-            origin="import",
-        )
-        records.append(stored_row(ep, vecs[i].tolist()))  # the row MemoryService.remember writes
-    return records, vecs
+    derived = [
+        derive_scope(session_name=session_of(s), bot_uuid=BOT, isolation="session", collection=KB)
+        for s in range(scopes)
+    ]
+    corpus.user_keys = [d.user_key for d in derived]
+
+    def chunks() -> Any:
+        for start in range(0, n, chunk):
+            records: list[VectorRecord] = []
+            for i in range(start, min(n, start + chunk)):
+                scope = derived[i % scopes]
+                at = base + timedelta(minutes=7 * i)
+                text = sentence(rng)
+                ep = Episode(
+                    id=f"ep_{i:07d}",
+                    content=text,
+                    user_key=scope.user_key,
+                    scope_key=scope.scope_key,
+                    session_name=scope.session_name,
+                    bot_uuid=BOT,
+                    sender_id=f"user{rng.randrange(5)}",
+                    importance=round(rng.random(), 2),
+                    tags=[rng.choice(["travel", "food", "work", "family"])] if rng.random() < 0.3 else [],
+                    timestamp=to_iso(at),
+                    event_at=to_iso(at),
+                    claim_type="user_statement",
+                    confidence="stated",
+                    origin="import",
+                )
+                row = stored_row(ep, corpus.vector(i).tolist())  # the row MemoryService.remember writes
+                corpus.documents.append(text)
+                corpus.valid_from[i] = row.metadata["valid_from_ts"]
+                corpus.valid_until[i] = row.metadata["valid_until_ts"]
+                records.append(row)
+            yield records
+
+    return corpus, chunks()
 
 
 class NumpyScan:
     """The baseline: a brute-force filtered scan over plain arrays (scope, status, validity)."""
 
-    def __init__(self, records: Sequence[VectorRecord], vecs: np.ndarray) -> None:
-        self.vecs = vecs
-        keys = [r.metadata["user_key"] for r in records]
-        self.codes = {k: i for i, k in enumerate(dict.fromkeys(keys))}
-        self.user = np.array([self.codes[k] for k in keys], dtype=np.int32)
-        self.active = np.array([r.metadata["status"] == "active" for r in records], dtype=bool)
-        self.vfrom = np.array([r.metadata["valid_from_ts"] for r in records], dtype=np.float64)
-        self.vuntil = np.array([r.metadata["valid_until_ts"] for r in records], dtype=np.float64)
+    def __init__(self, corpus: Corpus) -> None:
+        self.vecs = corpus.all_vectors()
+        self.codes = {k: i for i, k in enumerate(corpus.user_keys)}
+        self.user = (np.arange(corpus.n) % corpus.scopes).astype(np.int32)
+        self.active = np.ones(corpus.n, dtype=bool)  # every seeded row is active
+        self.vfrom = corpus.valid_from
+        self.vuntil = corpus.valid_until
 
     def search(self, qv: np.ndarray, user_key: str, as_of: float, k: int) -> np.ndarray:
         mask = (self.user == self.codes[user_key]) & self.active & (self.vfrom <= as_of) & (self.vuntil > as_of)
@@ -417,35 +463,44 @@ class Engine:
         return svc
 
 
-async def build_engine(
-    name: str,
-    store: Any,
-    records: Sequence[VectorRecord],
-    seed: int,
-    clock: Callable[[], datetime],
-    *,
-    loaded: bool = False,
-) -> tuple[Engine, float]:
+async def build_engine(name: str, store: Any, seed: int, clock: Callable[[], datetime]) -> Engine:
+    """A service over ``store`` (behind the host adapter for ``host``), its knowledge base registered."""
     meter = HostMeter()
     emb = InstantEmbedder(meter, np.random.default_rng(seed))
     vectors = HostVectorIndex(FakeHostPlugin(store)) if name == "host" else store
     engine = Engine(name, None, meter, emb, store, FakeHostStorage(), vectors)  # type: ignore[arg-type]
     svc = await engine.restart(clock)
     await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
-    t0 = time.perf_counter()
-    if not loaded:
-        for start in range(0, len(records), 5000):
-            await store.upsert(KB, records[start : start + 5000])
-    return engine, time.perf_counter() - t0
+    return engine
 
 
-async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict]:
+async def seed_stores(chunks: Any, stores: dict[str, Any]) -> dict[str, float]:
+    """Write every chunk of rows into each store; the seconds each store took."""
+    took = dict.fromkeys(stores, 0.0)
+    written = 0
+    for records in chunks:
+        for name, store in stores.items():
+            t0 = time.perf_counter()
+            await store.upsert(KB, records)
+            took[name] += time.perf_counter() - t0
+        written += len(records)
+        if written % 100_000 < len(records):
+            print(f"  seeded {written:,} rows ({', '.join(f'{k} {v:.0f}s' for k, v in took.items())})", flush=True)
+    return took
+
+
+async def timed_turn(engine: Engine, turn: Callable[[], Awaitable[Any]]) -> tuple[float, float, int, int, dict, float]:
+    """(wall, wall without host calls in flight, host calls, round trips, calls by kind, CPU): the
+    process's CPU time is what the turn costs an idle core - on a machine shared with other work
+    the wall time is longer by however long the process waited for a core."""
     engine.meter.reset()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     await turn()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     m = engine.meter
-    return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind)
+    return wall, max(0.0, wall - m.busy), m.calls, m.rounds, dict(m.by_kind), cpu
 
 
 def trim_heap() -> None:
@@ -465,61 +520,100 @@ def rss_mb() -> float:
 
 
 def size_label(n: int) -> str:
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}m"
     return f"{n // 1000}k" if n % 1000 == 0 and n >= 1000 else str(n)
 
 
-async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+def per_size(raw: str, sizes: Sequence[int], default: int) -> list[int]:
+    """One value per size: a single value for every size, or a comma list aligned with ``sizes``."""
+    values = [int(x) for x in raw.split(",") if x.strip()] if raw else [default]
+    if len(values) == 1:
+        return values * len(sizes)
+    if len(values) != len(sizes):
+        raise SystemExit(f"{len(values)} values for {len(sizes)} sizes: {raw}")
+    return values
+
+
+async def measure_size(
+    n: int, scopes: int, args: argparse.Namespace, workdir: Path, remembers: int = 100
+) -> dict[str, Any]:
     import gc
 
     from components.event_listener.default import inject_memory
 
     seed = args.seed + n
+    hot = min(args.hot, scopes)  # the chats with traffic: warm and cold turns are theirs
+    paths = [p for p in ("host", "numpy") if p in args.paths.split(",")]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\n== {n:,} episodes in one collection, {SCOPES} scopes (load average {load}) ==", flush=True)
+    print(f"\n== {n:,} episodes in one collection, {scopes:,} scopes, {hot} with traffic (load {load}) ==", flush=True)
     t0 = time.perf_counter()
-    records, vecs = make_records(n, seed)
+    corpus, chunks = record_chunks(n, seed, scopes, args.vector_pool)
     now = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=7 * n + 60)
 
     def clock() -> datetime:
         return now
 
-    # --keep-data reuses a Chroma directory written by an earlier run with the same size and seed
-    chroma_dir = (Path(args.keep_data) if args.keep_data else workdir) / f"chroma-{n}-{seed}"
-    marker = chroma_dir / "ltm-bench-complete"
-    loaded = marker.exists()
-    host, chroma_insert = await build_engine("host", ChromaIndex(str(chroma_dir)), records, seed, clock, loaded=loaded)
-    marker.touch()
+    engines: dict[str, Engine] = {}
+    stores: dict[str, Any] = {}
+    if "host" in paths:
+        # --keep-data reuses a Chroma directory written by an earlier run with the same size and seed
+        tag = f"{n}-{seed}" if scopes == SCOPES and not args.vector_pool else f"{n}-{seed}-{scopes}-{args.vector_pool}"
+        chroma_dir = (Path(args.keep_data) if args.keep_data else workdir) / f"chroma-{tag}"
+        marker = chroma_dir / "ltm-bench-complete"
+        engines["host"] = await build_engine("host", ChromaIndex(str(chroma_dir)), seed, clock)
+        if not marker.exists():
+            stores["chroma"] = engines["host"].index
+    if "numpy" in paths and not args.prepare_only:
+        engines["numpy"] = await build_engine("numpy", NumpyIndex(), seed, clock)
+        stores["numpy"] = engines["numpy"].index
+    insert = await seed_stores(chunks, stores)  # the corpus is complete even when no store needs the rows
+    if "host" in paths:
+        marker.touch()
     if args.prepare_only:
-        print(f"data kept in {chroma_dir} ({chroma_insert:.0f}s)", flush=True)
+        print(f"data kept in {chroma_dir} ({insert.get('chroma', 0):.0f}s)", flush=True)
         return {"episodes": n, "prepared": str(chroma_dir)}
-    numpy_engine, numpy_insert = await build_engine("numpy", NumpyIndex(), records, seed, clock)
-    print(f"data {time.perf_counter() - t0 - chroma_insert - numpy_insert:.1f}s, chroma insert {chroma_insert:.1f}s")
-    scan = NumpyScan(records, vecs)
+    print(f"data {time.perf_counter() - t0 - sum(insert.values()):.1f}s, inserts {insert}", flush=True)
+    scan = NumpyScan(corpus)
     rng = random.Random(seed)
     qrng = np.random.default_rng(seed + 1)
 
-    # Each turn: a scope, a sender, a query text and a query vector near one of the scope's rows.
+    # Each turn: a chat with traffic, a sender, a query text and a query vector near one of its rows.
     turns = []
     for _ in range(args.queries):
-        s = rng.randrange(SCOPES)
-        row = rng.randrange(s, n, SCOPES) if n > s else 0
-        qv = unit(vecs[row] + 0.8 * unit(qrng.standard_normal(DIM)))
-        text = " ".join(rng.sample(records[row].document.rstrip(".").split()[1:], 3)) + "?"
+        s = rng.randrange(hot)
+        row = rng.randrange(s, n, scopes) if n > s else 0
+        qv = unit(corpus.vector(row) + 0.8 * unit(qrng.standard_normal(DIM)))
+        text = " ".join(rng.sample(corpus.documents[row].rstrip(".").split()[1:], 3)) + "?"
         turns.append((s, f"user{rng.randrange(5)}", text, qv))
 
-    out: dict[str, Any] = {"episodes": n, "scopes": SCOPES, "insert_seconds": {"chroma": round(chroma_insert, 2)}}
-    for engine in (host, numpy_engine):
+    out: dict[str, Any] = {
+        "episodes": n,
+        "scopes": scopes,
+        "scopes_with_traffic": hot,
+        "paths": paths,
+        "insert_seconds": {k: round(v, 2) for k, v in insert.items()},
+    }
+    host = engines.get("host")
+    for engine in engines.values():
+        failed: list[str] = []
 
-        async def recall_turn(s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine) -> Any:
+        async def recall_turn(
+            s: int, sender: str, text: str, qv: np.ndarray, engine: Engine = engine, failed: list[str] = failed
+        ) -> Any:
             engine.embedder.next = [qv.tolist()]
-            return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
+            try:
+                return await inject_memory(engine.service, FakeTurn(engine.meter, session_of(s), text, sender))
+            except Exception as exc:  # noqa: BLE001 - the listener logs it and the turn goes on without memory
+                failed.append(f"{type(exc).__name__}: {exc}")
+                return None
 
         # Cold: the first turn of a scope after a restart (every cached index gone). First for
         # scopes no process served before (no snapshot in storage: the host's list builds it); the
         # snapshot that turn leaves is written (not timed) as the process would a moment later.
         # Then the same scopes after another restart: the index comes from the snapshot.
         unseen, cold, snap_writes, snap_bytes = [], [], [], []
-        cold_scopes = range(min(args.cold, SCOPES))
+        cold_scopes = range(min(args.cold, hot))
         for s in cold_scopes:
             svc = await engine.restart(clock)
             _, sender, text, qv = next((t for t in turns if t[0] == s), turns[0])
@@ -546,24 +640,45 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
                 "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
             }
             continue
-        # Index memory: a restarted service builds every scope's index (RSS before and after).
+        # Index memory: a restarted service builds the index of every scope (the numpy path; the
+        # host path the chats with traffic only: each build of a chat without a snapshot is a
+        # filtered list of the whole collection there), under the recall_index_mb budget: RSS
+        # before and after, what the index holds, what it evicted.
         svc = await engine.restart(clock)
         svc.index.snapshot_delay = 3600.0  # the snapshots are written after the RSS reading
+        built = scopes if engine.name == "numpy" else hot
         gc.collect()
         trim_heap()
         rss0 = rss_mb()
-        for s in range(SCOPES):  # warm every scope (not measured)
+        t1 = time.perf_counter()
+        for s in range(built):  # not measured: turns of every scope
             await recall_turn(s, "user0", "warm up", turns[0][3])
+        build_seconds = time.perf_counter() - t1
         gc.collect()
         rss1 = rss_mb()
+        index_state = {
+            "scopes_built": built,
+            "scopes_held": len(svc.index.held()),
+            "rows_held": svc.index.rows_held(),
+            "estimate_mb": round(svc.index.nbytes / 2**20, 1),
+            "budget_mb": svc.index.budget_bytes >> 20,
+            "evictions": svc.index.evictions,
+            "rss_growth_mb": round(rss1 - rss0, 1),
+            "build_seconds": round(build_seconds, 1),
+        }
         await svc.index.flush_snapshots()  # what the process does in the background after its builds
+        if built > hot:  # the chats with traffic were evicted by the later ones: their turns warm them again
+            for s in range(hot):
+                await recall_turn(s, "user0", "warm up", turns[0][3])
         svc.index.snapshot_delay = 2.0
+        builds0 = svc.index.builds
         reads0, parses0 = engine.settings_reads, engine.parsed.parses
         warm = []
         for s, sender, text, qv in turns:
             warm.append(
                 await timed_turn(engine, lambda s=s, sender=sender, text=text, qv=qv: recall_turn(s, sender, text, qv))
             )
+        builds_during_warm = svc.index.builds - builds0
         settings_use = {
             "reads_per_turn": round((engine.settings_reads - reads0) / max(1, len(turns)), 2),
             "parses_per_turn": round((engine.parsed.parses - parses0) / max(1, len(turns)), 2),
@@ -578,8 +693,8 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
 
         kbs = await timed_turn(engine, console_kbs)
         remember = []
-        for i in range(args.remembers):
-            s = i % SCOPES
+        for i in range(remembers):
+            s = i % hot
             scope = await svc.scope_for(kb_id=KB, session_name=session_of(s), bot_uuid=BOT, sender_id="user1")
             content = {"content": sentence(rng) + f" #{i}", "importance": 0.6, "tags": ["bench"]}
             remember.append(
@@ -597,6 +712,7 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
             "snapshot": {"write": stats_ms(snap_writes), "bytes_median": statistics.median(snap_bytes or [0])},
             "round_trips_with_latency": rounds,
             "remember": _turn_stats(remember) | {"calls_by_kind": remember[0][4]},
+            "failed_turns": {"count": len(failed), "first": failed[:3]},
             "settings": settings_use,
             "console": {
                 "list_episodes_page_ms": round(1000 * page[0], 2),
@@ -604,19 +720,16 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
                 "list_episodes_calls": page[4],
                 "known_kbs_10_requests_storage_listings": kbs[4].get("kv.keys", 0),
             },
-            "index": {
-                "scopes_held": len(svc.index.held()),
-                "rows_held": sum(len(svc.index._scopes[k]) for k in svc.index.held()),  # diagnostic only
-                "estimate_mb": round(svc.index.nbytes / 2**20, 1),
-                "rss_growth_mb": round(rss1 - rss0, 1),
-                "builds_during_warm_turns": svc.index.builds - (SCOPES - svc.index.snapshot_counts["used"]),
+            "index": index_state
+            | {
+                "builds_during_warm_turns": builds_during_warm,
                 "loaded_from_snapshots": svc.index.snapshot_counts["used"],
             },
         }
 
     # Raw filtered vector search: Chroma vs a numpy brute-force scan over the same rows.
     chroma_raw, scan_raw = [], []
-    for s, _, _, qv in [] if args.cold_only else turns:
+    for s, _, _, qv in [] if args.cold_only or host is None else turns:
         user_key = derive_scope(session_name=session_of(s), bot_uuid=BOT).user_key
         where = scope_filter(user_key, Criteria(as_of_ts=now.timestamp()))
         t1 = time.perf_counter()
@@ -626,14 +739,18 @@ async def measure_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[
         scan.search(qv, user_key, now.timestamp(), POOL)
         scan_raw.append(time.perf_counter() - t1)
     if not args.cold_only:
+        out["storage_keys"] = await key_listing(next(iter(engines.values())), corpus)
+    if not args.cold_only and host is not None:
         out["filtered_search_top40"] = {"chroma": stats_ms(chroma_raw), "numpy_scan": stats_ms(scan_raw)}
+    if not args.cold_only and {"host", "numpy"} <= set(out):
         hw, nw = out["host"]["hook_warm"]["wall"], out["numpy"]["hook_warm"]["wall"]
         out["ratio_host_to_numpy_hook_p95"] = round(hw["p95_ms"] / nw["p95_ms"], 2) if nw["p95_ms"] else None
-    # the remembered rows (origin "tool"; the generated ones are "import") leave a kept data folder
-    await host.index.delete(KB, {"origin": {"$eq": "tool"}})
-    close = getattr(host.index, "close", None)
-    if close:
-        close()
+    if host is not None:
+        # the remembered rows (origin "tool"; the generated ones are "import") leave a kept data folder
+        await host.index.delete(KB, {"origin": {"$eq": "tool"}})
+        close = getattr(host.index, "close", None)
+        if close:
+            close()
     return out
 
 
@@ -670,11 +787,45 @@ async def count_round_trips(
     return out
 
 
-def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[str, Any]:
+async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
+    """Plugin storage once every chat has been served: the keys one served chat holds (its recall
+    snapshot and stamp, its audit log, ...) repeated for every chat of the corpus (small values),
+    and the first storage read of a restarted process, which lists every key of the plugin (the
+    host's API has no prefix filter): its keys, the listing's size, and its time."""
+    data = engine.storage.data
+    first = corpus.user_keys[0]
+    snap = index_snapshot.base_key(KB, first)  # the snapshot's keys name the chat in their own form
+
+    def of_chat(key: str, uk: str) -> str:
+        return index_snapshot.base_key(KB, uk) + key[len(snap) :] if key.startswith(snap) else key.replace(first, uk)
+
+    pattern = [k for k in data if first in k or k.startswith(snap)]
+    synth = FakeHostStorage()
+    synth.data = dict(data)
+    for uk in corpus.user_keys[1:]:
+        for k in pattern:
+            synth.data.setdefault(of_chat(k, uk), "")
+    meter = HostMeter()
+    kv = HostKeyValueStore(MeteredStorage(synth, meter))
+    t0 = time.perf_counter()
+    await kv.get(f"recall/{KB}/none")
+    took = time.perf_counter() - t0
+    return {
+        "chat_keys": sorted(of_chat(k, "<chat>") for k in pattern),
+        "keys_per_chat": len(pattern),
+        "keys": len(synth.data),
+        "listing_bytes": sum(len(k) + 3 for k in synth.data),  # a JSON list of the key strings
+        "first_read_ms": round(1000 * took, 1),
+        "host_calls": dict(meter.by_kind),
+    }
+
+
+def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict, float]]) -> dict[str, Any]:
     if not turns:
         return {"n": 0}
     return {
         "wall": stats_ms([t[0] for t in turns]),
+        "cpu": stats_ms([t[5] for t in turns]),
         "plugin_overhead": stats_ms([t[1] for t in turns]),
         "host_calls": statistics.median(t[2] for t in turns),
         "host_round_trips": statistics.median(t[3] for t in turns),
@@ -683,10 +834,14 @@ def _turn_stats(turns: Sequence[tuple[float, float, int, int, dict]]) -> dict[st
 
 
 def headline(r: dict[str, Any]) -> dict[str, Any]:
-    """The issue's figures for one size, keyed with the size's suffix."""
+    """The issue's figures for one size, keyed with the size's suffix: the host path's when it ran,
+    else the numpy path's (the same in-process index answers both paths' turns); the index memory
+    from the numpy path, where only the index grows."""
     sfx = size_label(r["episodes"])
-    h, nmp = r["host"], r["numpy"]
+    h = r.get("host") or r["numpy"]
+    nmp = r.get("numpy") or r["host"]
     cold = {
+        f"headline_path_{sfx}": "host" if "host" in r else "numpy",
         f"cold_first_turn_p50_ms_{sfx}": h["cold_first_turn"]["wall"]["p50_ms"],
         f"cold_first_turn_p95_ms_{sfx}": h["cold_first_turn"]["wall"]["p95_ms"],
         f"cold_first_turn_unseen_p50_ms_{sfx}": h["cold_first_turn_unseen"]["wall"]["p50_ms"],
@@ -696,22 +851,62 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
     }
     if "hook_warm" not in h:  # --cold-only
         return cold
-    return cold | {
+    out = cold | {
         f"hook_p50_ms_{sfx}": h["hook_warm"]["wall"]["p50_ms"],
         f"hook_p95_ms_{sfx}": h["hook_warm"]["wall"]["p95_ms"],
+        f"hook_cpu_p95_ms_{sfx}": h["hook_warm"]["cpu"]["p95_ms"],
+        f"cold_first_turn_cpu_p95_ms_{sfx}": h["cold_first_turn"]["cpu"]["p95_ms"],
+        f"remember_cpu_p95_ms_{sfx}": h["remember"]["cpu"]["p95_ms"],
         f"numpy_hook_p50_ms_{sfx}": nmp["hook_warm"]["wall"]["p50_ms"],
         f"numpy_hook_p95_ms_{sfx}": nmp["hook_warm"]["wall"]["p95_ms"],
         f"index_rss_mb_{sfx}": nmp["index"]["rss_growth_mb"],
         f"index_estimate_mb_{sfx}": nmp["index"]["estimate_mb"],
+        f"index_budget_mb_{sfx}": nmp["index"]["budget_mb"],
+        f"index_evictions_{sfx}": nmp["index"]["evictions"],
         f"remember_p95_ms_{sfx}": h["remember"]["wall"]["p95_ms"],
         f"list_episodes_rows_read_{sfx}": h["console"]["list_episodes_rows_read"],
         f"settings_parses_per_turn_{sfx}": h["settings"]["parses_per_turn"],
-        f"chroma_filtered_top40_p50_ms_{sfx}": r["filtered_search_top40"]["chroma"]["p50_ms"],
+        f"storage_keys_{sfx}": r["storage_keys"]["keys"],
+        f"storage_first_listing_ms_{sfx}": r["storage_keys"]["first_read_ms"],
     }
+    if "filtered_search_top40" in r:
+        out[f"chroma_filtered_top40_p50_ms_{sfx}"] = r["filtered_search_top40"]["chroma"]["p50_ms"]
+    return out
+
+
+GROWTH = (
+    "hook_p95_ms",
+    "hook_cpu_p95_ms",
+    "cold_first_turn_p95_ms",
+    "cold_first_turn_cpu_p95_ms",
+    "cold_first_turn_unseen_p95_ms",
+    "index_rss_mb",
+    "index_estimate_mb",
+    "remember_p95_ms",
+    "remember_cpu_p95_ms",
+    "snapshot_bytes_median",
+    "storage_keys",
+    "storage_first_listing_ms",
+)
+
+
+def growth(top: dict[str, Any], sizes: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """Each headline figure per size, and its factor from one size to the next."""
+    out: dict[str, dict[str, Any]] = {}
+    labels = [size_label(n) for n in sizes]
+    for key in GROWTH:
+        values = {lb: top.get(f"{key}_{lb}") for lb in labels}
+        factors = {
+            f"{a}->{b}": round(values[b] / values[a], 2)
+            for a, b in zip(labels, labels[1:], strict=False)
+            if isinstance(values[a], (int, float)) and isinstance(values[b], (int, float)) and values[a]
+        }
+        out[key] = {"values": values, "factors": factors}
+    return out
 
 
 def print_size(r: dict[str, Any]) -> None:
-    for eng in ("host", "numpy"):
+    for eng in r["paths"]:
         e = r[eng]
         for label, key in (
             ("hook warm", "hook_warm"),
@@ -724,16 +919,26 @@ def print_size(r: dict[str, Any]) -> None:
                 continue
             print(
                 f"{eng:<6} {label:<13} p50/p95 {t['wall']['p50_ms']:8.2f}/{t['wall']['p95_ms']:8.2f} ms"
+                f"  CPU {t['cpu']['p50_ms']:7.2f}/{t['cpu']['p95_ms']:7.2f} ms"
                 f"  plugin overhead p50/p95 {t['plugin_overhead']['p50_ms']:6.2f}/{t['plugin_overhead']['p95_ms']:6.2f}"
                 f" ms  round trips {t['host_round_trips']:.0f} (max {t['max_round_trips']}),"
                 f" calls {t['host_calls']:.0f}"
             )
+        if e.get("failed_turns", {}).get("count"):
+            print(f"{eng:<6} failed turns (the memory block left out): {e['failed_turns']}")
         if "index" not in e:
             continue
         i = e["index"]
         print(
-            f"{eng:<6} index: {i['scopes_held']} scopes, {i['rows_held']} rows, estimate {i['estimate_mb']} MB,"
+            f"{eng:<6} index: {i['scopes_built']} scopes built, {i['scopes_held']} held ({i['rows_held']} rows),"
+            f" estimate {i['estimate_mb']} of {i['budget_mb']} MB, {i['evictions']} evictions,"
             f" RSS growth {i['rss_growth_mb']} MB, rebuilds during warm turns {i['builds_during_warm_turns']}"
+        )
+    if "storage_keys" in r:
+        k = r["storage_keys"]
+        print(
+            f"plugin storage with every chat served: {k['keys']:,} keys ({k['keys_per_chat']} a chat),"
+            f" listing {k['listing_bytes'] / 2**20:.1f} MB, first read of a restarted process {k['first_read_ms']} ms"
         )
     if "filtered_search_top40" not in r:
         return
@@ -741,21 +946,26 @@ def print_size(r: dict[str, Any]) -> None:
     print(
         f"filtered top-40 search p50/p95: chroma {f['chroma']['p50_ms']:.2f}/{f['chroma']['p95_ms']:.2f} ms,"
         f" numpy scan {f['numpy_scan']['p50_ms']:.3f}/{f['numpy_scan']['p95_ms']:.3f} ms;"
-        f" hook p95 host/numpy {r['ratio_host_to_numpy_hook_p95']}"
+        f" hook p95 host/numpy {r.get('ratio_host_to_numpy_hook_p95')}"
     )
 
 
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    scopes = per_size(args.scopes, sizes, SCOPES)
+    remembers = per_size(args.remembers, sizes, 100)
     workdir = Path(tempfile.mkdtemp(prefix="ltm-latency-"))
     results = []
     try:
-        for n in sizes:
-            r = await measure_size(n, args, workdir)
+        for n, sc, rem in zip(sizes, scopes, remembers, strict=True):
+            r = await measure_size(n, sc, args, workdir, rem)
             if args.prepare_only:
                 continue
             print_size(r)
             results.append(r)
+            if args.out:  # what is measured so far survives a run cut short at a larger size
+                partial = Path(args.out).with_suffix(".partial.json")
+                partial.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     top: dict[str, Any] = {}
@@ -765,6 +975,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         top["round_trips_per_turn"] = top[f"round_trips_per_turn_{size_label(results[-1]['episodes'])}"]
     return {
         **top,
+        "growth": growth(top, [r["episodes"] for r in results]),
         "sizes": results,
         "targets": {
             "hook_p95_ms_100k": 25,
@@ -772,12 +983,18 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
             "cold_first_turn_p95_ms_100k": 300,
             "index_rss_mb_100k": 250,
             "round_trips_per_turn": 3,
+            "hook_p95_ms_1m": 15,
+            "cold_first_turn_p95_ms_1m": 50,
+            "index_rss_mb_1m": "within recall_index_mb (Settings().recall_index_mb MB)",
         },
         "config": {
             "queries": args.queries,
             "cold": args.cold,
-            "remembers": args.remembers,
-            "scopes": SCOPES,
+            "remembers": remembers,
+            "scopes": scopes,
+            "scopes_with_traffic": args.hot,
+            "paths": args.paths,
+            "vector_pool": args.vector_pool,
             "dim": DIM,
             "seed": args.seed,
             "settings": Settings(memory_kb=KB).__dict__ | {"extra": None},
@@ -796,12 +1013,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000,100000", help="collection sizes (default 1000,10000,100000)")
     ap.add_argument("--queries", type=int, default=200, help="warm auto-recall turns per size")
     ap.add_argument("--cold", type=int, default=20, help="cold turns (first recall of a scope) per size")
-    ap.add_argument("--remembers", type=int, default=100, help="remember calls per size")
+    ap.add_argument("--remembers", default="100", help="remember calls per size (one number, or one per size)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-data", default=None, help="keep (and reuse) the Chroma data in this folder, e.g. /tmp")
     ap.add_argument("--prepare-only", action="store_true", help="with --keep-data: write the data, measure nothing")
     ap.add_argument("--cold-only", action="store_true", help="measure the cold first turns only (a quick check)")
+    ap.add_argument(
+        "--scopes", default=str(SCOPES), help="chats per size: one number, or a comma list aligned with --sizes"
+    )
+    ap.add_argument("--hot", type=int, default=100, help="chats with traffic: the warm and cold turns are theirs")
+    ap.add_argument("--paths", default="host,numpy", help="host (embedded Chroma behind the host adapter), numpy")
+    ap.add_argument(
+        "--vector-pool",
+        type=int,
+        default=0,
+        help="0: a random unit vector per row; N: N random vectors reused across the rows (less memory at 1M)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     result = asyncio.run(amain(args))

@@ -50,6 +50,7 @@ def carried(grace: float = CHAT_GRACE_S) -> Callable[[F], F]:
                     async for item in fn(self, *args, **kwargs):
                         yield item
 
+            stream.carried_grace = grace  # type: ignore[attr-defined]  # read by the carriers' table test
             return stream  # type: ignore[return-value]
 
         @functools.wraps(fn)
@@ -57,6 +58,7 @@ def carried(grace: float = CHAT_GRACE_S) -> Callable[[F], F]:
             async with carrying(getattr(self, "plugin", None), grace):
                 return await fn(self, *args, **kwargs)
 
+        call.carried_grace = grace  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
 
     return wrap

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -175,19 +174,19 @@ class Background:
 
     async def _close(self, carrier: _Carrier) -> None:
         """The call's own work is done: start what it queued, wait ``grace``, interrupt the rest."""
-        deadline = time.monotonic() + carrier.grace
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + carrier.grace  # the loop's clock: the one its timeouts run on
         try:
             while True:
                 self._start_queued(carrier)
                 running = {a.task for a in carrier.attempts if a.task is not None and not a.task.done()}
-                remaining = deadline - time.monotonic()
+                remaining = deadline - loop.time()
                 if not running or remaining <= 0:
                     break
                 await asyncio.wait(running, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
             running = {a.task for a in carrier.attempts if a.task is not None and not a.task.done()}
             if not running:
                 return
-            loop = asyncio.get_running_loop()
             for attempt in list(carrier.attempts):
                 if attempt.task is None or attempt.task.done():
                     continue

@@ -65,7 +65,7 @@ from .row_codec import (
     pack_metadata,
     unpack_metadata,
 )
-from .row_codec import encode_vector as encode_vector  # the write engine still imports it from here
+from .row_codec import encode_vector as encode_vector  # imported from here by its tests
 
 log = logging.getLogger(__name__)
 
@@ -891,6 +891,10 @@ class RecallIndex:
 
     def held(self) -> list[tuple[str, str]]:
         return list(self._scopes)
+
+    def rows_held(self) -> int:
+        """Rows held over every scope's index (for diagnostics and benchmarks)."""
+        return sum(len(i) for i in self._scopes.values())
 
     def _enforce_budget(self, keep: tuple[str, str] | None) -> None:
         total = self.nbytes

@@ -19,6 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.models import Episode
+from ..ports import VectorRecord
+
 VECTOR_KEY = "vec_f16"  # metadata key: base64 of the row's vector as little-endian float16
 NUMERIC = ("ts", "event_ts", "valid_from_ts", "valid_until_ts")
 
@@ -78,3 +81,11 @@ def number(v: Any) -> float:
 def numeric_row(md: dict[str, Any]) -> list[float]:
     """The numeric columns of one row's metadata, in :data:`NUMERIC` order."""
     return [number(md.get(k)) for k in NUMERIC]
+
+
+def stored_record(episode: Episode, vector: Sequence[float]) -> VectorRecord:
+    """The vector-store row the write engine writes for ``episode``: its metadata with the vector
+    riding along as float16 (so the recall index is built from one paged list), its content as
+    the document. The benchmarks that seed a store directly write this same row."""
+    metadata = {**episode.to_metadata(), VECTOR_KEY: encode_vector(vector)}
+    return VectorRecord(id=episode.id, vector=list(vector), metadata=metadata, document=episode.content)

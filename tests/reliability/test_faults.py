@@ -30,10 +30,21 @@ Asserted for every cell of the matrix (:func:`_check_cell`):
 5. after a restart, ``recover()`` leaves exactly one audit entry of the operation when the data is
    in its after-state and none when it is in its before-state, and settles the journal.
 
-Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,651
-cells over 21 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
+Matrix size: the paths' host calls x applicable faults (7 for a host write, 4 for a read) - 1,725
+cells over 22 write paths (the counts per path are in ``test_fault_matrix``'s docstring).
 
 A cell that violates an assertion fails the test.
+
+A path with follow-ups (``correct_with_follow_ups``: a correction of a memory that a summary cites
+and a pending proposal covers, whose retire cascade runs after the correction committed) is injected
+up to its correction's journal close: a refused commit runs no follow-up (the data is in its
+before-state); a commit the caller got no answer for (an unknown outcome, a cancellation) may leave
+the correction applied with its follow-ups not run, and an acknowledged one is in its after-state.
+
+Around the matrix, for every path: each write scope of its mutation fenced beforehand refuses the
+whole write and changes nothing (``test_a_fence_on_any_scope_of_a_write_refuses_it_whole``), and a
+failed journal close followed by the next write in the same process audits the operation once
+(``test_a_failed_journal_close_then_the_next_write_audits_once``).
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.adapters.host_index import strip_host_keys
 from ltm.domain.errors import FencedError, LtmError
@@ -54,9 +66,13 @@ from ltm.service import Actor, MemoryService, Settings
 from tests.support import consolidated, reviewed
 from tests.support.reliability import (
     ALL_FAULTS,
+    CONNECTION_AFTER,
+    CONNECTION_BEFORE,
     EMBEDDING_MODEL,
     ERROR_ANSWER,
     KB,
+    TIMEOUT_AFTER,
+    TIMEOUT_BEFORE,
     Determinism,
     Fault,
     FaultyHost,
@@ -97,6 +113,9 @@ class WritePath:
     run: Callable[[MemoryService, dict[str, Any]], Awaitable[Any]]
     seed_extra: Callable[[MemoryService, dict[str, Any]], Awaitable[None]] | None = None
     audits: int = 1  # audit entries of ``operation`` one complete run writes (one per scope)
+    # the run's first mutation has follow-ups (the retire cascade) that commit on their own after
+    # it: the matrix injects into the first mutation's calls, up to its journal close
+    commit_only: bool = False
 
 
 async def _seed(svc: MemoryService) -> dict[str, Any]:
@@ -293,6 +312,43 @@ async def _run_archive_summary(svc: MemoryService, ctx: dict[str, Any]) -> Any:
     return await svc.set_status(await scope(svc, A_ID), ctx["summary"], "archived", ADMIN)
 
 
+async def _seed_correctable(svc: MemoryService, ctx: dict[str, Any]) -> None:
+    """What a correction of A's active ``e1`` retires once it commits: a summary that cites ``e1``
+    (its lineage; ``e1`` not replaced, so still active) and a pending consolidation proposal over it."""
+    from ltm.domain.consolidation import source_refs
+    from ltm.service.consolidation.proposals import Proposal
+
+    a = await scope(svc, A_ID)
+    raw = {"content": "Alice likes hot drinks", "claim_type": "inference"}
+    plan = svc.episodes.plan_remember(a, raw, ADMIN, origin="consolidation")
+    plan.link({"sources": [ctx["e1"]], "proposal_id": "cp_" + "1" * 20})
+    async with plan:
+        await plan.commit()
+    ctx["derived"] = plan.remembered[0].id
+    e1 = await svc.get_episode(a, ctx["e1"])
+    proposal = Proposal(
+        id="cp_" + "2" * 20,
+        collection=a.collection,
+        user_key=a.user_key,
+        scope_key=a.scope_key,
+        sender_id=a.sender_id,
+        created_at="2025-03-01T12:00:00Z",
+        created_by=ADMIN.to_record(),
+        sources=source_refs([e1]),
+        summary="Alice drinks tea",
+        valid_from=None,
+        valid_until=None,
+    )
+    await _consolidator(svc).proposals.store(proposal)
+    ctx["proposal"] = proposal.id
+
+
+async def _run_correct(svc: MemoryService, ctx: dict[str, Any]) -> Any:
+    _consolidator(svc)
+    raw = {"content": "Alice drinks green tea now", "supersedes": [ctx["e1"]]}
+    return await svc.remember(await scope(svc, A_ID), raw, ADMIN)
+
+
 PATHS: dict[str, WritePath] = {
     p.name: p
     for p in (
@@ -317,6 +373,7 @@ PATHS: dict[str, WritePath] = {
         WritePath("tombstone_lift", "tombstone.lift", _run_lift, _seed_tombstone),
         WritePath("forget_summary", "consolidation.restore", _run_forget_summary, _seed_summary),
         WritePath("archive_summary", "consolidation.restore", _run_archive_summary, _seed_summary),
+        WritePath("correct_with_follow_ups", "episode.remember", _run_correct, _seed_correctable, commit_only=True),
     )
 }
 
@@ -335,6 +392,8 @@ class Template:
     after: dict[str, Any] = field(default_factory=dict)
     calls: list[HostCall] = field(default_factory=list)
     result: Any = None
+    locks: list[str] = field(default_factory=list)  # the write scopes of the run's first mutation
+    mid: dict[str, Any] | None = None  # commit_only: the first mutation applied, its follow-ups not run
 
 
 _TEMPLATES: dict[str, Template] = {}
@@ -380,6 +439,14 @@ async def _template(path: WritePath, det: Determinism) -> Template:
     t.before = data_state(fake)
     det.reset()
     fake.calls.clear()
+    begin = svc.writes.journal.begin
+
+    async def first_locks(actor: Actor, operation: str, steps: Any) -> str:
+        if not t.locks:
+            t.locks.extend(dict.fromkeys(s.lock_key for s in steps))
+        return await begin(actor, operation, steps)
+
+    svc.writes.journal.begin = first_locks  # type: ignore[method-assign]
     t.result = await path.run(svc, ctx)
     t.calls = classify(fake.calls)
     t.after = data_state(fake)
@@ -387,8 +454,33 @@ async def _template(path: WritePath, det: Determinism) -> Template:
     assert not await svc.fences(), f"{path.name}: the clean run left a fence"
     assert not [k for k in fake.storage if k.startswith("journal/")], f"{path.name}: the clean run left a journal"
     fake.close()
+    if path.commit_only:
+        t.mid = await _without_follow_ups(path, t, det)
     _TEMPLATES[path.name] = t
     return t
+
+
+async def _without_follow_ups(path: WritePath, t: Template, det: Determinism) -> dict[str, Any]:
+    """The data once the path's first mutation applied and nothing after it ran: what a caller
+    that got no answer (an unknown outcome, a cancellation) leaves, since follow-ups run only after
+    an acknowledged commit."""
+    from ltm.service.writes.plan import Plan
+
+    fake = _restore(t)
+    try:
+        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+        det.reset()
+        then = Plan.then
+        Plan.then = lambda self, follow: None  # type: ignore[method-assign]
+        try:
+            await path.run(svc, t.ctx)
+        finally:
+            Plan.then = then  # type: ignore[method-assign]
+        mid = data_state(fake)
+    finally:
+        fake.close()
+    assert mid not in (t.before, t.after), f"{path.name}: its follow-ups change nothing"
+    return mid
 
 
 def _faults_for(call: HostCall) -> tuple[Fault, ...]:
@@ -468,7 +560,9 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
         if fake.fired is None:
             problems.append(f"{cell}: the fault never fired (call sequence diverged)")
         now = data_state(fake)
-        if now != t.before and now != t.after:
+        if now == t.mid and acked:
+            problems.append(f"{cell}: acknowledged but its follow-ups did not run")
+        elif now != t.before and now != t.after and now != t.mid:
             diff = f"vs before: {describe_diff(t.before, now)}; vs after: {describe_diff(t.after, now)}"
             problems.append(f"{cell}: MIXED state ({diff})")
         if acked and now != t.after:
@@ -492,7 +586,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
         if data_state(fake) != now:
             problems.append(f"{cell}: recover() changed the data")
         audits = _audit_ops(fake, path.operation)[path.operation] - _audit_ops_before(t, path.operation)
-        state = "after" if now == t.after else "before" if now == t.before else "mixed"
+        state = "after" if now in (t.after, t.mid) else "before" if now == t.before else "mixed"
         want = {"after": path.audits, "before": 0}.get(state)
         if want is not None and audits != want:
             problems.append(f"{cell}: {audits} audit entries of {path.operation} with the data {state}")
@@ -587,11 +681,19 @@ async def _matrix(name: str, det: Determinism) -> tuple[int, list[str]]:
     t = await _template(path, det)
     cells = 0
     problems: list[str] = []
-    for call in t.calls:
+    for call in t.calls[: _first_journal_close(t) + 1] if path.commit_only else t.calls:
         for fault in _faults_for(call):
             problems += await _check_cell(path, t, call, fault, det)
             cells += 1
     return cells, problems
+
+
+def _journal_closes(t: Template) -> list[HostCall]:
+    return [c for c in t.calls if c.action is A.DELETE_PLUGIN_STORAGE and c.key.startswith("journal/")]
+
+
+def _first_journal_close(t: Template) -> int:
+    return _journal_closes(t)[0].index
 
 
 @pytest.mark.parametrize("name", sorted(PATHS))
@@ -601,7 +703,8 @@ async def test_fault_matrix(name: str, det: Determinism) -> None:
     bulk_delete_two_chunks 74, update_profile_speaker 59, update_profile_session 59,
     ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74, confirm 63,
     forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59,
-    forget_summary 96, archive_summary 96 - 1,651 in total."""
+    forget_summary 96, archive_summary 96, correct_with_follow_ups (its correction's calls only) 74 -
+    1,725 in total."""
     cells, problems = await _matrix(name, det)
     assert cells > 0
     assert not problems, f"{len(problems)} of {cells} cells failed:\n" + "\n".join(problems[:40])
@@ -668,3 +771,94 @@ async def test_real_task_cancellation_during_the_vector_write_fences(det: Determ
             assert bool([k for k in fake.storage if k.startswith("journal/")]) is fenced, action_name
         finally:
             fake.close()
+
+
+# --------------------------------------------------------------------------------------------
+# fences of every write scope, and a journal close that failed before the next write
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PATHS))
+async def test_a_fence_on_any_scope_of_a_write_refuses_it_whole(name: str, det: Determinism) -> None:
+    """For each write scope the path's mutation writes (several for a document over two chats, a
+    profile with its memory, ...): that scope fenced beforehand refuses the whole write with
+    ``error.fenced`` and nothing changes in any scope. The positive control is the clean run, which
+    changed the data (checked by the template)."""
+    path = PATHS[name]
+    t = await _template(path, det)
+    assert t.locks, f"{name}: the clean run wrote through no mutation"
+    problems: list[str] = []
+    for lock in t.locks:
+        fake = _restore(t)
+        try:
+            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+            fenced, _ = await _fenced_scope(svc, lock)
+            await svc.writes.fencing.set_fence(lock, fenced, "test", "fenced before the write")
+            det.reset()
+            try:
+                await path.run(svc, t.ctx)
+                problems.append(f"{name}: accepted with {lock} fenced")
+            except FencedError as exc:
+                if exc.key != "error.fenced":
+                    problems.append(f"{name}: {lock} fenced, refused with {exc.key}")
+            except Exception as exc:  # noqa: BLE001 - the finding
+                problems.append(f"{name}: {lock} fenced, raised {type(exc).__name__}: {exc}")
+            if data_state(fake) != t.before:
+                problems.append(f"{name}: {lock} fenced, data changed ({describe_diff(t.before, data_state(fake))})")
+            if [k for k in fake.storage if k.startswith("journal/")]:
+                problems.append(f"{name}: {lock} fenced, a journal entry was left")
+        finally:
+            fake.close()
+    assert not problems, "\n".join(problems)
+
+
+JOURNAL_CLOSE_FAULTS = (ERROR_ANSWER, TIMEOUT_BEFORE, TIMEOUT_AFTER, CONNECTION_BEFORE, CONNECTION_AFTER)
+
+
+@pytest.mark.parametrize("name", sorted(PATHS))
+async def test_a_failed_journal_close_then_the_next_write_audits_once(name: str, det: Determinism) -> None:
+    """The write applied and audited, then closing its journal entry failed (any fault but a
+    cancellation, which leaves the entry to recovery): the write is acknowledged, and the next write
+    to each of its scopes in the same process finishes its bookkeeping first - without writing its
+    audit entries again (one entry of the operation per scope, as after a clean run)."""
+    path = PATHS[name]
+    t = await _template(path, det)
+    closes = _journal_closes(t)
+    assert closes, f"{name}: no journal close among the calls"
+    problems: list[str] = []
+    for fault in JOURNAL_CLOSE_FAULTS:
+        cell = f"{name} {closes[0].label()} {fault.name}"
+        fake = _restore(t)
+        try:
+            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+            det.reset()
+            fake.calls.clear()
+            fake.arm(closes[0].index, fault)
+            try:
+                await path.run(svc, t.ctx)
+            except Exception as exc:  # noqa: BLE001 - the finding
+                problems.append(f"{cell}: not acknowledged: {type(exc).__name__}: {exc}")
+                continue
+            finally:
+                fake.disarm()
+            if fake.fired is None:
+                problems.append(f"{cell}: the fault never fired")
+            if data_state(fake) != t.after:
+                problems.append(f"{cell}: acknowledged but not in its after-state")
+            own = _audit_ops(fake, path.operation)[path.operation] - _audit_ops_before(t, path.operation)
+            followed = 0
+            for lock in t.locks:
+                det.reset(f"follow{followed}")
+                await _follow_up_write(svc, lock)
+                followed += (await _fenced_scope(svc, lock))[1] == "l2" and path.operation == "episode.remember"
+                followed += (await _fenced_scope(svc, lock))[1] != "l2" and path.operation == "profile.update"
+            audits = _audit_ops(fake, path.operation)[path.operation] - followed - _audit_ops_before(t, path.operation)
+            if own != path.audits or audits != path.audits:
+                problems.append(f"{cell}: {own} entries of {path.operation} before the next write, {audits} after")
+            if [k for k in fake.storage if k.startswith("journal/")]:
+                problems.append(f"{cell}: a journal entry outlived the next write")
+            if await svc.fences():
+                problems.append(f"{cell}: fenced {sorted(await svc.fences())}")
+        finally:
+            fake.close()
+    assert not problems, "\n".join(problems)

@@ -19,7 +19,7 @@ from ltm.domain.errors import BackendError, FencedError
 from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, DelegatingIndex, build_service, reviewed, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, build_service, consolidated, reviewed, scope_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -296,3 +296,95 @@ async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_mea
     assert tomb.sources == [ep.id] and tomb.kind == "forgotten"  # only the reject's part was taken back
     with pytest.raises(TombstonedError):
         await svc.remember(a, {"content": "I live in Paris"}, ADMIN)
+
+
+async def _summarised_and_proposed(svc: MemoryService, a: Scope) -> tuple[Any, str, str]:
+    """An active memory of ``a``, a summary that cites it (not replacing it) and a pending
+    consolidation proposal over it: what its correction retires once the correction commits."""
+    from ltm.domain.consolidation import source_refs
+    from ltm.service.consolidation.proposals import Proposal
+
+    cons = consolidated(svc)
+    ep, _ = await svc.remember(a, {"content": "Alice drinks jasmine tea"}, ADMIN)
+    plan = svc.episodes.plan_remember(a, {"content": "Alice likes hot drinks"}, ADMIN, origin="consolidation")
+    plan.link({"sources": [ep.id], "proposal_id": "cp_" + "1" * 20})
+    async with plan:
+        await plan.commit()
+    proposal = Proposal(
+        id="cp_" + "2" * 20,
+        collection=a.collection,
+        user_key=a.user_key,
+        scope_key=a.scope_key,
+        sender_id=a.sender_id,
+        created_at="2025-03-01T12:00:00Z",
+        created_by=ADMIN.to_record(),
+        sources=source_refs([ep]),
+        summary="Alice drinks tea",
+        valid_from=None,
+        valid_until=None,
+    )
+    await cons.proposals.store(proposal)
+    return ep, plan.remembered[0].id, f"consolidation/{a.user_key}/{proposal.id}"
+
+
+async def test_a_refused_correction_runs_no_retire_cascade(service: MemoryService) -> None:
+    """The backend refuses the correction's write: the memory it failed to replace is still active,
+    so the summary built on it and its pending proposal stay. The control: the same correction,
+    accepted, takes both away."""
+    a = await scope_of(service)
+    ep, summary_id, proposal_key = await _summarised_and_proposed(service, a)
+    scripted(service).script[("upsert", 1)] = "refuse"
+    with pytest.raises(BackendError):
+        await service.remember(a, {"content": "Alice drinks green tea now", "supersedes": [ep.id]}, ADMIN)
+    assert (await service.get_episode(a, ep.id)).status == "active"
+    assert (await service.get_episode(a, summary_id)).status == "active"
+    assert await service.kv.get(proposal_key) is not None
+    assert not await service.fences() and not await service.kv.keys("journal/")
+    scripted(service).script.clear()  # the backend accepts again
+    await service.remember(a, {"content": "Alice drinks green tea now", "supersedes": [ep.id]}, ADMIN)
+    assert (await service.get_episode(a, ep.id)).status == "superseded"
+    assert summary_id not in [r[0] for r in await rows(service, a)]
+    assert await service.kv.get(proposal_key) is None
+
+
+@pytest.mark.parametrize("fenced_chat", ["person_alice", "group_g1"])
+async def test_a_document_delete_is_refused_whole_when_any_of_its_chats_is_fenced(
+    service: MemoryService, fenced_chat: str
+) -> None:
+    """A document over two chats, one of them fenced (either one): the delete is refused and
+    deletes nothing in either chat. The control: once the fence is cleared it deletes both."""
+    a, c = await scope_of(service), await scope_of(service, "group_g1", "carol")
+    await service.ingest_document(KB, "doc-1", doc(("person_alice", "alice", "A1"), ("group_g1", "carol", "C1")), ADMIN)
+    before = (await rows(service, a), await rows(service, c))
+    assert [len(r) for r in before] == [1, 1]
+    fenced = a if fenced_chat == "person_alice" else c
+    await service.writes.fencing.set_fence(l2_lock_key(fenced), fenced, "test", "an earlier write's outcome is unknown")
+    with pytest.raises(FencedError) as info:
+        await service.delete_document(KB, "doc-1", ADMIN)
+    assert info.value.key == "error.fenced"
+    assert (await rows(service, a), await rows(service, c)) == before
+    assert await service.kv.get(f"doc/{KB}/doc-1") is not None
+    assert await service.clear_fence(l2_lock_key(fenced), ADMIN)
+    assert await service.delete_document(KB, "doc-1", ADMIN) == 2
+    assert (await rows(service, a), await rows(service, c)) == ([], [])
+
+
+async def test_a_failed_journal_close_then_a_write_gives_one_audit_entry_each(service: MemoryService) -> None:
+    """Closing a remember's journal entry fails once (the remember is acknowledged; its bookkeeping
+    pending): the next remember finishes it first without auditing it again."""
+    a = await scope_of(service)
+    real_delete = service.kv.delete
+    failures = {"left": 1}
+
+    async def flaky_delete(key: str) -> None:
+        if key.startswith("journal/") and failures["left"]:
+            failures["left"] -= 1
+            raise OSError("storage went away")
+        await real_delete(key)
+
+    service.kv.delete = flaky_delete  # type: ignore[method-assign]
+    await service.remember(a, {"content": "Alice likes tea"}, ADMIN)
+    assert len(await service.kv.keys("journal/")) == 1  # positive control: the close did fail
+    await service.remember(a, {"content": "Alice plays the cello"}, ADMIN)
+    assert [e["operation"] for e in await service.audit.scope_export(a)] == ["episode.remember"] * 2
+    assert not await service.kv.keys("journal/")

@@ -33,12 +33,13 @@ from ...domain.models import Episode
 from ...domain.scope import Criteria, Scope, l2_lock_key, scope_where
 from ...domain.text import check_text
 from ...domain.timefields import now_utc
-from ...ports import Embedder, KeyValueStore, VectorIndex, VectorRecord, is_unknown_outcome
+from ...ports import Embedder, KeyValueStore, VectorIndex, is_unknown_outcome
 from ..audit import AuditLog
 from ..background import Background
 from ..locks import ScopeLocks
 from ..readback import read_until
-from ..recall_index import VECTOR_KEY, RecallIndex, encode_vector
+from ..recall_index import RecallIndex
+from ..row_codec import stored_record
 from .actor import Actor
 from .errors import backend
 from .expectations import EpisodeIs, Expectation, KvAbsent, KvHolds, episodes_are
@@ -149,13 +150,7 @@ class WriteEngine:
         vectors = await backend(embedder.embed([e.content for e in episodes]), "embedding")
         if len(vectors) != len(episodes):
             raise BackendError("embedding count mismatch", key="error.backend", what="embedding")
-        # the vector rides in the metadata too, so the recall index is built from one paged list
-        records = [
-            VectorRecord(
-                id=e.id, vector=list(v), metadata={**e.to_metadata(), VECTOR_KEY: encode_vector(v)}, document=e.content
-            )
-            for e, v in zip(episodes, vectors, strict=True)
-        ]
+        records = [stored_record(e, v) for e, v in zip(episodes, vectors, strict=True)]
         async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
             await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
             for r in records:

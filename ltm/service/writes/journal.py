@@ -54,6 +54,8 @@ class Bookkeeping:
     reason: str
     locks: list[str]
     audited: set[int] = field(default_factory=set)
+    tried: set[int] = field(default_factory=set)  # appends that failed: they may have landed
+    started_at: str = ""
 
 
 class Journal:
@@ -65,17 +67,19 @@ class Journal:
         self.reads = reads
         self.background = background
         self._pending: dict[str, Bookkeeping] = {}  # op id -> applied, bookkeeping not yet written
+        self._started: dict[str, str] = {}  # op id -> when its journal entry was written
         self._recovery: asyncio.Future[list[dict[str, Any]]] | None = None
 
     async def begin(self, actor: Actor, operation: str, steps: Sequence[WriteStep]) -> str:
         """Persist the intent of a mutation before its first write (the record of the module
         docstring). :meth:`recover` settles what a crash leaves."""
         op_id = uuid.uuid4().hex[:16]
+        started_at = to_iso(self.stores.clock())
         entry = {
             "op_id": op_id,
             "operation": operation,
             "actor": actor.to_record(),
-            "started_at": to_iso(self.stores.clock()),
+            "started_at": started_at,
             "parts": [
                 {
                     "lock_key": s.lock_key,
@@ -90,17 +94,27 @@ class Journal:
         await backend(
             self.stores.kv.set(JOURNAL_PREFIX + op_id, json.dumps(entry, ensure_ascii=False).encode()), "journal write"
         )
+        if len(self._started) > 10_000:  # entries of mutations that never reached finish (refused, cancelled)
+            self._started.clear()
+        self._started[op_id] = started_at
         return op_id
 
     async def finish(self, book: Bookkeeping) -> bool:
         """Audit (one entry per step that owes one, each once), then close the journal entry.
         True when done. On a failure the operation stays pending: the next write to one of its
-        scopes finishes it first (:meth:`settle_pending`), a restart leaves it to :meth:`recover`."""
+        scopes finishes it first (:meth:`settle_pending`), a restart leaves it to :meth:`recover`.
+        An append that failed may still have landed (a timeout after the write, a failure after the
+        entry's chunk was stored): before writing it again the log is read for it."""
+        book.started_at = book.started_at or self._started.pop(book.op_id, "")
         try:
             for n, s in enumerate(book.steps):
                 if s.audit and n not in book.audited:
                     op = s.audit_op or book.operation
                     why = s.audit_reason or book.reason
+                    if n in book.tried and await self._audited(s.scope, book.op_id, op, book.started_at):
+                        book.audited.add(n)
+                        continue
+                    book.tried.add(n)
                     await self.stores.audit(s.scope, book.actor, op, s.audit[0], s.audit[1], why, op_id=book.op_id)
                     book.audited.add(n)
             await self.stores.kv.delete(JOURNAL_PREFIX + book.op_id)
@@ -124,6 +138,7 @@ class Journal:
                 )
 
     async def close(self, op_id: str) -> None:
+        self._started.pop(op_id, None)
         try:
             await self.stores.kv.delete(JOURNAL_PREFIX + op_id)
         except Exception as exc:
