@@ -15,7 +15,8 @@ from ltm.service import injection
 from ltm.service.injection import context_payload, render_block, template_check
 from ltm.service.memory_service import RecalledEpisode, RecallResult
 
-SLOW = "{{ begin }}{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}{{ end }}"
+# 10^12 iterations once the range and operation limits are lifted: only the deadline can end it
+SLOW = "{{ begin }}{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}{{ end }}"
 # renders over the health check's sample (short memories), breaks the output cap on a long one
 REPEATS = "{{ begin }}{% for e in episodes[:1] %}{% for i in range(10) %}{{ e.text }}{% endfor %}{% endfor %}{{ end }}"
 
@@ -36,9 +37,8 @@ def _payload(texts: list[str]) -> dict:
 async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(templates, "MAX_OPERATIONS", 10**9)  # only the deadline can stop it now
-    # well under what SLOW's million iterations take on any machine seen (0.45-0.9 s), so only the
-    # deadline ends it
+    monkeypatch.setattr(templates, "MAX_OPERATIONS", 10**13)  # only the deadline can stop it now
+    monkeypatch.setattr(templates, "MAX_RANGE", 10**6)
     monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.2)
     payload = _payload(["tea at nine"])
     beats = 0
@@ -57,7 +57,9 @@ async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     done.set()
     await ticker
     assert block == render_block(payload, "en_US")  # the shipped block, whole
-    assert elapsed >= 0.15 and beats >= 5, (elapsed, beats)  # the loop ran while the template did
+    # the deadline ended it (a consequence, not a speed figure), and the event loop served another
+    # chat while the template rendered: at least one tick, however loaded the machine is
+    assert elapsed >= 0.2 and beats >= 1, (elapsed, beats)
     seen = injection.turn_refusal(SLOW)
     assert seen is not None and (seen.reason, seen.limit) == ("budget", "time")
     # control: a template within budget renders off the loop too, as itself
