@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..domain import date_resolution as date_rules
 from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
@@ -128,7 +129,9 @@ class Episodes:
         if data.status != "active":
             raise ValidationError("new memories are active", key="error.status", value=data.status)
         expires_by = bound_by_words(data, origin, said_at, self.writes.clock)
-        return RememberPlan(self, scope, data, actor, origin, expires_by)
+        plan = RememberPlan(self, scope, data, actor, origin, expires_by)
+        plan.dates = resolved_dates(data, said_at, self.writes.clock)
+        return plan
 
     async def remember(self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool") -> Remembered:
         """Store one episode; optional ``supersedes`` ids (active, same scope, same speaker) become
@@ -373,6 +376,15 @@ def bound_by_words(data: EpisodeInput, origin: str, said_at: str | None, now: Ca
     return found.phrase
 
 
+def resolved_dates(data: EpisodeInput, said_at: str | None, now: Callable[[], datetime]) -> list[str]:
+    """The statement's relative dates ("yesterday", "上周") resolved to absolute ones
+    (:mod:`ltm.domain.date_resolution`), read at the same instant as its expiry words: kept in
+    the episode's ``extra`` beside its verbatim text, for the lexical leg and the time rules."""
+    when = data.event_at or said_at
+    at = parse_instant(when, "said_at") if when else now()
+    return date_rules.encode(date_rules.resolve_dates(data.content, at))
+
+
 class RememberPlan(Plan):
     """The plan of one ``remember``, under the scope's write lock (``async with plan:``).
 
@@ -407,6 +419,7 @@ class RememberPlan(Plan):
         self.data = data
         self.origin = origin
         self.expires_by = expires_by
+        self.dates: list[str] = []  # the resolved relative dates (date_resolution.encode), set by plan_remember
         self.lineage: dict[str, Any] | None = None
         self.audience: str | None = None
         self.replaces: tuple[str, ...] = ()
@@ -478,6 +491,8 @@ class RememberPlan(Plan):
             episode.extra = dict(self.lineage)
         if self.expires_by:
             episode.extra = {**episode.extra, EXPIRES_BY: self.expires_by}
+        if self.dates:
+            episode.extra = {**episode.extra, date_rules.DATES_KEY: list(self.dates)}
         targets = [*targets, *replaced]
         retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
         summary = f"remembered {episode.id}" + (

@@ -60,6 +60,18 @@ class TestAsksWhen:
         for q in ["What did Caroline research?", "Where has Melanie camped?", "她喜欢什么", ""]:
             assert not asks_when(q), q
 
+    def test_questions_about_a_time_in_the_seven_languages(self) -> None:
+        for q in ["When did I see the dentist?", "我什么时候去看的牙医？", "我什麼時候去看牙醫的？",
+                  "いつ歯医者に行きましたか", "Tôi đi nha sĩ khi nào?", "ฉันไปหาหมอฟันเมื่อไร",
+                  "¿Cuándo fui al dentista?"]:  # fmt: skip
+            assert asks_when(q), q
+
+    def test_other_questions_in_the_seven_languages(self) -> None:
+        for q in ["Who is my dentist?", "我的牙医是谁？", "我的牙醫是誰？", "いつも何を食べますか",
+                  "Nha sĩ của tôi là ai?", "หมอฟันของฉันชื่ออะไร", "¿Quién es mi dentista?",
+                  "cuando era niño, ¿qué comía?"]:  # fmt: skip
+            assert not asks_when(q), q
+
     def test_mentions_time(self) -> None:
         for t in ["I went there last week", "two days ago", "on Friday", "in 2022", "昨天去了", "3天后", "in July"]:
             assert mentions_time(t), t
