@@ -66,6 +66,19 @@ class TestAsksWhen:
                   "¿Cuándo fui al dentista?"]:  # fmt: skip
             assert asks_when(q), q
 
+    def test_heldout_questions_in_the_seven_languages(self) -> None:
+        """Written before the rule was run on them (14 / 14 asked, 0 / 14 not, when first run)."""
+        asked = ["Since when has Ann lived in Lisbon?", "What year did we meet?", "你是哪一年去的日本？",
+                 "他们多久以前认识的？", "你是什麼時候搬家的？", "我們幾號見面？", "いつ引っ越しましたか？",
+                 "何年に日本に来ましたか", "Bạn chuyển nhà bao giờ?", "Lúc nào bạn gặp Ann?",
+                 "คุณย้ายบ้านเมื่อไหร่", "คุณไปญี่ปุ่นปีไหน", "¿Cuándo te mudaste?", "¿En qué año fuiste a Japón?"]  # fmt: skip
+        not_asked = ["Where does Ann live?", "What did I eat for dinner?", "安住在哪里？", "我晚饭吃了什么？",
+                     "安住在哪裡？", "我晚餐吃了什麼？", "アンはどこに住んでいますか", "いつもの店はどこですか",
+                     "Ann sống ở đâu?", "Tôi đã ăn gì vào bữa tối?", "แอนอาศัยอยู่ที่ไหน", "ฉันกินอะไรเป็นมื้อเย็น",
+                     "¿Dónde vive Ann?", "¿Qué cené anoche?"]  # fmt: skip
+        assert [q for q in asked if not asks_when(q)] == []
+        assert [q for q in not_asked if asks_when(q)] == []
+
     def test_other_questions_in_the_seven_languages(self) -> None:
         for q in ["Who is my dentist?", "我的牙医是谁？", "我的牙醫是誰？", "いつも何を食べますか",
                   "Nha sĩ của tôi là ai?", "หมอฟันของฉันชื่ออะไร", "¿Quién es mi dentista?",
