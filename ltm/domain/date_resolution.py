@@ -337,11 +337,19 @@ def stored(metadata: dict[str, object] | None) -> tuple[ResolvedDate, ...]:
     return _from_extra(raw)
 
 
-def spans(metadata: dict[str, object] | None) -> list[tuple[float, float]]:
-    """The stored resolved dates of a row as UTC ``[start_ts, end_ts)`` spans."""
+def spans(metadata: dict[str, object] | None) -> tuple[tuple[float, float], ...]:
+    """The stored resolved dates of a row as UTC ``[start_ts, end_ts)`` spans (cached per value)."""
+    raw = (metadata or {}).get("extra")
+    if not isinstance(raw, str) or f'"{DATES_KEY}"' not in raw:
+        return ()
+    return _spans(raw)
+
+
+@lru_cache(maxsize=20_000)
+def _spans(extra: str) -> tuple[tuple[float, float], ...]:
     out = []
-    for r in stored(metadata):
-        a = datetime(r.start.year, r.start.month, r.start.day, tzinfo=UTC).timestamp()
+    for r in _from_extra(extra):
         e = r.end
+        a = datetime(r.start.year, r.start.month, r.start.day, tzinfo=UTC).timestamp()
         out.append((a, datetime(e.year, e.month, e.day, tzinfo=UTC).timestamp()))
-    return out
+    return tuple(out)
