@@ -666,11 +666,13 @@ def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str,
 
 def loo_keys(loo: dict[str, Any]) -> dict[str, Any]:
     """The leave-one-out figures at the top of the result: held-out recall overall and per
-    category, and each category's gap to the in-sample figure (in-sample minus held-out)."""
+    category, the in-sample figures beside them (the shipped defaults on the same questions), and
+    each category's gap (in-sample minus held-out)."""
     out: dict[str, Any] = {}
     for k in (5, 10):
         out[f"loo_recall_at_{k}"] = loo["held_out"][f"recall_at_{k}"]
-        for part, prefix in (("held_out", "loo"), ("gap", "loo_gap")):
+        out[f"loo_in_sample_recall_at_{k}"] = loo["in_sample"][f"recall_at_{k}"]
+        for part, prefix in (("held_out", "loo"), ("gap", "loo_gap"), ("in_sample", "loo_in_sample")):
             out[f"{prefix}_per_category_at_{k}"] = {
                 key.removesuffix(f"_at_{k}"): v
                 for key, v in loo[part].items()

@@ -56,7 +56,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from . import timematch
+from . import date_resolution, timematch
 from .lexical import count_cjk, tokenize
 from .neighbourhood import session_density
 from .timewindow import parse_time_window
@@ -284,10 +284,12 @@ def _score_parts(
                 )
             else:
                 fit = 1.0 if time_window[0] <= ets < time_window[1] else 0.0
+            if fit < 1.0 and s.time_from_text and _dated_in(md, time_window):
+                fit = 1.0
             if fit > 0:
                 p.window_hit = fit >= 1.0
                 boost += s.time_window_boost * fit
-        if when and timematch.mentions_time(c.text):
+        if when and (timematch.mentions_time(c.text) or date_resolution.stored(md)):
             boost += s.when_boost
         if s.info_weight and s.info_terms > 0:
             n = c.terms if c.terms is not None else content_terms(c.text)
@@ -299,6 +301,11 @@ def _score_parts(
             p.recency = 1.0 - s.recency_weight * (1.0 - 0.5 ** (age / hl_s))
         out.append((c, p))
     return out
+
+
+def _dated_in(md: dict[str, Any], window: tuple[float, float]) -> bool:
+    """Whether a date the memory's relative words were resolved to when written overlaps ``window``."""
+    return any(a < window[1] and e > window[0] for a, e in date_resolution.spans(md))
 
 
 def _total(p: _Parts) -> float:

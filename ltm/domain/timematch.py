@@ -11,7 +11,8 @@ camping last week" is stored at the time of the message. So a memory matches a w
 3. it was told shortly *after* the window (a partial match: people report things afterwards),
    within ``slack`` = the window's own length, at least a day and at most a month.
 
-:func:`asks_when` tells a question about a time ("when did", "how long ago", "什么时候") from
+:func:`asks_when` tells a question about a time ("when did", "how long ago", "什么时候", "いつ",
+"khi nào", "เมื่อไร", "cuándo": the seven languages) from
 others, and :func:`mentions_time` whether a memory's text speaks of a time at all, so that a
 "when" question can prefer memories that can answer it.
 
@@ -35,7 +36,12 @@ _LOOKBACK = 92 * DAY  # how long after a window a text is still read for a time 
 _WHEN_RE = re.compile(
     r"\b(?:when|since\s+when|how\s+long(?:\s+ago)?|what\s+(?:year|month|day|date|time|week)"
     r"|which\s+(?:year|month|day|date|week)|what\s+(?:was|is)\s+the\s+date)\b"
-    r"|什么时候|何时|哪天|哪一天|哪年|哪一年|哪个月|几月|几号|几时|多久|多长时间|多少年|多少天",
+    r"|什么时候|何时|哪天|哪一天|哪年|哪一年|哪个月|几月|几号|几时|多久|多长时间|多少年|多少天"
+    r"|什麼時候|何時|哪一年|哪個月|幾月|幾號|幾時|多長時間"  # zh_Hant
+    r"|いつ(?![もかでの])|何年|何月|何日|何曜日|どのくらい前"  # ja (not いつも "always", いつか "someday")
+    r"|\bkhi nào\b|\bbao giờ\b|\blúc nào\b|\bhồi nào\b|\bngày nào\b|\bnăm nào\b|\bbao lâu\b"  # vi
+    r"|เมื่อไร|เมื่อไหร่|ตอนไหน|วันไหน|ปีไหน|นานเท่าไร"  # th
+    r"|\bcuándo\b|\bhace cuánto\b|\bqué día\b|\bqué año\b|\bqué fecha\b|\ben qué (?:año|mes|fecha)\b",  # es
     re.IGNORECASE,
 )
 # One pass of word splitting and a set lookup (a large regex alternation costs ~10x more per text).

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..domain import date_resolution as date_rules
 from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
@@ -137,6 +138,7 @@ class Episodes:
         # instruction-like: parked by the review queue's guard where the gate says park; stored
         # flagged where it says flag, or where no queue can park it
         plan.flags = screened.flags if screened.action == gate.FLAG or self.guard is None else []
+        plan.dates = resolved_dates(data, said_at, self.writes.clock)
         return plan
 
     async def remember(self, scope: Scope, raw: dict[str, Any], actor: Actor, *, origin: str = "tool") -> Remembered:
@@ -401,6 +403,15 @@ def bound_by_words(data: EpisodeInput, origin: str, said_at: str | None, now: Ca
     return found.phrase
 
 
+def resolved_dates(data: EpisodeInput, said_at: str | None, now: Callable[[], datetime]) -> list[str]:
+    """The statement's relative dates ("yesterday", "上周") resolved to absolute ones
+    (:mod:`ltm.domain.date_resolution`), read at the same instant as its expiry words: kept in
+    the episode's ``extra`` beside its verbatim text, for the lexical leg and the time rules."""
+    when = data.event_at or said_at
+    at = parse_instant(when, "said_at") if when else now()
+    return date_rules.encode(date_rules.resolve_dates(data.content, at))
+
+
 class RememberPlan(Plan):
     """The plan of one ``remember``, under the scope's write lock (``async with plan:``).
 
@@ -435,6 +446,7 @@ class RememberPlan(Plan):
         self.data = data
         self.origin = origin
         self.expires_by = expires_by
+        self.dates: list[str] = []  # the resolved relative dates (date_resolution.encode), set by plan_remember
         self.lineage: dict[str, Any] | None = None
         self.audience: str | None = None
         self.replaces: tuple[str, ...] = ()
@@ -513,6 +525,8 @@ class RememberPlan(Plan):
         episode.extra = gate.with_flags(episode.extra, self.flags)
         if self.refined is not None:  # it adds to a stored memory, which stays: linked, not folded
             episode.extra = {**episode.extra, REFINES: self.refined.id}
+        if self.dates:
+            episode.extra = {**episode.extra, date_rules.DATES_KEY: list(self.dates)}
         targets = [*targets, *replaced]
         retired = [t.retagged(status="superseded", superseded_by=episode.id) for t in targets]
         summary = f"remembered {episode.id}" + (

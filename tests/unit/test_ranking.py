@@ -307,6 +307,9 @@ class TestLoCoMoHarness:
         assert res["loo_per_category_at_5"]["2-temporal"] == loo["held_out"]["2-temporal_at_5"]
         assert res["loo_gap_per_category_at_10"]["4-single-hop"] == loo["gap"]["4-single-hop_at_10"]
         assert res["loo_max_gap"] == loo["max_gap"]
+        # and the in-sample figures beside them
+        assert res["loo_in_sample_recall_at_10"] == loo["in_sample"]["recall_at_10"]
+        assert res["loo_in_sample_per_category_at_5"]["2-temporal"] == loo["in_sample"]["2-temporal_at_5"]
         rr = res["rerank_standin"]
         assert rr["calls"] == res["questions"] and rr["documents_per_call"] > 1  # one bounded call per recall
         assert "recall_at_5" in rr and "not a cross-encoder" in rr["reranker"]

@@ -60,6 +60,31 @@ class TestAsksWhen:
         for q in ["What did Caroline research?", "Where has Melanie camped?", "她喜欢什么", ""]:
             assert not asks_when(q), q
 
+    def test_questions_about_a_time_in_the_seven_languages(self) -> None:
+        for q in ["When did I see the dentist?", "我什么时候去看的牙医？", "我什麼時候去看牙醫的？",
+                  "いつ歯医者に行きましたか", "Tôi đi nha sĩ khi nào?", "ฉันไปหาหมอฟันเมื่อไร",
+                  "¿Cuándo fui al dentista?"]:  # fmt: skip
+            assert asks_when(q), q
+
+    def test_heldout_questions_in_the_seven_languages(self) -> None:
+        """Written before the rule was run on them (14 / 14 asked, 0 / 14 not, when first run)."""
+        asked = ["Since when has Ann lived in Lisbon?", "What year did we meet?", "你是哪一年去的日本？",
+                 "他们多久以前认识的？", "你是什麼時候搬家的？", "我們幾號見面？", "いつ引っ越しましたか？",
+                 "何年に日本に来ましたか", "Bạn chuyển nhà bao giờ?", "Lúc nào bạn gặp Ann?",
+                 "คุณย้ายบ้านเมื่อไหร่", "คุณไปญี่ปุ่นปีไหน", "¿Cuándo te mudaste?", "¿En qué año fuiste a Japón?"]  # fmt: skip
+        not_asked = ["Where does Ann live?", "What did I eat for dinner?", "安住在哪里？", "我晚饭吃了什么？",
+                     "安住在哪裡？", "我晚餐吃了什麼？", "アンはどこに住んでいますか", "いつもの店はどこですか",
+                     "Ann sống ở đâu?", "Tôi đã ăn gì vào bữa tối?", "แอนอาศัยอยู่ที่ไหน", "ฉันกินอะไรเป็นมื้อเย็น",
+                     "¿Dónde vive Ann?", "¿Qué cené anoche?"]  # fmt: skip
+        assert [q for q in asked if not asks_when(q)] == []
+        assert [q for q in not_asked if asks_when(q)] == []
+
+    def test_other_questions_in_the_seven_languages(self) -> None:
+        for q in ["Who is my dentist?", "我的牙医是谁？", "我的牙醫是誰？", "いつも何を食べますか",
+                  "Nha sĩ của tôi là ai?", "หมอฟันของฉันชื่ออะไร", "¿Quién es mi dentista?",
+                  "cuando era niño, ¿qué comía?"]:  # fmt: skip
+            assert not asks_when(q), q
+
     def test_mentions_time(self) -> None:
         for t in ["I went there last week", "two days ago", "on Friday", "in 2022", "昨天去了", "3天后", "in July"]:
             assert mentions_time(t), t
