@@ -33,6 +33,7 @@ from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex, ScopeIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retire import RetireEvent
+from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
 from .turn import Injection, Publish, prepare_turn
@@ -53,6 +54,8 @@ class MemoryService:
         delete_batch: int = DELETE_BATCH,
     ) -> None:
         self._settings = settings
+        # every memory row the store is handed is sealed under a key of its own (ltm/service/sealing.py)
+        vectors = vectors if isinstance(vectors, SealedVectors) else SealedVectors(vectors, kv)
         # work that outlives its call (recovery, snapshots, refreshes): run inside a live call
         self.background = background or Background()
         # the index of both recall legs of every active scope, kept up to date by the writes
@@ -334,6 +337,15 @@ class MemoryService:
 
     @property
     def vectors(self) -> VectorIndex:
+        """The vector store as it was given: its rows as stored (sealed). The verbs read and write
+        through :attr:`sealed`, which opens and seals them."""
+        vectors = self.writes.vectors
+        return vectors.inner if isinstance(vectors, SealedVectors) else vectors
+
+    @property
+    def sealed(self) -> SealedVectors:
+        """The vector store behind the seal (:mod:`.sealing`): plain rows in, sealed rows stored."""
+        assert isinstance(self.writes.vectors, SealedVectors)
         return self.writes.vectors
 
     @property
