@@ -329,8 +329,21 @@ class Episodes:
         back), but without running the cascade again."""
         return await self._delete_matching(scope, Criteria(statuses=None, ids=tuple(ids)), actor, reason, cascade=False)
 
+    async def erase_matching(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "") -> int:
+        """The delete of :meth:`.erasure.Erasure.erase_episodes` (which checked the caller may change
+        each row): :meth:`bulk_delete` without its admin rule, the cascade included."""
+        return await self._delete_matching(scope, criteria, actor, reason, cascade=True, operation="episode.erase")
+
     async def _delete_matching(
-        self, scope: Scope, criteria: Criteria, actor: Actor, reason: str, tag: str = "", *, cascade: bool
+        self,
+        scope: Scope,
+        criteria: Criteria,
+        actor: Actor,
+        reason: str,
+        tag: str = "",
+        *,
+        cascade: bool,
+        operation: str = "episode.bulk_delete",
     ) -> int:
         need_l2(scope)
         async with self.writes.locks.hold(l2_lock_key(scope)):
@@ -338,7 +351,6 @@ class Episodes:
             ids = [e.id for e in victims]
             if not ids:
                 return 0
-            operation = "episode.bulk_delete"
             event = RetireEvent(scope, "bulk_delete", victims, actor, reason)
             steps = self.writes.delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories"))
             await self.writes.mutate(

@@ -25,6 +25,7 @@ from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
+from .erasure import Erasure
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
@@ -85,6 +86,9 @@ class MemoryService:
         self.episodes = Episodes(self.writes, settings, self.recaller.scope_index)
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
+        # one erase of every copy of a deleted row, run by the write engine after each delete
+        self.erasure = Erasure(self)
+        self.writes.on_erased = self.erasure.after_delete
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -200,6 +204,10 @@ class MemoryService:
     ) -> Episode:
         """:meth:`.episodes.Episodes.forget`."""
         return await self.episodes.forget(scope, episode_id, actor, reason, never=never)
+
+    async def erase_episodes(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int:
+        """:meth:`.erasure.Erasure.erase_episodes`."""
+        return await self.erasure.erase_episodes(scope, ids, actor, reason)
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
         """:meth:`.episodes.Episodes.set_status`."""

@@ -186,6 +186,19 @@ class Keyring:
                     await self._store(ring, s)
         return n
 
+    async def ids_of(self, collection: str) -> set[str]:
+        """The ids of every sealed row of ``collection`` (its keyrings name them all)."""
+        out: set[str] = set()
+        for key in await self.kv.keys(ring_prefix(collection)):
+            raw = await self.kv.get(key)
+            try:
+                val = json.loads(raw) if raw else {}
+            except ValueError:
+                continue
+            if isinstance(val, dict):
+                out.update(str(k) for k in val)
+        return out
+
     async def drop_collection(self, collection: str) -> int:
         """Every keyring of a deleted knowledge base goes. Returns the storage values deleted."""
         for ring in [r for r in self._rings if r[0] == collection]:

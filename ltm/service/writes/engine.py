@@ -78,6 +78,9 @@ class WriteEngine:
         self.delete_batch = delete_batch  # ids per backend delete call
         # the waits of a read-back: a backend may show a write (or a delete) only a moment later
         self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
+        # the erase of every copy of deleted rows (ltm/service/erasure.py), run once a mutation
+        # whose steps delete rows committed; composed by the service
+        self.on_erased: Callable[[Sequence[tuple[Scope, Sequence[str]]]], Awaitable[Any]] | None = None
 
     # ------------------------------------------------------------------ the stores
     @property
@@ -325,6 +328,7 @@ class WriteEngine:
                     apply=lambda ids=ids: self.delete_ids(scope, ids, operation),
                     undo=lambda chunk=chunk: self.upsert(scope, chunk, operation + ".undo", fence_check=False),
                     audit=audit if i == 0 else None,
+                    erases=tuple(ids),
                 )
             )
         return out
@@ -388,6 +392,9 @@ class WriteEngine:
                 raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             raise
         await self.journal.finish(Bookkeeping(op_id, actor, operation, list(steps), reason, locks))
+        erased = [(s.scope, s.erases) for s in steps if s.erases]
+        if erased and self.on_erased is not None:  # the rows are gone: so is every copy of them
+            await self.on_erased(erased)
 
     async def _take_back(self, operation: str, applied: Sequence[WriteStep], cause: BaseException) -> tuple[bool, bool]:
         """Undo ``applied`` in reverse order (all of them, even after a failure or a cancellation).
