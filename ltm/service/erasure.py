@@ -179,11 +179,14 @@ class Erasure:
 
     async def drop_kb(self, kb_id: str) -> int:
         """What a deleted knowledge base leaves besides what the registry and the review queue
-        drop: its document indexes (``doc/<kb>/<doc>``) and every write fence of it still stored
+        drop: its recall snapshots (at once), its document indexes (``doc/<kb>/<doc>``) and every write fence of it still stored
         (one another process wrote is not in this one's cache). Returns the keys deleted."""
         from .documents import DOC_PREFIX  # noqa: PLC0415 - documents imports the episodes this module serves
 
         kv, n = self.kv, 0
+        snapshots = self.service.writes.index.snapshots
+        if snapshots is not None:  # its recall snapshots now, not when background work next runs
+            await snapshots.drop_collection(kb_id)
         for key in await kv.keys(f"{DOC_PREFIX}{kb_id}/"):
             await kv.delete(key)
             n += 1
