@@ -76,7 +76,7 @@ def seal(metadata: dict[str, Any], row_id: str, key: bytes) -> dict[str, Any]:
     """``metadata`` with its :data:`SEALED` fields encrypted under ``key`` (bound to ``row_id``)."""
     fields = {k: metadata[k] for k in SEALED if metadata.get(k) not in (None, "")}
     nonce = os.urandom(NONCE)
-    blob = nonce + AESGCM(key).encrypt(nonce, json.dumps(fields, ensure_ascii=False).encode("utf-8"), _aad(row_id))
+    blob = nonce + AESGCM(key).encrypt(nonce, json.dumps(fields).encode("ascii"), _aad(row_id))  # escaped: any str
     out = {k: v for k, v in metadata.items() if k not in SEALED}
     out["text"] = ""  # an adapter that fills an absent text from the document finds it empty
     out[SEAL_KEY] = SEAL_VERSION + base64.b64encode(blob).decode("ascii")
