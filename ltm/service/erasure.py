@@ -26,6 +26,7 @@ from typing import Any
 from ..domain import privilege as policy
 from ..domain.errors import PermissionDenied
 from ..domain.scope import CAND_PREFIX, FENCE_PREFIX, INJECT_PREFIX, Criteria, Scope, kb_part, review_base
+from .documents import DOC_PREFIX
 from .snapshots import InjectionSnapshot
 from .writes.actor import Actor, caller_of
 
@@ -179,9 +180,9 @@ class Erasure:
 
     async def drop_kb(self, kb_id: str) -> int:
         """What a deleted knowledge base leaves besides what the registry and the review queue
-        drop: its recall snapshots (at once), its document indexes (``doc/<kb>/<doc>``) and every write fence of it still stored
-        (one another process wrote is not in this one's cache). Returns the keys deleted."""
-        from .documents import DOC_PREFIX  # noqa: PLC0415 - documents imports the episodes this module serves
+        drop: its recall snapshots (at once), its document indexes (``doc/<kb>/<doc>``) and every
+        write fence of it still stored (one another process wrote is not in this one's cache).
+        Returns the keys deleted."""
 
         kv, n = self.kv, 0
         snapshots = self.service.writes.index.snapshots
