@@ -4,16 +4,18 @@ A vector store keeps what it was given beyond a delete - Chroma's write-ahead lo
 (``embeddings_queue`` in ``chroma.sqlite3``) holds every upsert's metadata until its vector index is
 persisted (about every 1,000 writes to a collection), PostgreSQL keeps dead rows until a vacuum,
 Milvus until compaction, and a backup keeps everything. The plugin cannot reach those copies, so it
-makes them unreadable instead (ADR 0031, ``docs/privacy.md``):
+makes them unreadable instead (ADR 0007, ``docs/privacy.md``):
 
 - every memory row is written with its text-bearing fields (:data:`SEALED`: the text, tags, extra,
   source reference and the float16 copy of its vector) encrypted with AES-256-GCM under a **key of
-  its own**, fresh for every write of the row, in one metadata value (:data:`SEAL_KEY`); the
-  fields themselves are written empty. The scope keys, status, times and the content hash stay
+  its own** (made at the row's first write, kept for its rewrites: the store may still hold the
+  row under it if a rewrite fails), in one metadata value (:data:`SEAL_KEY`); the fields themselves
+  are written empty. The scope keys, status, times and the content hash stay
   plain: the store filters on them;
 - the keys live in plugin storage, in a **keyring** per scope (``seal/<kb>/<digest of user key>/<n>``,
   :data:`SHARDS` values, each a JSON object ``{row id: base64 key}``), written *before* the row
-  they seal (a key without a row is inert; a row is never written without its key);
+  they seal (a key without a row is inert; a row is never written without its key; a write the
+  store refused takes its new keys back);
 - deleting a row destroys its key (:meth:`SealedVectors.delete`, after the store accepted the
   delete): every copy of the row the store still keeps, in any log or backup, is ciphertext whose
   key is gone. Dropping a collection drops its keyrings.
@@ -40,7 +42,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..domain.scope import filter_conditions, kb_part
-from ..ports import KeyValueStore, ListPage, VectorHit, VectorIndex, VectorItem, VectorRecord
+from ..ports import KeyValueStore, ListPage, VectorHit, VectorIndex, VectorItem, VectorRecord, is_unknown_outcome
 from .row_codec import VECTOR_KEY
 
 log = logging.getLogger(__name__)
@@ -123,6 +125,24 @@ class Keyring:
         self.kv = kv
         self._rings: dict[tuple[str, str], list[dict[str, str]]] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        # keys of deleted rows whose destruction failed: destroyed before the next write of the KB
+        self._owed: dict[str, set[tuple[str | None, str]]] = {}
+
+    def owe(self, collection: str, user_key: str | None, row_ids: Sequence[str]) -> None:
+        self._owed.setdefault(collection, set()).update((user_key, rid) for rid in row_ids)
+
+    async def settle(self, collection: str) -> None:
+        """Destroy the keys still owed for deleted rows of ``collection``."""
+        owed = self._owed.pop(collection, set())
+        by_ring: dict[str | None, list[str]] = {}
+        for user_key, rid in owed:
+            by_ring.setdefault(user_key, []).append(rid)
+        try:
+            for user_key, ids in by_ring.items():
+                await self.destroy(collection, user_key, ids)
+        except BaseException:
+            self._owed.setdefault(collection, set()).update(owed)
+            raise
 
     def _lock(self, ring: tuple[str, str]) -> asyncio.Lock:
         return self._locks.setdefault(ring, asyncio.Lock())
@@ -156,20 +176,25 @@ class Keyring:
         except binascii.Error:
             return None
 
-    async def issue(self, collection: str, user_key: str, row_ids: Sequence[str]) -> dict[str, bytes]:
-        """Fresh keys for ``row_ids``, stored before they are used (a rewrite of a row gets a new
-        key: what the store kept of its earlier version no longer opens)."""
+    async def issue(self, collection: str, user_key: str, row_ids: Sequence[str]) -> tuple[dict[str, bytes], list[str]]:
+        """The keys of ``row_ids``: a row that has one keeps it (the store may still hold the row
+        sealed under it, if this write fails), a new row gets a fresh one, stored before it is used.
+        Returns (the keys, the ids whose key is new)."""
         ring = (collection, user_key)
         async with self._lock(ring):
             shards = await self._load(ring)
-            keys = {rid: AESGCM.generate_key(bit_length=256) for rid in row_ids}
-            touched = set()
-            for rid, k in keys.items():
-                shards[shard_of(rid)][rid] = base64.b64encode(k).decode("ascii")
-                touched.add(shard_of(rid))
-            for n in sorted(touched):
+            keys: dict[str, bytes] = {}
+            new: list[str] = []
+            for rid in row_ids:
+                held = await self.key_of(collection, user_key, rid)
+                if held is None:
+                    held = AESGCM.generate_key(bit_length=256)
+                    shards[shard_of(rid)][rid] = base64.b64encode(held).decode("ascii")
+                    new.append(rid)
+                keys[rid] = held
+            for n in sorted({shard_of(rid) for rid in new}):
                 await self._store(ring, n)
-        return keys
+        return keys, new
 
     async def destroy(self, collection: str, user_key: str | None, row_ids: Sequence[str]) -> int:
         """Destroy the keys of ``row_ids`` (in every known scope of ``collection`` when no user key
@@ -234,20 +259,40 @@ class SealedVectors:
         return getattr(self.inner, name)
 
     async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        """Seal (:meth:`seal_records`) and write. A write the store refused takes its new keys back."""
+        sealed, fresh = await self.seal_records(collection, records)
+        try:
+            await self.inner.upsert(collection, sealed)
+        except BaseException as exc:
+            if not is_unknown_outcome(exc) and not isinstance(exc, asyncio.CancelledError):
+                for user_key, ids in fresh.items():  # refused: no row was written under them
+                    if ids:
+                        await self.keyring.destroy(collection, user_key, ids)
+            raise
+
+    async def seal_records(
+        self, collection: str, records: Sequence[VectorRecord]
+    ) -> tuple[list[VectorRecord], dict[str, list[str]]]:
+        """The records as the store receives them, their keys stored first (a row already sealed
+        passes as it is). Returns them and the ids whose key is new, per user key. The write engine
+        calls it before its host write, so a key that cannot be stored sends nothing."""
+        await self.keyring.settle(collection)
         by_scope: dict[str, list[VectorRecord]] = {}
         for r in records:
             if _sealable(r.metadata):
                 by_scope.setdefault(str(r.metadata["user_key"]), []).append(r)
         keys: dict[str, bytes] = {}
+        fresh: dict[str, list[str]] = {}
         for user_key, recs in by_scope.items():
-            keys.update(await self.keyring.issue(collection, user_key, [_row_id(r) for r in recs]))
+            held, fresh[user_key] = await self.keyring.issue(collection, user_key, [_row_id(r) for r in recs])
+            keys.update(held)
         out = [
             VectorRecord(r.id, r.vector, seal(r.metadata, _row_id(r), keys[_row_id(r)]), "")
             if _row_id(r) in keys and _sealable(r.metadata)
             else r
             for r in records
         ]
-        await self.inner.upsert(collection, out)
+        return out, fresh
 
     async def _open(self, collection: str, row_id: str, md: dict[str, Any]) -> dict[str, Any]:
         if not is_sealed(md):
@@ -287,7 +332,11 @@ class SealedVectors:
                 offset += LIST_PAGE
         await self.inner.delete(collection, where)
         if ids:
-            await self.keyring.destroy(collection, user_key, ids)
+            try:
+                await self.keyring.destroy(collection, user_key, ids)
+            except Exception as exc:  # the rows are gone: the delete stands; the keys go at the next write
+                log.warning("the seal keys of %d deleted rows were not destroyed yet: %s", len(ids), exc)
+                self.keyring.owe(collection, user_key, ids)
 
     async def drop_collection(self, collection: str) -> None:
         """Drop the collection; its keyrings go even when the store refuses (the host may have

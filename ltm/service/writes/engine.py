@@ -159,8 +159,12 @@ class WriteEngine:
             )
             for e, v in zip(episodes, vectors, strict=True)
         ]
+        # the rows' seal keys are stored before the host write (ltm/service/sealing.py): a key that
+        # cannot be stored sends nothing, so it fences nothing
+        seal = getattr(self.vectors, "seal_records", None)
+        sent = (await backend(seal(scope.collection, records), "storage write"))[0] if seal is not None else records
         async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
-            await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
+            await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, sent))
             for r in records:
                 self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
