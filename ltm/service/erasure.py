@@ -135,6 +135,7 @@ class Erasure:
             return Erased()
         snapshots = candidates = 0
         try:
+            await self.service.sealed.settle_keys()  # the rows' seal keys: what the store keeps no longer opens
             await self.service.writes.index.flush_snapshots()
             snapshots = await self._scrub_snapshots(ids)
             for scope in {s.scope_key + "\x00" + s.collection: s for s, _ in erased}.values():

@@ -16,8 +16,9 @@ makes them unreadable instead (ADR 0007, ``docs/privacy.md``):
   :data:`SHARDS` values, each a JSON object ``{row id: base64 key}``), written *before* the row
   they seal (a key without a row is inert; a row is never written without its key; a write the
   store refused takes its new keys back);
-- deleting a row destroys its key (:meth:`SealedVectors.delete`, after the store accepted the
-  delete): every copy of the row the store still keeps, in any log or backup, is ciphertext whose
+- deleting a row destroys its key (owed by :meth:`SealedVectors.delete` once the store accepted
+  the delete, destroyed by the erase that follows every deleting mutation, or before the next
+  write): every copy of the row the store still keeps, in any log or backup, is ciphertext whose
   key is gone. Dropping a collection drops its keyrings.
 
 Reads (search, list) open the seal again, so everything above this module sees plain rows. A row
@@ -131,6 +132,10 @@ class Keyring:
     def owe(self, collection: str, user_key: str | None, row_ids: Sequence[str]) -> None:
         self._owed.setdefault(collection, set()).update((user_key, rid) for rid in row_ids)
 
+    async def settle_all(self) -> None:
+        for collection in list(self._owed):
+            await self.settle(collection)
+
     async def settle(self, collection: str) -> None:
         """Destroy the keys still owed for deleted rows of ``collection``."""
         owed = self._owed.pop(collection, set())
@@ -226,6 +231,7 @@ class Keyring:
 
     async def drop_collection(self, collection: str) -> int:
         """Every keyring of a deleted knowledge base goes. Returns the storage values deleted."""
+        self._owed.pop(collection, None)
         for ring in [r for r in self._rings if r[0] == collection]:
             del self._rings[ring]
         keys = await self.kv.keys(ring_prefix(collection))
@@ -318,8 +324,9 @@ class SealedVectors:
         return ListPage(items=items, total=page.total)
 
     async def delete(self, collection: str, where: dict[str, Any]) -> None:
-        """Delete, then destroy the keys of the rows deleted: the ids the filter names, or (a filter
-        naming none) the rows it matched just before."""
+        """Delete; the keys of the rows deleted (the ids the filter names, or, a filter naming none,
+        the rows it matched just before) are owed: destroyed by :meth:`settle_keys`, which the erase
+        after every deleting mutation runs, or before the next write of the collection."""
         user_key, ids = _where_ids(where)
         if ids is None:
             ids = []
@@ -331,12 +338,13 @@ class SealedVectors:
                     break
                 offset += LIST_PAGE
         await self.inner.delete(collection, where)
-        if ids:
-            try:
-                await self.keyring.destroy(collection, user_key, ids)
-            except Exception as exc:  # the rows are gone: the delete stands; the keys go at the next write
-                log.warning("the seal keys of %d deleted rows were not destroyed yet: %s", len(ids), exc)
-                self.keyring.owe(collection, user_key, ids)
+        # owed, not destroyed here: this call is the delete's own host write, whose outcome must not
+        # depend on another write; the erase after the mutation (or the next write) destroys them
+        self.keyring.owe(collection, user_key, ids)
+
+    async def settle_keys(self) -> None:
+        """Destroy every key owed for deleted rows now (the erase after a deleting mutation)."""
+        await self.keyring.settle_all()
 
     async def drop_collection(self, collection: str) -> None:
         """Drop the collection; its keyrings go even when the store refuses (the host may have
