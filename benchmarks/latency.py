@@ -433,9 +433,15 @@ async def build_engine(
     svc = await engine.restart(clock)
     await svc.register_kb(KB, {"embedding_model": "bench", "isolation": "session"})
     t0 = time.perf_counter()
+    # written as the plugin writes them: sealed, with their keys in plugin storage, where the
+    # service seals (ltm/service/sealing.py; a build without the seal writes them plain)
+    sealed = getattr(svc, "sealed", None)
     if not loaded:
         for start in range(0, len(records), 5000):
-            await store.upsert(KB, records[start : start + 5000])
+            chunk = records[start : start + 5000]
+            if sealed is not None:
+                chunk, _ = await sealed.seal_records(KB, chunk)
+            await store.upsert(KB, chunk)
     return engine, time.perf_counter() - t0
 
 

@@ -15,9 +15,7 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import itertools
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -39,6 +37,7 @@ from ltm.i18n import catalog
 from ltm.service import MemoryService, Settings
 from ltm.service.sealing import SEAL_PREFIX, is_sealed, unseal
 from ltm.service.writes import DELETE_BATCH
+from tests.support import seal_keys
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 KB = "kb-rel"
@@ -265,15 +264,6 @@ def data_state(fake: FakeHostHandler, kbs: tuple[str, ...] = (KB,)) -> dict[str,
         if not k.startswith(BOOKKEEPING_PREFIXES) and not k.startswith(SEAL_PREFIX)
     }
     return {"vectors": vectors, "storage": storage}
-
-
-def seal_keys(storage: dict[str, bytes]) -> dict[str, bytes]:
-    """Every row's seal key held in plugin storage (ltm/service/sealing.py): row id -> key."""
-    out: dict[str, bytes] = {}
-    for k, v in storage.items():
-        if k.startswith(SEAL_PREFIX):
-            out.update({rid: base64.b64decode(b64) for rid, b64 in json.loads(v).items()})
-    return out
 
 
 def full_storage(fake: FakeHostHandler) -> dict[str, bytes]:
