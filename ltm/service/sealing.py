@@ -81,7 +81,9 @@ def seal(metadata: dict[str, Any], row_id: str, key: bytes) -> dict[str, Any]:
     nonce = os.urandom(NONCE)
     blob = nonce + AESGCM(key).encrypt(nonce, json.dumps(fields).encode("ascii"), _aad(row_id))  # escaped: any str
     out = {k: v for k, v in metadata.items() if k not in SEALED}
-    out["text"] = ""  # an adapter that fills an absent text from the document finds it empty
+    # each sealed field written empty, not left out: a store that merges an upsert into the row it
+    # replaces (the host's Chroma) keeps no plain value an older build wrote there
+    out.update(dict.fromkeys(SEALED, ""))
     out[SEAL_KEY] = SEAL_VERSION + base64.b64encode(blob).decode("ascii")
     return out
 
