@@ -97,7 +97,8 @@ def unseal(metadata: dict[str, Any], row_id: str, key: bytes | None) -> dict[str
     open it); a row that is not sealed, as it is."""
     if not is_sealed(metadata):
         return metadata
-    out = {k: v for k, v in metadata.items() if k != SEAL_KEY}
+    # the sealed fields were written empty: an absent one (no extra, ...) reads absent again
+    out = {k: v for k, v in metadata.items() if k != SEAL_KEY and not (k in SEALED and v == "")}
     out["text"] = ""
     if key is None:
         return out
