@@ -303,6 +303,15 @@ class SealedVectors:
         ]
         return out, fresh
 
+    async def _preload(self, collection: str, where: dict[str, Any]) -> None:
+        """The keyring of the scope a filter names, read alongside the store's answer (no extra round trip)."""
+        try:
+            user_key, _ = _where_ids(where) if where else (None, None)
+        except ValueError:  # a filter of another shape: its rows' keyrings are read as they come
+            return
+        if user_key:
+            await self.keyring.key_of(collection, user_key, "")
+
     async def _open(self, collection: str, row_id: str, md: dict[str, Any]) -> dict[str, Any]:
         if not is_sealed(md):
             return md
@@ -313,13 +322,17 @@ class SealedVectors:
     async def search(
         self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
     ) -> list[VectorHit]:
-        hits = await self.inner.search(collection, vector, top_k, where)
+        hits, _ = await asyncio.gather(
+            self.inner.search(collection, vector, top_k, where), self._preload(collection, where)
+        )
         for h in hits:
             h.metadata = await self._open(collection, h.id, h.metadata)
         return hits
 
     async def list(self, collection: str, where: dict[str, Any], limit: int, offset: int) -> ListPage:
-        page = await self.inner.list(collection, where, limit, offset)
+        page, _ = await asyncio.gather(
+            self.inner.list(collection, where, limit, offset), self._preload(collection, where)
+        )
         items = []
         for i in page.items:
             md = await self._open(collection, i.id, i.metadata)
