@@ -474,14 +474,17 @@ async def build_engine(name: str, store: Any, seed: int, clock: Callable[[], dat
     return engine
 
 
-async def seed_stores(chunks: Any, stores: dict[str, Any]) -> dict[str, float]:
-    """Write every chunk of rows into each store; the seconds each store took."""
+async def seed_stores(chunks: Any, stores: dict[str, Any], sealers: dict[str, Any] | None = None) -> dict[str, float]:
+    """Write every chunk of rows into each store, as the plugin writes them: sealed by the store's
+    service (ltm/service/sealing.py: keys in its plugin storage) where ``sealers`` names one; the
+    seconds each store took."""
     took = dict.fromkeys(stores, 0.0)
     written = 0
     for records in chunks:
         for name, store in stores.items():
             t0 = time.perf_counter()
-            await store.upsert(KB, records)
+            seal = (sealers or {}).get(name)
+            await store.upsert(KB, (await seal(KB, records))[0] if seal is not None else records)
             took[name] += time.perf_counter() - t0
         written += len(records)
         if written % 100_000 < len(records):
@@ -567,7 +570,9 @@ async def measure_size(
     if "numpy" in paths and not args.prepare_only:
         engines["numpy"] = await build_engine("numpy", NumpyIndex(), seed, clock)
         stores["numpy"] = engines["numpy"].index
-    insert = await seed_stores(chunks, stores)  # the corpus is complete even when no store needs the rows
+    owner = {"chroma": "host", "numpy": "numpy"}
+    sealers = {k: engines[owner[k]].service.sealed.seal_records for k in stores}
+    insert = await seed_stores(chunks, stores, sealers)  # the corpus is complete even when no store needs the rows
     if "host" in paths:
         marker.touch()
     if args.prepare_only:

@@ -335,32 +335,27 @@ class Episodes:
         require_admin("delete", actor, self._settings())
         return await self._delete_matching(scope, criteria, actor, reason, tag, cascade=True)
 
-    async def delete_own(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int:
-        """Delete the episodes ``ids`` of this scope that the caller may change one by one (their
-        own, or anyone's for a memory admin: :func:`ltm.domain.privilege.may_change_record`), as one
-        mutation with the retire pipeline's writes and its cascade: a person's erasure
-        (``forget-me``) and the console's. Refused whole, before any write, when one is not the
-        caller's. Returns the count read back as gone."""
-        need_l2(scope)
-        caller = caller_of(actor, self._settings())
-        found = await self.writes.reads.fetch(scope, Criteria(statuses=None, ids=tuple(ids))) if ids else []
-        for e in found:
-            if not policy.may_change_record(caller, e.sender_id):
-                raise PermissionDenied(f"{e.id} is not the caller's", key="policy.error.forget", id=e.id)
-        if not found:
-            return 0
-        return await self._delete_matching(
-            scope, Criteria(statuses=None, ids=tuple(e.id for e in found)), actor, reason, cascade=True
-        )
-
     async def delete_derived(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str) -> int:
         """The cascade's own delete (summaries derived from a removed source): like
         :meth:`bulk_delete`, with the retire pipeline's writes (a summary gives its other sources
         back), but without running the cascade again."""
         return await self._delete_matching(scope, Criteria(statuses=None, ids=tuple(ids)), actor, reason, cascade=False)
 
+    async def erase_matching(self, scope: Scope, criteria: Criteria, actor: Actor, reason: str = "") -> int:
+        """The delete of :meth:`.erasure.Erasure.erase_episodes` (which checked the caller may change
+        each row): :meth:`bulk_delete` without its admin rule, the cascade included."""
+        return await self._delete_matching(scope, criteria, actor, reason, cascade=True, operation="episode.erase")
+
     async def _delete_matching(
-        self, scope: Scope, criteria: Criteria, actor: Actor, reason: str, tag: str = "", *, cascade: bool
+        self,
+        scope: Scope,
+        criteria: Criteria,
+        actor: Actor,
+        reason: str,
+        tag: str = "",
+        *,
+        cascade: bool,
+        operation: str = "episode.bulk_delete",
     ) -> int:
         need_l2(scope)
         async with self.writes.locks.hold(l2_lock_key(scope)):
@@ -368,7 +363,6 @@ class Episodes:
             ids = [e.id for e in victims]
             if not ids:
                 return 0
-            operation = "episode.bulk_delete"
             event = RetireEvent(scope, "bulk_delete", victims, actor, reason)
             steps = self.writes.delete_steps(scope, victims, operation, (ids[:50], f"deleted {len(ids)} memories"))
             await self.writes.mutate(

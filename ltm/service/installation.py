@@ -29,6 +29,8 @@ class KbDeletion:
     tombstones: int = 0
     proposals: int = 0
     injections: int = 0  # last-turn snapshots of chats whose last turn recalled from it
+    scrubbed: int = 0  # older snapshots naming no knowledge base, kept without its rows
+    leftovers: int = 0  # document indexes and stored write fences of it
 
 
 @dataclass
@@ -57,7 +59,9 @@ class Installation:
         kept beside it - review candidates, tombstones (their values can never come back: no row of
         the knowledge base is left), consolidation proposals and the last-turn snapshots that
         showed its memories. The audit log stays: it is the record of what was done."""
+        rows = frozenset(await self.service.sealed.keyring.ids_of(kb_id))  # before its keyrings go
         await self.service.unregister_kb(kb_id)
+        leftovers = await self.service.erasure.drop_kb(kb_id)  # document indexes, fences of other processes
         proposals = await self.consolidator.on_kb_deleted(kb_id) if self.consolidator is not None else 0
         kv = self.service.kv
         candidates = tombstones = 0
@@ -72,6 +76,8 @@ class Installation:
                 else:
                     tombstones += 1
         injections = await self.service.snapshots.drop_collection(kb_id)
-        done = KbDeletion(candidates, tombstones, proposals, injections)
+        # an older snapshot names no knowledge base: it stays, without the rows of this one
+        scrubbed = await self.service.erasure.scrub_snapshots(rows)
+        done = KbDeletion(candidates, tombstones, proposals, injections, scrubbed, leftovers)
         log.info("memory knowledge base %s deleted with what was kept beside it: %s", kb_id, done)
         return done

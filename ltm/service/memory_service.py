@@ -25,16 +25,19 @@ from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
+from .erasure import Erasure
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
-from .people import Erasure, Holdings, People
+from .people import Erasure as PersonErasure
+from .people import Holdings, People
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex, ScopeIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retention import Retention
 from .retire import RetireEvent
+from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
 from .turn import Injection, Publish, prepare_turn
@@ -55,6 +58,8 @@ class MemoryService:
         delete_batch: int = DELETE_BATCH,
     ) -> None:
         self._settings = settings
+        # every memory row the store is handed is sealed under a key of its own (ltm/service/sealing.py)
+        vectors = vectors if isinstance(vectors, SealedVectors) else SealedVectors(vectors, kv)
         # work that outlives its call (recovery, snapshots, refreshes): run inside a live call
         self.background = background or Background()
         # the index of both recall legs of every active scope, kept up to date by the writes
@@ -86,6 +91,9 @@ class MemoryService:
         self.snapshots = InjectionSnapshots(self.writes)
         self.people = People(self)  # a person's own memory: see, erase, opt out (issue 35)
         self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
+        # one erase of every copy of a deleted row, run by the write engine after each delete
+        self.erasure = Erasure(self)
+        self.writes.on_erased = self.erasure.after_delete
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -201,6 +209,10 @@ class MemoryService:
     ) -> Episode:
         """:meth:`.episodes.Episodes.forget`."""
         return await self.episodes.forget(scope, episode_id, actor, reason, never=never)
+
+    async def erase_episodes(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int:
+        """:meth:`.erasure.Erasure.erase_episodes`."""
+        return await self.erasure.erase_episodes(scope, ids, actor, reason)
 
     async def set_status(self, scope: Scope, episode_id: str, status: str, actor: Actor, reason: str = "") -> Episode:
         """:meth:`.episodes.Episodes.set_status`."""
@@ -338,6 +350,15 @@ class MemoryService:
 
     @property
     def vectors(self) -> VectorIndex:
+        """The vector store as it was given: its rows as stored (sealed). The verbs read and write
+        through :attr:`sealed`, which opens and seals them."""
+        vectors = self.writes.vectors
+        return vectors.inner if isinstance(vectors, SealedVectors) else vectors
+
+    @property
+    def sealed(self) -> SealedVectors:
+        """The vector store behind the seal (:mod:`.sealing`): plain rows in, sealed rows stored."""
+        assert isinstance(self.writes.vectors, SealedVectors)
         return self.writes.vectors
 
     @property
@@ -435,11 +456,11 @@ class MemoryService:
         """:meth:`.people.People.forget_me_code`."""
         return self.people.forget_me_code(scope, actor)
 
-    async def forget_me(self, scope: Scope, actor: Actor, code: str) -> Erasure:
+    async def forget_me(self, scope: Scope, actor: Actor, code: str) -> PersonErasure:
         """:meth:`.people.People.forget_me`."""
         return await self.people.forget_me(scope, actor, code)
 
-    async def erase_person(self, bot_uuid: str, sender_id: str, actor: Actor) -> Erasure:
+    async def erase_person(self, bot_uuid: str, sender_id: str, actor: Actor) -> PersonErasure:
         """:meth:`.people.People.erase_person` (the console's erase)."""
         return await self.people.erase_person(bot_uuid, sender_id, actor)
 

@@ -26,7 +26,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,18 +58,13 @@ CODE_DIGITS = 6
 ERASE_REASON = "erased on the person's request"
 
 
-class EpisodeEraser(Protocol):
-    async def delete_own(self, scope: Scope, ids: list[str], actor: Actor, reason: str = "") -> int: ...
-
-
 class PeopleHost(Protocol):
     """What :class:`People` uses of the service."""
 
     @property
     def writes(self) -> WriteEngine: ...
 
-    @property
-    def episodes(self) -> EpisodeEraser: ...
+    async def erase_episodes(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int: ...
 
     @property
     def locks(self) -> ScopeLocks: ...
@@ -157,9 +152,9 @@ class Erasure:
 
 
 async def erase_episodes(service: PeopleHost, scope: Scope, ids: list[str], actor: Actor) -> int:
-    """THE erase of a person's episodes in one scope (one place, so the installation's one erase of
-    every copy can take over here): the delete with its retire writes and cascade, read back."""
-    return await service.episodes.delete_own(scope, ids, actor, ERASE_REASON)
+    """A person's episodes in one scope through the one erase of every copy
+    (:meth:`ltm.service.erasure.Erasure.erase_episodes`: forget's rule, the rows and every copy)."""
+    return await service.erase_episodes(scope, ids, actor, ERASE_REASON)
 
 
 class People:

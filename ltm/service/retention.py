@@ -23,7 +23,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -62,8 +62,7 @@ class RetentionHost(Protocol):
     @property
     def background(self) -> Background: ...
 
-    @property
-    def episodes(self) -> Any: ...
+    async def erase_episodes(self, scope: Scope, ids: Sequence[str], actor: Actor, reason: str = "") -> int: ...
 
     async def known_kbs(self) -> list[str]: ...
 
@@ -125,7 +124,7 @@ class Retention:
                 rows = await self.service.fetch(scope, Criteria(statuses=None, before_ts=cutoff))
                 old = [e.id for e in rows if last_sighting(e) < cutoff]
                 if old:
-                    done.episodes += await self.service.episodes.delete_own(
+                    done.episodes += await self.service.erase_episodes(
                         scope, old, ACTOR, f"retention_days={s.retention_days}"
                     )
         if s.audit_retention_days:

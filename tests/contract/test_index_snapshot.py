@@ -140,6 +140,9 @@ VERBS = (
 )  # fmt: skip
 
 
+ERASING = ("forget", "forget_never", "bulk_delete", "document_delete")
+
+
 @pytest.mark.parametrize("rewrite", ["rewritten", "crash_before_rewrite", "other_process"])
 @pytest.mark.parametrize("verb", VERBS)
 async def test_a_retired_row_never_comes_back_from_a_snapshot(tmp_path: Path, verb: str, rewrite: str) -> None:
@@ -169,7 +172,10 @@ async def test_a_retired_row_never_comes_back_from_a_snapshot(tmp_path: Path, ve
     b, idx = await cold(world, s)
     assert victim not in idx.pos
     assert live.id in idx.pos  # positive control: the scope's live row is there
-    if rewrite == "rewritten":
+    # a verb that deletes rows rewrites the snapshot itself before it answers (ltm/service/erasure.py):
+    # a crash after it finds the rewritten copy
+    erased = rewrite == "crash_before_rewrite" and verb in ERASING
+    if rewrite == "rewritten" or erased:
         assert idx.from_snapshot and world.vectors.calls.get("list", 0) == 0  # served by the new snapshot
     else:
         assert not idx.from_snapshot  # the stored copy is void: the host was listed

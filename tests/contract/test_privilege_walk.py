@@ -183,6 +183,7 @@ ROWS: dict[str, tuple[str, Call]] = {
     "ReviewQueue.get": ("candidates", lambda e, a: e.review.get(e.scope, e.ids["candidate"])),
     "ReviewQueue.list_tombstones": ("tombstones", lambda e, a: e.review.list_tombstones(e.scope)),
     "MemoryService.forget": ("forget", lambda e, a: e.svc.forget(e.scope, e.ids["tea"], a)),
+    "MemoryService.erase_episodes": ("forget", lambda e, a: e.svc.erase_episodes(e.scope, [e.ids["tea"]], a)),
     "MemoryService.set_status(archived)": (
         "archive",
         lambda e, a: e.svc.set_status(e.scope, e.ids["tea"], "archived", a),
@@ -223,6 +224,7 @@ ROWS: dict[str, tuple[str, Call]] = {
 # read, or find nothing to do here (a preview without a model, a discard of no proposal).
 WRITES = {
     "MemoryService.forget",
+    "MemoryService.erase_episodes",
     "MemoryService.set_status(archived)",
     "MemoryService.set_status(active)",
     "MemoryService.confirm_episode",

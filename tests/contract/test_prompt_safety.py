@@ -360,7 +360,9 @@ async def test_invisible_characters_are_stored_as_sent_and_injected_neutralised(
         assert out["ok"], out
     upd = await component(ctl, "Tool", "update_profile").call({"add_traits": [INVISIBLE_ATTACKS[1]]}, session, 1)
     assert upd["ok"], upd
-    assert sorted(fake.vector_rows(KB)["documents"]) == sorted(x.strip() for x in contents)  # stored as sent
+    svc = component(ctl, "KnowledgeEngine", "memory_engine").plugin.service
+    stored = await svc.sealed.list(KB, {"sender_id": {"$eq": "m"}}, 50, 0)  # read through the seal
+    assert sorted(i.metadata["text"] for i in stored.items) == sorted(x.strip() for x in contents)  # as sent
     rs = {"top_k": 10, "session_name": "person_m", "bot_uuid": BOT, "sender_id": "m"}
     ask = RetrievalContext(query="tea note", knowledge_base_id=KB, collection_id=KB, retrieval_settings=rs)
     served = await component(ctl, "KnowledgeEngine", "memory_engine").retrieve(ask)  # what a runner gets

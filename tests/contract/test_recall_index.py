@@ -81,7 +81,7 @@ async def test_rows_carry_their_vector_and_the_index_answers_without_the_host(tm
     svc, idx = await counted(tmp_path)
     s = await scope_of(svc)
     ep, _ = await svc.remember(s, {"content": "Alice adopted a grey cat named Miso"}, USER)
-    listed = await idx.inner.list(KB, scope_filter(s.user_key, Criteria()), 10, 0)
+    listed = await svc.sealed.list(KB, scope_filter(s.user_key, Criteria()), 10, 0)  # the seal opened
     assert VECTOR_KEY in listed.items[0].metadata
     idx.calls.clear()
     res = await svc.recall(s, "what is the cat called?")

@@ -44,7 +44,7 @@ async def test_old_episodes_go_recent_and_restated_ones_stay(tmp_path: Path) -> 
     assert swept.ran and swept.episodes == 1
     assert await contents(svc) == ["I like green tea very much", "I started learning Go"]
     entries, _ = await svc.audit_page(scope.as_operator(), 1, 5)
-    assert entries[0]["operation"] == "episode.bulk_delete" and entries[0]["operator"] == "retention"
+    assert entries[0]["operation"] == "episode.erase" and entries[0]["operator"] == "retention"
     assert "Oslo" not in str(entries[0])
     now[0] += timedelta(hours=1)
     assert not (await svc.retention.sweep_if_due()).ran  # once a day

@@ -67,7 +67,7 @@ async def test_erasure_racing_other_chats(tmp_path: Path, seed: int) -> None:
     erased = results[-1]
     assert erased >= len(before)
 
-    page = await svc.vectors.list(KB, scope_filter(alice_dm.user_key, Criteria(statuses=None)), 10_000, 0)
+    page = await svc.sealed.list(KB, scope_filter(alice_dm.user_key, Criteria(statuses=None)), 10_000, 0)  # opened
     stored = {str(i.metadata.get("text") or i.document) for i in page.items}
     assert not set(before) & stored, "a memory Alice had before the erasure survived it"
     assert set(others) <= stored, "someone else's memory was erased"

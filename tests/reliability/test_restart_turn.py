@@ -22,6 +22,8 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.service import memory_service
+from ltm.service.sealing import unseal
+from tests.support import seal_keys
 from tests.support.reliability import (
     CONNECTION_AFTER,
     CONNECTION_BEFORE,
@@ -83,7 +85,13 @@ async def _turn(fake: FaultyHost | None = None, *, register: bool = True) -> Tur
 
 
 def _rows(fake: FaultyHost) -> list[str]:
-    return sorted(str(m.get("text")) for m in fake.vector_rows(KB)["metadatas"])
+    """The texts of the stored rows, each opened with the seal key storage holds (ltm/service/sealing.py)."""
+    keys = seal_keys(fake.storage)
+    mds = [
+        unseal(m, str(m.get("episode_id")), keys.get(str(m.get("episode_id"))))
+        for m in fake.vector_rows(KB)["metadatas"]
+    ]
+    return sorted(str(m.get("text")) for m in mds)
 
 
 def _audits(fake: FaultyHost, operation: str, target: str) -> int:
@@ -197,7 +205,11 @@ async def test_restart_during_the_turn_answers_at_once_and_the_retry_is_not_a_se
     try:
         t2 = await asyncio.wait_for(_turn(fake, register=False), 10)  # initialize did not wait for recovery
         assert t2.service.recovering
-        hive = next(m for m in fake.vector_rows(KB)["metadatas"] if m["text"] == "Alice's hive is on the roof")
+        keys = seal_keys(fake.storage)
+        opened = [
+            unseal(m, str(m["episode_id"]), keys.get(str(m["episode_id"]))) for m in fake.vector_rows(KB)["metadatas"]
+        ]
+        hive = next(m for m in opened if m["text"] == "Alice's hive is on the roof")
         # the model's retry: recognised, nothing stored twice (the lookup needs no recovery)
         retry = await t2.remember({"content": "Alice's hive is on the roof"})
         assert retry["ok"] and retry["already_stored"] and retry["id"] == hive["episode_id"]

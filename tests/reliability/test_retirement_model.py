@@ -47,7 +47,7 @@ from tests.support.held_host import SLOW, HeldWorld, now, settle
 EXAMPLES = int(os.environ.get("LTM_STATEFUL_EXAMPLES", "50"))
 STEPS = int(os.environ.get("LTM_STATEFUL_STEPS", "40"))
 QUERY = "memo"
-RETIRING = ("forget", "archive", "supersede", "bulk_delete")
+RETIRING = ("forget", "archive", "supersede", "bulk_delete", "erase")
 
 
 @dataclass
@@ -136,6 +136,8 @@ class RetirementMachine(RuleBasedStateMachine):
                 if op.kind in RETIRING:
                     for rid in retired:
                         self.model.retired.setdefault(rid, (at, op.process))
+                if op.kind == "erase":
+                    self.check_erased(op)
             else:
                 assert isinstance(exc, LtmError), f"{op.kind} failed with {exc!r}"
         self.ops = [op for op in self.ops if not op.done]
@@ -156,6 +158,15 @@ class RetirementMachine(RuleBasedStateMachine):
             text = self.texts[rid].encode()
             held = [k for k, v in stored.items() if text in v]
             assert not held, f"stored snapshot {held} still holds {rid} ({text!r}), retired before a flush that ran"
+
+    def check_erased(self, op: Op) -> None:
+        """An erase (ltm/service/erasure.py) is acknowledged once every copy is gone: no stored
+        recall snapshot holds the text of a row it erased, even with turns and writes in flight."""
+        stored = self.world.snapshot_values()
+        for rid in op.targets:
+            text = self.texts[rid].encode()
+            held = [k for k, v in stored.items() if text in v]
+            assert not held, f"stored snapshot {held} still holds {rid} ({text!r}) after its erase was acknowledged"
 
     def content(self) -> str:
         self.n += 1
@@ -191,8 +202,8 @@ class RetirementMachine(RuleBasedStateMachine):
 
     @rule(slow=st.booleans(), verb=st.sampled_from(RETIRING), i=st.integers(0, 50), k=st.integers(1, 3))
     def retire(self, slow: bool, verb: str, i: int, k: int) -> None:
-        """A forget, an archive, a correction (supersede) or a bulk delete of ``k`` rows."""
-        victims = self.pick(i, k if verb == "bulk_delete" else 1)
+        """A forget, an archive, a correction (supersede), a bulk delete or an erase of ``k`` rows."""
+        victims = self.pick(i, k if verb in ("bulk_delete", "erase") else 1)
         if not victims:
             return
         if verb == "forget":
@@ -201,6 +212,8 @@ class RetirementMachine(RuleBasedStateMachine):
             coro = self.svc.set_status(self.scope, victims[0], "archived", ADMIN)
         elif verb == "supersede":
             coro = self.svc.remember(self.scope, {"content": self.content(), "supersedes": [victims[0]]}, ADMIN)
+        elif verb == "erase":
+            coro = self.svc.erase_episodes(self.scope, victims, ADMIN)
         else:
             coro = self.svc.bulk_delete(self.scope, Criteria(statuses=None, ids=victims), ADMIN)
         self.start(verb, coro, slow, victims)

@@ -3,6 +3,7 @@ deterministic embedder, and scope helpers."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import uuid
@@ -21,6 +22,7 @@ from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 from ltm.service.registry import EmbedderFor  # noqa: E402
+from ltm.service.sealing import SEAL_PREFIX  # noqa: E402
 from ltm.service.writes import DELETE_BATCH  # noqa: E402
 
 KB = "kb-test"
@@ -126,6 +128,15 @@ async def build_service(
     )
     await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
     return svc
+
+
+def seal_keys(storage: dict[str, bytes]) -> dict[str, bytes]:
+    """Every row's seal key held in plugin storage (ltm/service/sealing.py): row id -> key."""
+    out: dict[str, bytes] = {}
+    for k, v in storage.items():
+        if k.startswith(SEAL_PREFIX):
+            out.update({rid: base64.b64decode(b64) for rid, b64 in json.loads(v).items()})
+    return out
 
 
 def restarted(svc: MemoryService, settings: Callable[[], Settings] = Settings) -> MemoryService:

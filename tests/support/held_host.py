@@ -28,7 +28,8 @@ from ltm.adapters._common import require_where
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import MemoryService, Settings
-from tests.support import KB, HostLimitedKeyValueStore, chroma_clients, make_index
+from ltm.service.sealing import SEAL_PREFIX, is_sealed, unseal
+from tests.support import KB, HostLimitedKeyValueStore, chroma_clients, make_index, seal_keys
 
 SLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("ltm_test_slow", default=False)
 
@@ -168,7 +169,12 @@ class HeldWorld:
         """id -> text of the rows ``where`` selects, read from the engine itself (not through the plugin)."""
         sync = getattr(self.inner_vectors, "_list_sync", None)
         page = sync(KB, where, 10_000, 0) if sync is not None else now(self.inner_vectors.list(KB, where, 10_000, 0))
-        return {item.id: str(item.metadata.get("text") or item.document) for item in page.items}
+        keys = seal_keys({k: v for k in now(self.inner_kv.keys(SEAL_PREFIX)) if (v := now(self.inner_kv.get(k)))})
+        out = {}
+        for item in page.items:  # a sealed row opened with the key storage holds (ltm/service/sealing.py)
+            md = unseal(item.metadata, item.id, keys.get(item.id)) if is_sealed(item.metadata) else item.metadata
+            out[item.id] = str(md.get("text") or item.document)
+        return out
 
     def close(self) -> None:
         close = getattr(self.inner_vectors, "close", None)

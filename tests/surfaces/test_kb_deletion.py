@@ -5,10 +5,21 @@ both is kept."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.scope import AUDIT_PREFIX, CAND_PREFIX, INJECT_PREFIX, TOMB_PREFIX
+from ltm.domain.scope import (
+    AUDIT_PREFIX,
+    CAND_PREFIX,
+    FENCE_PREFIX,
+    INJECT_PREFIX,
+    TOMB_PREFIX,
+    Criteria,
+    inject_key,
+    l2_lock_key,
+)
 from ltm.service import Actor
 from ltm.service.snapshots import InjectionSnapshot
 from tests.support.host_runtime import FakeHostHandler
@@ -64,3 +75,62 @@ async def test_deleting_a_knowledge_base_takes_what_was_kept_beside_it() -> None
     bob = await plugin.service.scope_for(kb_id=KEPT, session_name="person_bob", bot_uuid=BOT, sender_id="bob")
     with pytest.raises(Exception, match="(?i)forgot|tomb|never|reject"):
         await plugin.service.remember(bob, {"content": "bob lives in Oslo"}, ADMIN)
+
+
+async def _seed_leftovers(plugin: object, kb: str, who: str) -> tuple[str, str]:
+    """What issue 35 found left behind (finding 4): a write fence stored by another process, a
+    document index, a recall snapshot, and an older last-turn snapshot that names no knowledge
+    base but shows one of this knowledge base's rows. Returns (the row's id, that snapshot's key)."""
+    svc = plugin.service  # type: ignore[attr-defined]
+    scope = await svc.scope_for(kb_id=kb, session_name=f"person_{who}", bot_uuid=BOT, sender_id=who)
+    doc = {"session_name": f"person_{who}", "bot_uuid": BOT, "sender_id": who}
+    await svc.ingest_document(kb, f"doc-{who}", {**doc, "episodes": [{"content": f"{who} plays the oboe"}]}, ADMIN)
+    (row,) = [e for e in await svc.fetch(scope, Criteria()) if "oboe" in e.content]
+    fence = {"lock_key": l2_lock_key(scope), "operation": "x", "dispatched_at": "", "detail": "", "scope": {}}
+    await svc.kv.set(FENCE_PREFIX + l2_lock_key(scope), json.dumps(fence).encode())  # another process's
+    await svc.recall(scope, "oboe")
+    await svc.writes.index.flush_snapshots()
+    chat = await svc.scope_for(kb_id=kb, session_name=f"group_old_{who}", bot_uuid=BOT, sender_id=who)
+    old = InjectionSnapshot(
+        at="2025-01-01T00:00:00Z",
+        injected=True,
+        episodes=(row.id,),
+        shown_ids=("m1",),
+        trace={"query": "oboe", "rows": [{"id": row.id, "preview": row.content, "injected": True}]},
+    ).to_record()  # an older build's: no owner, so no knowledge base
+    await svc.kv.set(inject_key(chat), json.dumps(old).encode())
+    return row.id, inject_key(chat)
+
+
+async def test_deleting_a_knowledge_base_takes_its_fences_documents_recall_snapshots_and_rows_shown() -> None:
+    fake = FakeHostHandler(bots=[BOT])
+    for kb in (GONE, KEPT):
+        fake.add_knowledge_base(kb)
+    ctl = await load_plugin(fake, {"candidate_extraction_enabled": True})
+    engine = component(ctl, "KnowledgeEngine", "memory_engine")
+    for kb in (GONE, KEPT):
+        await engine.on_knowledge_base_create(kb, {"embedding_model": "emb-1", "isolation": "session"})
+    plugin = engine.plugin
+    kv = plugin.service.kv
+    gone_row, gone_snap = await _seed_leftovers(plugin, GONE, "alice")
+    kept_row, kept_snap = await _seed_leftovers(plugin, KEPT, "bob")
+
+    def of(keys: list[str], kb: str) -> list[str]:  # a recall snapshot's stamp stays: a random token
+        return [k for k in keys if (f"/{kb}/" in k or f":{kb}:" in k) and not k.endswith("/stamp")]
+
+    prefixes = ("doc/", FENCE_PREFIX, "recall/")
+    before = {p: await kv.keys(p) for p in prefixes}
+    for p in prefixes:  # positive control: both knowledge bases have each
+        assert of(before[p], GONE) and of(before[p], KEPT), (p, before[p])
+
+    await engine.on_knowledge_base_delete(GONE)
+
+    after = {p: await kv.keys(p) for p in prefixes}
+    for p in prefixes:
+        assert not of(after[p], GONE), (p, after[p])
+        assert of(after[p], KEPT) == of(before[p], KEPT), p
+    # the older snapshots stay (they name no knowledge base), each without the deleted one's rows
+    gone_left = json.loads(await kv.get(gone_snap) or b"{}")
+    assert gone_left and gone_row not in json.dumps(gone_left) and "alice plays the oboe" not in json.dumps(gone_left)
+    kept_left = json.loads(await kv.get(kept_snap) or b"{}")
+    assert kept_row in json.dumps(kept_left) and "bob plays the oboe" in json.dumps(kept_left)

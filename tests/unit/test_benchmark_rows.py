@@ -14,6 +14,7 @@ from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.models import Episode
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService
+from ltm.service.sealing import unseal
 
 
 class RecordingIndex(NumpyIndex):
@@ -29,7 +30,10 @@ class RecordingIndex(NumpyIndex):
 
 
 def test_stored_row_is_the_row_remember_writes() -> None:
-    async def remembered() -> VectorRecord:
+    """The row as remember hands it to the seal (opened with its key) is ``stored_row``, and sealed
+    the benchmark's row has the stored row's keys in the same order (the sizes count them)."""
+
+    async def remembered() -> tuple[VectorRecord, dict, VectorRecord]:
         index = RecordingIndex()
         emb = HashingEmbedder()
         svc = MemoryService(kv=MemoryKeyValueStore(), vectors=index, embedder_for=lambda c, kb: emb)
@@ -38,11 +42,14 @@ def test_stored_row_is_the_row_remember_writes() -> None:
         raw = {"content": "I moved to Lisbon in May", "tags": ["travel"], "importance": 0.7, "source_ref": "D1:3"}
         await svc.remember(scope, raw, Actor(surface="tool", sender_id="u1"))
         [row] = index.written
-        return row
+        opened = unseal(row.metadata, row.id, await svc.sealed.keyring.key_of("kb1", scope.user_key, row.id))
+        built = stored_row(Episode.from_metadata(opened, row.id), row.vector)
+        [resealed], _ = await svc.sealed.seal_records("kb1", [built])  # as benchmarks.latency seeds it
+        return row, opened, resealed
 
-    row = asyncio.run(remembered())
-    episode = Episode.from_metadata(row.metadata, row.id)
+    row, opened, resealed = asyncio.run(remembered())
+    episode = Episode.from_metadata(opened, row.id)
     assert episode.content == "I moved to Lisbon in May" and episode.source_ref == "D1:3"  # a real row
     built = stored_row(episode, row.vector)
-    assert built == row
-    assert list(built.metadata) == list(row.metadata)  # the same keys in the same order (the sizes count them)
+    assert built.id == row.id and built.vector == row.vector and built.metadata == opened
+    assert list(resealed.metadata) == list(row.metadata)  # the same keys in the same order

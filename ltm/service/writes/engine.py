@@ -79,6 +79,9 @@ class WriteEngine:
         self.delete_batch = delete_batch  # ids per backend delete call
         # the waits of a read-back: a backend may show a write (or a delete) only a moment later
         self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
+        # the erase of every copy of deleted rows (ltm/service/erasure.py), run once a mutation
+        # whose steps delete rows committed; composed by the service
+        self.on_erased: Callable[[Sequence[tuple[Scope, Sequence[str]]]], Awaitable[Any]] | None = None
 
     # ------------------------------------------------------------------ the stores
     @property
@@ -151,8 +154,12 @@ class WriteEngine:
         if len(vectors) != len(episodes):
             raise BackendError("embedding count mismatch", key="error.backend", what="embedding")
         records = [stored_record(e, v) for e, v in zip(episodes, vectors, strict=True)]
+        # the rows' seal keys are stored before the host write (ltm/service/sealing.py): a key that
+        # cannot be stored sends nothing, so it fences nothing
+        seal = getattr(self.vectors, "seal_records", None)
+        sent = (await backend(seal(scope.collection, records), "storage write"))[0] if seal is not None else records
         async with self.index.writing(scope.collection, scope.user_key):  # its snapshot's stamp moves first
-            await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, records))
+            await self.dispatch(lock_key, scope, operation, self.vectors.upsert(scope.collection, sent))
             for r in records:
                 self.index.on_upsert(scope.collection, scope.user_key, r.id, r.document, r.metadata)
 
@@ -320,6 +327,7 @@ class WriteEngine:
                     apply=lambda ids=ids: self.delete_ids(scope, ids, operation),
                     undo=lambda chunk=chunk: self.upsert(scope, chunk, operation + ".undo", fence_check=False),
                     audit=audit if i == 0 else None,
+                    erases=tuple(ids),
                 )
             )
         return out
@@ -383,6 +391,9 @@ class WriteEngine:
                 raise FencedError(str(exc), key="error.fenced_now", operation=operation) from exc
             raise
         await self.journal.finish(Bookkeeping(op_id, actor, operation, list(steps), reason, locks))
+        erased = [(s.scope, s.erases) for s in steps if s.erases]
+        if erased and self.on_erased is not None:  # the rows are gone: so is every copy of them
+            await self.on_erased(erased)
 
     async def _take_back(self, operation: str, applied: Sequence[WriteStep], cause: BaseException) -> tuple[bool, bool]:
         """Undo ``applied`` in reverse order (all of them, even after a failure or a cancellation).

@@ -39,6 +39,7 @@ class WriteStep:
     audit: tuple[list[str], str] | None = None
     audit_op: str = ""  # the audited operation when it is not the mutation's own (candidate.accept, ...)
     audit_reason: str = ""  # the audited reason when it is not the mutation's own
+    erases: tuple[str, ...] = ()  # row ids it deletes: their copies are erased once committed (erasure.py)
 
 
 class Mutator(Protocol):
