@@ -70,6 +70,7 @@ class _Job:
     interruptible: bool
     attempt: _Attempt | None = None
     interrupts: int = 0
+    origin: _Carrier | None = None  # ``after_call``: the call that queued it does not carry it
 
 
 @dataclass(eq=False)
@@ -113,14 +114,19 @@ class Background:
         *,
         delay: float = 0.0,
         interruptible: bool = False,
+        after_call: bool = False,
     ) -> asyncio.Future[Any]:
         """Queue the job ``key`` (``factory`` makes one attempt); its future resolves with the
-        result of the attempt that completes. A job of that key not yet done is returned instead."""
+        result of the attempt that completes. A job of that key not yet done is returned instead.
+        ``after_call``: the calling carrier neither runs nor waits for it (work the call's answer
+        does not need, e.g. a chat turn's snapshot): a later call carries it."""
         job = self._jobs.get(key)
         if job is not None and not job.future.done():
             return job.future
         loop = asyncio.get_running_loop()
         job = _Job(key, factory, loop.create_future(), interruptible)
+        if after_call:
+            job.origin = _CARRIER.get()
         job.future.add_done_callback(_retrieve)
         job.future.add_done_callback(lambda f, job=job: self._settled(job, f))
         if self._stopped:
@@ -136,7 +142,7 @@ class Background:
             return job.future
         self._queue[key] = job
         carrier = _CARRIER.get()
-        if carrier is not None and carrier.open and live:  # the calling carrier runs it alongside its work
+        if carrier is not None and carrier.open and live and not after_call:  # run alongside the call's work
             self._start(job, carrier)
         return job.future
 
@@ -170,7 +176,7 @@ class Background:
 
     def _start_queued(self, carrier: _Carrier) -> None:
         for job in list(self._queue.values()):
-            if job.attempt is None and not job.future.done():
+            if job.attempt is None and not job.future.done() and job.origin is not carrier:
                 self._start(job, carrier)
 
     async def _close(self, carrier: _Carrier) -> None:
