@@ -92,7 +92,7 @@ def secret_word(rng: random.Random, used: set[str]) -> str:
             return word
 
 
-def plan_chats(n: int, turns: int, rng: random.Random, pipeline: str) -> list[ChatPlan]:
+def plan_chats(n: int, turns: int, rng: random.Random, label: str) -> list[ChatPlan]:
     """N chats; chat 1 is a group of three speakers when N >= 3 (the dashboard has one group per
     pipeline). Each: a statement first, a seeded mix, a question last."""
     used: set[str] = set()
@@ -100,7 +100,7 @@ def plan_chats(n: int, turns: int, rng: random.Random, pipeline: str) -> list[Ch
     for i in range(n):
         group = n >= 3 and i == 1
         speakers = GROUP_SPEAKERS if group else 1
-        tag = f"ref{pipeline[:2]}{i}t"
+        tag = f"ref{label}c{i}t"  # unique in the run: the model's request log is one file
         fruit, colour = secret_word(rng, used), secret_word(rng, used)
         if group:
             say1, ask1 = f"Our mascot is {fruit}", "What is our mascot?"
@@ -144,6 +144,14 @@ def diff(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else round(a - b, 1)
 
 
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
+
+
+def frame_of(text: str) -> dict[str, Any]:
+    return {"type": "message", "stream": False, "message": [{"type": "Plain", "text": text}]}
+
+
 # ------------------------------------------------------------------ the websocket driver
 
 
@@ -155,6 +163,8 @@ class Chat:
         self.conns: list[ClientConnection] = []
         self.connection_ids: list[str] = []
         self.results: list[dict[str, Any]] = []
+        self.inboxes: list[asyncio.Queue[dict[str, Any]]] = []
+        self.readers: list[asyncio.Task[None]] = []
 
     async def open(self) -> None:
         kind = "group" if self.plan.group else "person"
@@ -173,8 +183,23 @@ class Chat:
                 raise RuntimeError(f"websocket authentication failed: {hello}")
             self.conns.append(ws)
             self.connection_ids.append(hello["connection_id"])
+            inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+            self.inboxes.append(inbox)
+            # every connection of the pipeline receives every chat's frames: read them all the time,
+            # or the host's send queue for this connection fills and it is closed
+            self.readers.append(asyncio.create_task(self._read(ws, inbox)))
+
+    @staticmethod
+    async def _read(ws: ClientConnection, inbox: asyncio.Queue[dict[str, Any]]) -> None:
+        with contextlib.suppress(Exception):
+            async for raw in ws:
+                frame = json.loads(raw)
+                if frame.get("type") in ("response", "error"):
+                    inbox.put_nowait(frame)
 
     async def close(self) -> None:
+        for task in self.readers:
+            task.cancel()
         for ws in self.conns:
             with contextlib.suppress(Exception):
                 await ws.close()
@@ -186,15 +211,15 @@ class Chat:
     async def send(self, speaker: int, text: str, marker: str, timeout: float) -> tuple[float, str]:
         """Send ``text`` as ``speaker``; the reply is the first final response frame carrying ``marker``
         (every connection of the pipeline receives every chat's replies)."""
-        ws = self.conns[speaker]
+        ws, inbox = self.conns[speaker], self.inboxes[speaker]
         started = time.monotonic()
-        await ws.send(json.dumps({"type": "message", "stream": False, "message": [{"type": "Plain", "text": text}]}))
+        await ws.send(json.dumps(frame_of(text)))
         deadline = started + timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"no reply to {text!r} within {timeout:.0f}s")
-            frame = json.loads(await asyncio.wait_for(ws.recv(), remaining))
+            frame = await asyncio.wait_for(inbox.get(), remaining)
             data = frame.get("data") or {}
             if frame.get("type") == "error":
                 raise RuntimeError(f"websocket error frame: {frame.get('message')}")
@@ -203,12 +228,11 @@ class Chat:
                 if marker in content:
                     return time.monotonic() - started, content
 
-    async def drain(self) -> None:
-        """Read what the other chats' replies left in this chat's sockets (keeps the host's queues short)."""
-        for ws in self.conns:
-            with contextlib.suppress(TimeoutError, Exception):
-                while True:
-                    await asyncio.wait_for(ws.recv(), 0.01)
+    def drain(self) -> None:
+        """Forget the frames received so far."""
+        for inbox in self.inboxes:
+            while not inbox.empty():
+                inbox.get_nowait()
 
     async def run(self, timeout: float) -> None:
         for j, turn in enumerate(self.plan.turns):
@@ -352,20 +376,16 @@ async def run_commands(stack: Stack, pipeline_uuid: str, count: int, timeout: fl
     times: list[float] = []
     try:
         await chat.send(0, "My favourite tree is the oak refcmdt0z", "refcmdt0z", timeout)
-        ws = chat.conns[0]
+        ws, inbox = chat.conns[0], chat.inboxes[0]
         for i in range(count):
             text = ("!memory", "!memory list", "!memory why")[i % 3]
+            chat.drain()
             started = time.monotonic()
-            await ws.send(
-                json.dumps({"type": "message", "stream": False, "message": [{"type": "Plain", "text": text}]})
-            )
-            while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout))
-                if frame.get("type") == "response":
-                    times.append(time.monotonic() - started)
-                    break
+            await ws.send(json.dumps(frame_of(text)))
+            frame = await asyncio.wait_for(inbox.get(), timeout)
+            if frame.get("type") == "response":
+                times.append(time.monotonic() - started)
             await asyncio.sleep(0.8)  # a command may answer in several frames: let them pass
-            await chat.drain()
     finally:
         await chat.close()
     return {"commands": len(times), "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95)}
@@ -464,12 +484,12 @@ def log_alarms(text: str) -> list[str]:
 
 
 def log_texts(stack: Stack) -> dict[str, str]:
-    out = {"langbot": stack.langbot_log_text()}
-    if stack.installed:
-        out["plugin"] = stack.installed_log()
-    else:
-        proc = stack.processes.get(f"plugin:{stack.plugin.plugin_id}")
-        out["plugin"] = proc.log_path.read_text(encoding="utf-8", errors="replace") if proc else ""
+    """LangBot's console log and the plugin's (the runtime's for an installed plugin), as they grow."""
+    names = {"langbot": "langbot", "plugin": "runtime" if stack.installed else f"plugin:{stack.plugin.plugin_id}"}
+    out = {}
+    for key, name in names.items():
+        proc = stack.processes.get(name)
+        out[key] = proc.log_path.read_text(encoding="utf-8", errors="replace") if proc else ""
     return out
 
 
@@ -519,13 +539,13 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
     all_phases: list[dict[str, Any]] = []
     # warm-up: one turn per pipeline (first embedding, first KB call, first model call)
     for name in PIPELINES:
-        await run_phase(stack, name, uuids[name], plan_chats(1, 2, random.Random(0), "wu" + name), args.timeout)
+        await run_phase(stack, name, uuids[name], plan_chats(1, 2, random.Random(0), "wu" + name[:2]), args.timeout)
     for n in args.sizes:
-        turns = args.turns if n < 50 else min(args.turns, args.turns_50)
+        turns = args.turns if n == 1 else min(args.turns, args.turns_10 if n < 50 else args.turns_50)
         phases: dict[str, dict[str, Any]] = {}
         order = PIPELINES if (n % 2) else tuple(reversed(PIPELINES))  # alternate, against drift
         for name in order:
-            plans = plan_chats(n, turns, random.Random(rng.random()), name + str(n))
+            plans = plan_chats(n, turns, random.Random(rng.random()), f"{name[:2]}{n}")
             phases[name] = await run_phase(stack, name, uuids[name], plans, args.timeout)
             log.info(
                 "N=%d %-7s p50 %s p95 %s q-p95 %s msgs/s %s failed %d",
@@ -588,8 +608,9 @@ def print_table(result: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1,10,50", help="concurrent chats per step (default 1,10,50)")
-    ap.add_argument("--turns", type=int, default=8, help="turns per chat (default 8)")
-    ap.add_argument("--turns-50", type=int, default=3, help="turns per chat from N=50 up (bounded; default 3)")
+    ap.add_argument("--turns", type=int, default=16, help="turns of the single chat (default 16)")
+    ap.add_argument("--turns-10", type=int, default=5, help="turns per chat below N=50 (default 5)")
+    ap.add_argument("--turns-50", type=int, default=2, help="turns per chat from N=50 up (bounded; default 2)")
     ap.add_argument("--commands", type=int, default=6, help="commands afterwards, one at a time (default 6)")
     ap.add_argument("--db", choices=("sqlite", "postgresql"), default=None, help="LangBot's database (default sqlite)")
     ap.add_argument("--installed", action="store_true", help="install the .lbpkg instead of debug-attaching")

@@ -41,6 +41,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ports import HOST_CALLS
+
 log = logging.getLogger(__name__)
 
 HOLD_S = 15.0  # after the grace: the longest a carrier waits for a job to reach a checkpoint
@@ -242,6 +244,7 @@ class Background:
     async def _run(self, attempt: _Attempt) -> None:
         job = attempt.job
         _ATTEMPT.set(attempt)
+        HOST_CALLS.set(None)  # a job's host calls are no turn's (the task copied its starter's context)
         try:
             result = await job.factory()
         except Deferred:
