@@ -57,6 +57,7 @@ log = logging.getLogger("benchmarks.load")
 
 NOOP_PLUGIN_DIR = Path(__file__).resolve().parent.parent / "e2e" / "noop_plugin"
 PIPELINES = ("without", "with", "floor")
+PHASE_FIELDS = ("p50_ms", "p95_ms", "question_p50_ms", "question_p95_ms", "msgs_per_s", "failed", "turns")
 GROUP_SPEAKERS = 3
 SYLLABLES = "ka lo mi ru te vo za pe ni su ga bo di fe hu ja ke lu mo ra".split()
 ACK = "Noted: I will remember that."
@@ -290,8 +291,18 @@ def bind(stack: Stack, pipeline_uuid: str, plugins: Sequence[PluginRef]) -> None
     )
 
 
-def setup(stack: Stack) -> tuple[dict[str, str], PluginRef, str]:
-    """The do-nothing plugin, its knowledge base, and the three pipelines."""
+def setup(stack: Stack, floor: bool = True) -> dict[str, str]:
+    """The do-nothing plugin, its knowledge base, and the three pipelines (``floor=False``: no
+    do-nothing plugin, two pipelines - the e2e suite's shared stack keeps its plugin list)."""
+    short = {"history-limit": 1}  # history off (as far as the runner allows): every turn costs the same
+    uuids = {
+        "without": stack.create_pipeline("load: without memory", **{"knowledge-bases": [], **short}),
+        "with": stack.create_pipeline("load: with memory", **{"knowledge-bases": [stack.kb_uuid], **short}),
+    }
+    bind(stack, uuids["without"], [stack.runner_plugin])
+    bind(stack, uuids["with"], [stack.plugin, stack.runner_plugin])
+    if not floor:
+        return uuids
     noop = PluginRef.from_dir(NOOP_PLUGIN_DIR)
     stack.attach_plugin(noop)
     stack.wait_plugins_initialized([noop])
@@ -306,16 +317,9 @@ def setup(stack: Stack) -> tuple[dict[str, str], PluginRef, str]:
             "retrieval_settings": {},
         },
     )["uuid"]
-    short = {"history-limit": 1}  # history off (as far as the runner allows): every turn costs the same
-    uuids = {
-        "without": stack.create_pipeline("load: without memory", **{"knowledge-bases": [], **short}),
-        "with": stack.create_pipeline("load: with memory", **{"knowledge-bases": [stack.kb_uuid], **short}),
-        "floor": stack.create_pipeline("load: do-nothing plugin", **{"knowledge-bases": [noop_kb], **short}),
-    }
-    bind(stack, uuids["without"], [stack.runner_plugin])
-    bind(stack, uuids["with"], [stack.plugin, stack.runner_plugin])
+    uuids["floor"] = stack.create_pipeline("load: do-nothing plugin", **{"knowledge-bases": [noop_kb], **short})
     bind(stack, uuids["floor"], [noop, stack.runner_plugin])
-    return uuids, noop, noop_kb
+    return uuids
 
 
 # ------------------------------------------------------------------ one phase
@@ -497,14 +501,11 @@ def log_texts(stack: Stack) -> dict[str, str]:
 
 
 def summarise(n: int, phases: dict[str, dict[str, Any]], ledger: list[dict[str, Any]]) -> dict[str, Any]:
-    w, wo, fl = phases["with"], phases["without"], phases["floor"]
+    w, wo = phases["with"], phases["without"]
+    fl = phases.get("floor") or dict.fromkeys(PHASE_FIELDS)
     row = {
         "n": n,
-        **{
-            f"{k}_{p}": phases[p][k]
-            for p in PIPELINES
-            for k in ("p50_ms", "p95_ms", "question_p50_ms", "question_p95_ms", "msgs_per_s", "failed", "turns")
-        },
+        **{f"{k}_{p}": phases[p][k] for p in phases for k in PHASE_FIELDS},
         "remember_p50_ms_with": w["remember_p50_ms"],
         "remember_p50_ms_without": wo["remember_p50_ms"],
         "share_p50_ms": diff(w["p50_ms"], wo["p50_ms"]),
@@ -513,12 +514,9 @@ def summarise(n: int, phases: dict[str, dict[str, Any]], ledger: list[dict[str, 
         "question_share_p95_ms": diff(w["question_p95_ms"], wo["question_p95_ms"]),
         "floor_question_share_p50_ms": diff(fl["question_p50_ms"], wo["question_p50_ms"]),
         "floor_question_share_p95_ms": diff(fl["question_p95_ms"], wo["question_p95_ms"]),
-        "throughput_ratio": round(w["msgs_per_s"] / wo["msgs_per_s"], 3)
-        if w["msgs_per_s"] and wo["msgs_per_s"]
-        else None,
-        "floor_throughput_ratio": round(fl["msgs_per_s"] / wo["msgs_per_s"], 3)
-        if fl["msgs_per_s"] and wo["msgs_per_s"]
-        else None,
+        "above_floor_question_p95_ms": diff(w["question_p95_ms"], fl["question_p95_ms"]),
+        "throughput_ratio": ratio(w["msgs_per_s"], wo["msgs_per_s"]),
+        "floor_throughput_ratio": ratio(fl["msgs_per_s"], wo["msgs_per_s"]),
         "plugin_rss_mb": w["plugin_rss_mb"],
         "plugin_cpu_s": w["plugin_cpu_s"],
         "plugin_cpu_ms_per_turn": round(w["plugin_cpu_s"] * 1000 / max(1, w["turns"]), 1),
@@ -538,12 +536,13 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
     rows = []
     all_phases: list[dict[str, Any]] = []
     # warm-up: one turn per pipeline (first embedding, first KB call, first model call)
-    for name in PIPELINES:
+    names = [p for p in PIPELINES if p in uuids]
+    for name in names:
         await run_phase(stack, name, uuids[name], plan_chats(1, 2, random.Random(0), "wu" + name[:2]), args.timeout)
     for n in args.sizes:
         turns = args.turns if n == 1 else min(args.turns, args.turns_10 if n < 50 else args.turns_50)
         phases: dict[str, dict[str, Any]] = {}
-        order = PIPELINES if (n % 2) else tuple(reversed(PIPELINES))  # alternate, against drift
+        order = names if (n % 2) else names[::-1]  # alternate, against drift
         for name in order:
             plans = plan_chats(n, turns, random.Random(rng.random()), f"{name[:2]}{n}")
             phases[name] = await run_phase(stack, name, uuids[name], plans, args.timeout)
@@ -626,7 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["LTM_E2E_INSTALL"] = "package" if args.installed else ""
     kwargs: dict[str, Any] = {"plugin_dir": args.plugin_dir} if args.plugin_dir else {}
     with Stack(**kwargs) as stack:
-        uuids, _, _ = setup(stack)
+        uuids = setup(stack)
         result = asyncio.run(measure(stack, args, uuids))
         result["stack"] = {
             "run_dir": str(stack.run_dir),
