@@ -349,3 +349,34 @@ async def _schedule(steps: list[tuple[Any, ...]]) -> None:
     for key, seen in done_steps.items():
         assert seen == sorted(set(seen)), f"a write step of job {key} ran twice: {seen}"
     assert bg.pending() == []
+
+
+@pytest.mark.asyncio
+async def test_an_after_call_job_is_not_waited_for_by_its_own_call_and_runs_in_the_next() -> None:
+    """Issue 38: the chat turn's snapshot is queued ``after_call``: the hook's carrier returns at once
+    although the job would block; the next call carries it, with its own invocation."""
+    plugin, bg = setup()
+    seen: list[Any] = []
+    gate = asyncio.Event()
+
+    async def slow() -> str:
+        await gate.wait()
+        return await host_call(plugin, seen)()
+
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            fut = bg.submit("snap", slow, after_call=True)
+            started = asyncio.get_running_loop().time()
+        elapsed = asyncio.get_running_loop().time() - started
+    assert elapsed < 0.5 and not fut.done() and seen == []  # not run, not waited for: no grace spent
+    gate.set()
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            pass
+    assert fut.done() and fut.result() == "done" and seen == [binding(1)]
+    # control: the same job without after_call is run, and waited for, by the call that queued it
+    ran: list[Any] = []
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            other = bg.submit("plain", host_call(plugin, ran))
+    assert other.done() and ran == [binding(1)]
