@@ -236,14 +236,18 @@ class Chat:
                 inbox.get_nowait()
 
     async def run(self, timeout: float) -> None:
-        for j, turn in enumerate(self.plan.turns):
-            marker = f"{self.plan.tag}{j}z"
-            try:
-                elapsed, reply = await self.send(turn.speaker, message_text(self.plan, j), marker, timeout)
-                self.results.append({"kind": turn.kind, "s": elapsed, "ok": True, "ack": ACK in reply, "j": j})
-            except (TimeoutError, RuntimeError) as exc:
-                log.warning("chat %d turn %d failed: %s", self.plan.index, j, exc)
-                self.results.append({"kind": turn.kind, "s": None, "ok": False, "ack": False, "j": j})
+        for j in range(len(self.plan.turns)):
+            await self.run_turn(j, timeout)
+
+    async def run_turn(self, j: int, timeout: float) -> None:
+        turn = self.plan.turns[j]
+        marker = f"{self.plan.tag}{j}z"
+        try:
+            elapsed, reply = await self.send(turn.speaker, message_text(self.plan, j), marker, timeout)
+            self.results.append({"kind": turn.kind, "s": elapsed, "ok": True, "ack": ACK in reply, "j": j})
+        except (TimeoutError, RuntimeError) as exc:
+            log.warning("chat %d turn %d failed: %s", self.plan.index, j, exc)
+            self.results.append({"kind": turn.kind, "s": None, "ok": False, "ack": False, "j": j})
 
 
 # ------------------------------------------------------------------ processes
@@ -339,6 +343,39 @@ async def run_phase(
         wall = time.monotonic() - started
         after = proc_stats(pids)
         await asyncio.gather(*(c.close() for c in chats))
+    return phase_figures(pipeline, chats, wall, after["rss_mb"], after["cpu_s"] - before["cpu_s"])
+
+
+async def run_interleaved(
+    stack: Stack, uuids: dict[str, str], plans: dict[str, ChatPlan], timeout: float
+) -> dict[str, dict[str, Any]]:
+    """One chat per pipeline, turn by turn in rotating order: the machine's drift (other processes on
+    shared cores) falls on every pipeline alike. A pipeline's wall time is the sum of its turns; the
+    plugin's CPU is counted during the memory pipeline's turns only."""
+    chats = {name: Chat(stack, uuids[name], plan) for name, plan in plans.items()}
+    await asyncio.gather(*(c.open() for c in chats.values()))
+    pids = plugin_pids(stack)
+    names = list(chats)
+    walls = dict.fromkeys(names, 0.0)
+    cpu = 0.0
+    try:
+        for j in range(min(len(p.turns) for p in plans.values())):
+            for name in names[j % len(names) :] + names[: j % len(names)]:
+                before = proc_stats(pids)["cpu_s"] if name == "with" else 0.0
+                t0 = time.monotonic()
+                await chats[name].run_turn(j, timeout)
+                walls[name] += time.monotonic() - t0
+                if name == "with":
+                    cpu += proc_stats(pids)["cpu_s"] - before
+    finally:
+        rss = proc_stats(pids)["rss_mb"]
+        await asyncio.gather(*(c.close() for c in chats.values()))
+    return {
+        name: phase_figures(name, [chats[name]], walls[name], rss, cpu if name == "with" else 0.0) for name in names
+    }
+
+
+def phase_figures(pipeline: str, chats: list[Chat], wall: float, rss_mb: float, cpu_s: float) -> dict[str, Any]:
     results = [r for c in chats for r in c.results]
     ok = [r for r in results if r["ok"]]
     question = [r["s"] for r in ok if r["kind"] == "question"]
@@ -355,8 +392,8 @@ async def run_phase(
         "question_p50_ms": pct(question, 0.5),
         "question_p95_ms": pct(question, 0.95),
         "remember_p50_ms": pct([r["s"] for r in ok if r["kind"] == "remember"], 0.5),
-        "plugin_rss_mb": after["rss_mb"],
-        "plugin_cpu_s": round(after["cpu_s"] - before["cpu_s"], 2),
+        "plugin_rss_mb": rss_mb,
+        "plugin_cpu_s": round(cpu_s, 2),
         "_chats": chats,
     }
 
@@ -543,6 +580,10 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
         turns = args.turns if n == 1 else min(args.turns, args.turns_10 if n < 50 else args.turns_50)
         phases: dict[str, dict[str, Any]] = {}
         order = names if (n % 2) else names[::-1]  # alternate, against drift
+        if n == 1 and getattr(args, "interleave", True):
+            plans = {name: plan_chats(1, turns, random.Random(rng.random()), f"{name[:2]}1")[0] for name in names}
+            phases = await run_interleaved(stack, uuids, plans, args.timeout)
+            order = []
         for name in order:
             plans = plan_chats(n, turns, random.Random(rng.random()), f"{name[:2]}{n}")
             phases[name] = await run_phase(stack, name, uuids[name], plans, args.timeout)
@@ -610,6 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=16, help="turns of the single chat (default 16)")
     ap.add_argument("--turns-10", type=int, default=5, help="turns per chat below N=50 (default 5)")
     ap.add_argument("--turns-50", type=int, default=2, help="turns per chat from N=50 up (bounded; default 2)")
+    ap.add_argument("--sequential-1", dest="interleave", action="store_false", help="N=1: one pipeline after the other")
     ap.add_argument("--commands", type=int, default=6, help="commands afterwards, one at a time (default 6)")
     ap.add_argument("--db", choices=("sqlite", "postgresql"), default=None, help="LangBot's database (default sqlite)")
     ap.add_argument("--installed", action="store_true", help="install the .lbpkg instead of debug-attaching")
