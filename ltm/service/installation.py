@@ -71,6 +71,7 @@ class Installation:
                     candidates += 1
                 else:
                     tombstones += 1
+        self.service.snapshot_writer.discard_collection(kb_id)  # none written after the drop
         injections = await self.service.snapshots.drop_collection(kb_id)
         done = KbDeletion(candidates, tombstones, proposals, injections)
         log.info("memory knowledge base %s deleted with what was kept beside it: %s", kb_id, done)

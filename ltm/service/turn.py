@@ -72,6 +72,13 @@ class SnapshotWriter:
         """Forget a snapshot not yet written (its chat's memory was erased)."""
         self._pending.pop(inject_key(scope), None)
 
+    def discard_collection(self, kb_id: str) -> int:
+        """Forget the snapshots not yet written that recalled from ``kb_id`` (it was deleted)."""
+        gone = [k for k, (scope, _) in self._pending.items() if scope.collection == kb_id]
+        for key in gone:
+            del self._pending[key]
+        return len(gone)
+
     async def drain(self) -> None:
         """Wait until every snapshot queued so far was written (or failed): tests, and a caller that
         reads the stored record."""

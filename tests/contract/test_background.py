@@ -380,3 +380,34 @@ async def test_an_after_call_job_is_not_waited_for_by_its_own_call_and_runs_in_t
         async with bg.carrying(1.0):
             other = bg.submit("plain", host_call(plugin, ran))
     assert other.done() and ran == [binding(1)]
+
+
+@pytest.mark.asyncio
+async def test_the_snapshot_writer_keeps_the_latest_per_chat_and_drops_a_deleted_kbs() -> None:
+    """The last-turn snapshots (issue 38): queued after the turn, one write per chat for a burst (the
+    latest), none for a knowledge base deleted before its write; ``pending`` answers meanwhile."""
+    from ltm.domain.scope import derive_scope
+    from ltm.service.snapshots import InjectionSnapshot
+    from ltm.service.turn import SnapshotWriter
+
+    plugin, bg = setup()
+    saved: list[tuple[str, str]] = []
+
+    async def save(scope: Any, snap: InjectionSnapshot) -> None:
+        saved.append((scope.collection, snap.at))
+
+    writer = SnapshotWriter(save, bg)
+    kept = derive_scope(session_name="person_a", bot_uuid="b", isolation="session", collection="kb1", sender_id="a")
+    gone = derive_scope(session_name="person_c", bot_uuid="b", isolation="session", collection="kb2", sender_id="c")
+    with call(plugin, 1):
+        async with bg.carrying(1.0):  # the hook's call: queues, never writes
+            for at in ("t1", "t2", "t3"):
+                writer.later(kept, InjectionSnapshot(at=at))
+            writer.later(gone, InjectionSnapshot(at="g1"))
+    assert saved == [] and writer.pending(kept) == InjectionSnapshot(at="t3")
+    assert writer.discard_collection("kb2") == 1 and writer.pending(gone) is None
+    with call(plugin, 1):
+        async with bg.carrying(1.0):  # the next call carries the write
+            pass
+    assert saved == [("kb1", "t3")] and writer.pending(kept) is None
+    assert writer.counts["coalesced"] == 2 and writer.counts["written"] == 1
