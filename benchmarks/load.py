@@ -61,6 +61,18 @@ PHASE_FIELDS = ("p50_ms", "p95_ms", "question_p50_ms", "question_p95_ms", "msgs_
 GROUP_SPEAKERS = 3
 SYLLABLES = "ka lo mi ru te vo za pe ni su ga bo di fe hu ja ke lu mo ra".split()
 ACK = "Noted: I will remember that."
+# LangBot's own fan-out limits, raised for a load run (an operator's data/config.yaml keys, set as
+# LangBot's env overrides): the dashboard websocket sends every frame to every connection of the
+# pipeline (N x N frames), each serialised on the workspace's blocking executor (4 in flight by
+# default; over it the frame is dropped with "Workspace blocking executor capacity reached" and the
+# socket closed), and a workspace may hold 32 sockets. The same for all three pipelines.
+HOST_LIMITS = {
+    "SYSTEM__WEBSOCKET_RETENTION__MAX_CONNECTIONS_PER_WORKSPACE": "512",
+    "SYSTEM__WEBSOCKET_RETENTION__SEND_QUEUE_SIZE": "5000",
+    "SYSTEM__BLOCKING_EXECUTOR__MAX_WORKERS": "64",
+    "SYSTEM__BLOCKING_EXECUTOR__MAX_PENDING": "8192",
+    "SYSTEM__BLOCKING_EXECUTOR__MAX_INFLIGHT_PER_SCOPE": "32",
+}
 LOG_ALARM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|\[(W|E)\]|Traceback")
 
 
@@ -665,6 +677,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.db:
         os.environ["LTM_E2E_DB"] = args.db
     os.environ["LTM_E2E_INSTALL"] = "package" if args.installed else ""
+    for key, value in HOST_LIMITS.items():
+        os.environ.setdefault(key, value)
     kwargs: dict[str, Any] = {"plugin_dir": args.plugin_dir} if args.plugin_dir else {}
     with Stack(**kwargs) as stack:
         uuids = setup(stack)
@@ -675,6 +689,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "db": stack.backends.db,
             "vdb": stack.backends.vdb,
             "plugin_dir": str(stack.plugin.path),
+            "host_limits": {k: os.environ.get(k) for k in HOST_LIMITS},
         }
         result["args"] = {k: v for k, v in vars(args).items() if k != "out"}
     print_table(result)
