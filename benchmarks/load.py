@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from e2e.stack import WEBCHAT_BOT_UUID, PluginRef, Stack, descendants
 
@@ -257,8 +258,8 @@ class Chat:
         try:
             elapsed, reply = await self.send(turn.speaker, message_text(self.plan, j), marker, timeout)
             self.results.append({"kind": turn.kind, "s": elapsed, "ok": True, "ack": ACK in reply, "j": j})
-        except (TimeoutError, RuntimeError) as exc:
-            log.warning("chat %d turn %d failed: %s", self.plan.index, j, exc)
+        except (TimeoutError, RuntimeError, ConnectionClosed) as exc:
+            log.warning("chat %d turn %d failed: %r", self.plan.index, j, exc)
             self.results.append({"kind": turn.kind, "s": None, "ok": False, "ack": False, "j": j})
 
 
@@ -607,6 +608,8 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
         await asyncio.sleep(1.5)  # the ledger writes its queue a moment after the turns
         rows.append(summarise(n, phases, ledger_turns(stack, phases["with"]["_chats"])))
         all_phases += list(phases.values())
+        if args.out:  # what was measured so far survives a later failure
+            Path(args.out + ".partial").write_text(json.dumps(rows, indent=2, default=str) + "\n", encoding="utf-8")
     commands = await run_commands(stack, uuids["with"], args.commands, args.timeout) if args.commands else {}
     await asyncio.sleep(2.0)
     texts = log_texts(stack)
