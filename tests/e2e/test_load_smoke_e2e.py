@@ -25,7 +25,7 @@ def test_five_chats_at_once_lose_nothing_and_leak_nothing(stack: Stack) -> None:
     if stack.backends.vdb != "chroma":
         pytest.skip("the lost-write check reads LangBot's Chroma")
     uuids = setup(stack, floor=False)
-    args = argparse.Namespace(sizes=[5], turns=3, turns_10=3, turns_50=2, commands=0, seed=5, timeout=120.0)
+    args = argparse.Namespace(sizes=[5], turns=3, turns_10=3, turns_50=2, commands=0, seed=5, timeout=120.0, out=None)
     result = asyncio.run(measure(stack, args, uuids))
     row = result["sizes"][0]
     log.info("load smoke: %s", row)
