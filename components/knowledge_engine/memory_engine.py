@@ -50,22 +50,29 @@ class MemoryEngine(KnowledgeEngine):
         if kb_id and await service.kb_settings(kb_id) is None and creation:
             await service.register_kb(kb_id, creation)
 
-    @carried()
     async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
-        service = self.plugin.service
         kb_id = context.get_collection_id()
-        await self._ensure_kb(kb_id, context.creation_settings)
         rs = dict(context.retrieval_settings or {})
         session_name = str(rs.get("session_name") or "")
+        served = getattr(self.plugin, "served_turns", None)
+        who = identity(kb_id, session_name, str(rs.get("bot_uuid") or ""), str(rs.get("sender_id") or ""))
+        if session_name and served is not None and served.served(who):
+            # The listener's memory block already carries this turn's memories (escaped, trust-marked).
+            # Answered from the in-process mark alone: no storage read, and no background work
+            # carried (this call is on the reply's path).
+            log.info("engine retrieve for %s: served by the memory block this turn", session_name)
+            return RetrievalResponse(results=[], total_found=0, metadata={"reason": "served by the memory block"})
+        return await self._retrieve(context, kb_id, rs, session_name)
+
+    @carried()
+    async def _retrieve(
+        self, context: RetrievalContext, kb_id: str, rs: dict[str, Any], session_name: str
+    ) -> RetrievalResponse:
+        service = self.plugin.service
+        await self._ensure_kb(kb_id, context.creation_settings)
         if not session_name or not context.query.strip():
             log.info("engine retrieve without session identity: returning nothing")
             return RetrievalResponse(results=[], total_found=0, metadata={"reason": "no session identity"})
-        served = getattr(self.plugin, "served_turns", None)
-        who = identity(kb_id, session_name, str(rs.get("bot_uuid") or ""), str(rs.get("sender_id") or ""))
-        if served is not None and served.served(who):
-            # The listener's memory block already carries this turn's memories (escaped, trust-marked).
-            log.info("engine retrieve for %s: served by the memory block this turn", session_name)
-            return RetrievalResponse(results=[], total_found=0, metadata={"reason": "served by the memory block"})
         try:
             top_k = max(1, min(50, int(rs.get("top_k") or 5)))
         except (TypeError, ValueError, OverflowError):  # NaN and the infinities too

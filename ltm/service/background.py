@@ -40,6 +40,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ports import HOST_CALLS
+
 log = logging.getLogger(__name__)
 
 HOLD_S = 15.0  # after the grace: the longest a carrier waits for a job to reach a checkpoint
@@ -69,6 +71,7 @@ class _Job:
     interruptible: bool
     attempt: _Attempt | None = None
     interrupts: int = 0
+    origin: _Carrier | None = None  # ``after_call``: the call that queued it does not carry it
 
 
 @dataclass(eq=False)
@@ -112,14 +115,19 @@ class Background:
         *,
         delay: float = 0.0,
         interruptible: bool = False,
+        after_call: bool = False,
     ) -> asyncio.Future[Any]:
         """Queue the job ``key`` (``factory`` makes one attempt); its future resolves with the
-        result of the attempt that completes. A job of that key not yet done is returned instead."""
+        result of the attempt that completes. A job of that key not yet done is returned instead.
+        ``after_call``: the calling carrier neither runs nor waits for it (work the call's answer
+        does not need, e.g. a chat turn's snapshot): a later call carries it."""
         job = self._jobs.get(key)
         if job is not None and not job.future.done():
             return job.future
         loop = asyncio.get_running_loop()
         job = _Job(key, factory, loop.create_future(), interruptible)
+        if after_call:
+            job.origin = _CARRIER.get()
         job.future.add_done_callback(_retrieve)
         job.future.add_done_callback(lambda f, job=job: self._settled(job, f))
         if self._stopped:
@@ -135,7 +143,7 @@ class Background:
             return job.future
         self._queue[key] = job
         carrier = _CARRIER.get()
-        if carrier is not None and carrier.open and live:  # the calling carrier runs it alongside its work
+        if carrier is not None and carrier.open and live and not after_call:  # run alongside the call's work
             self._start(job, carrier)
         return job.future
 
@@ -169,7 +177,7 @@ class Background:
 
     def _start_queued(self, carrier: _Carrier) -> None:
         for job in list(self._queue.values()):
-            if job.attempt is None and not job.future.done():
+            if job.attempt is None and not job.future.done() and job.origin is not carrier:
                 self._start(job, carrier)
 
     async def _close(self, carrier: _Carrier) -> None:
@@ -235,6 +243,7 @@ class Background:
     async def _run(self, attempt: _Attempt) -> None:
         job = attempt.job
         _ATTEMPT.set(attempt)
+        HOST_CALLS.set(None)  # a job's host calls are no turn's (the task copied its starter's context)
         try:
             result = await job.factory()
         except Deferred:

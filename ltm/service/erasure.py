@@ -60,6 +60,11 @@ COPIES: tuple[Copy, ...] = (
         "the row's id, short id and preview removed from each (after_delete); a deleted KB's snapshots go",
     ),
     Copy(
+        "last-turn snapshots not yet written",
+        "memory: the snapshot writer's queue (turn.SnapshotWriter), written after the turn",
+        "rewritten without the rows before the stored ones are scrubbed (after_delete); a deleted KB's dropped",
+    ),
+    Copy(
         "review candidates",
         "plugin storage cand/<kb>/<user key>/r/<id>",
         "the candidate that became the row keeps its decision, its text emptied (after_delete)",
@@ -102,6 +107,11 @@ def scrub_snapshot(record: Mapping[str, Any], ids: frozenset[str]) -> dict[str, 
     return out
 
 
+def _scrubbed(snap: InjectionSnapshot, ids: frozenset[str]) -> InjectionSnapshot | None:
+    record = scrub_snapshot(snap.to_record(), ids)
+    return InjectionSnapshot.from_record(record) if record is not None else None
+
+
 class Erasure:
     """The erase that follows every deleting mutation, and the erase of a deleted knowledge base."""
 
@@ -137,6 +147,8 @@ class Erasure:
         try:
             await self.service.sealed.settle_keys()  # the rows' seal keys: what the store keeps no longer opens
             await self.service.writes.index.flush_snapshots()
+            # a snapshot still waiting to be written first, so none lands after the stored ones are clean
+            self.service.snapshot_writer.rewrite_pending(lambda snap: _scrubbed(snap, ids))
             snapshots = await self._scrub_snapshots(ids)
             for scope in {s.scope_key + "\x00" + s.collection: s for s, _ in erased}.values():
                 candidates += await self._scrub_candidates(scope, ids)

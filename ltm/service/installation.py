@@ -75,6 +75,7 @@ class Installation:
                     candidates += 1
                 else:
                     tombstones += 1
+        self.service.snapshot_writer.discard_collection(kb_id)  # none written after the drop
         injections = await self.service.snapshots.drop_collection(kb_id)
         # an older snapshot names no knowledge base: it stays, without the rows of this one
         scrubbed = await self.service.erasure.scrub_snapshots(rows)

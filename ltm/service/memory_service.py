@@ -40,7 +40,7 @@ from .retire import RetireEvent
 from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
-from .turn import Injection, Publish, prepare_turn
+from .turn import Injection, Publish, SnapshotWriter, prepare_turn
 from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
@@ -94,6 +94,8 @@ class MemoryService:
         # one erase of every copy of a deleted row, run by the write engine after each delete
         self.erasure = Erasure(self)
         self.writes.on_erased = self.erasure.after_delete
+        # the last-turn snapshot is written after the turn (the reply does not need it)
+        self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -273,8 +275,9 @@ class MemoryService:
         return await self.snapshots.save_injection(scope, snapshot)
 
     async def last_injection(self, scope: Scope) -> InjectionSnapshot | None:
-        """:meth:`.snapshots.InjectionSnapshots.last_injection`."""
-        return await self.snapshots.last_injection(scope)
+        """:meth:`.snapshots.InjectionSnapshots.last_injection` (one still waiting for its write first)."""
+        waiting = self.snapshot_writer.pending(scope)
+        return waiting.owned_by(scope) if waiting is not None else await self.snapshots.last_injection(scope)
 
     async def audit_count(self, scope: Scope) -> int:
         """:meth:`.audit.AuditLog.scope_count`."""
@@ -430,6 +433,7 @@ class MemoryService:
             served=served,
             who=who,
             publish=publish,
+            later=self.snapshot_writer.later,
         )
 
     async def known_scopes(self) -> KnownScopes:

@@ -4,27 +4,140 @@ The surface (the listener) gathers what the host gives - the scope of the turn, 
 the speaker's name, the query id - calls :func:`prepare_turn` (``MemoryService.prepare_turn``) and
 puts the block into the prompt. What the block covered is marked in :class:`~.turns.ServedTurns`
 so that the memory engine does not hand the runner the same memories again, and the turn's
-:class:`~.snapshots.InjectionSnapshot` is saved for the console.
+:class:`~.snapshots.InjectionSnapshot` is saved for the console - after the reply: the reply does not
+need it, so :class:`SnapshotWriter` writes it as background work (latest per chat, bounded), and a
+failed save is logged as what it is (the turn had its memory).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..domain.budget import estimate_tokens
-from ..domain.scope import Scope
+from ..domain.scope import Scope, inject_key
 from ..domain.timefields import now_utc, to_iso
+from .background import Background
 from .injection import context_payload, has_content, render_block_async
 from .recall import RecallResult
 from .settings import Settings
 from .snapshots import InjectionSnapshot
 from .turns import Identity, ServedTurns, identity
 
+log = logging.getLogger(__name__)
+
 Recaller = Callable[..., Awaitable[RecallResult]]
 SaveSnapshot = Callable[[Scope, InjectionSnapshot], Awaitable[None]]
+SaveLater = Callable[[Scope, InjectionSnapshot], None]
+
+PENDING_SNAPSHOTS = 1024  # chats whose last-turn snapshot waits for its write; the oldest is dropped
+
+
+class SnapshotWriter:
+    """The last-turn snapshots, written after the turn as background work (``Background.submit``
+    with ``after_call``: never by the hook's own call). Per chat only the latest is written (a
+    burst of turns is one write); at most :data:`PENDING_SNAPSHOTS` chats wait (the oldest is
+    dropped, counted). A snapshot still waiting is what :meth:`pending` answers, so ``!memory why``
+    right after a turn reads it. A failed write is a WARNING naming the lost snapshot."""
+
+    def __init__(self, save: SaveSnapshot, background: Background, bound: int = PENDING_SNAPSHOTS) -> None:
+        self._save = save
+        self._background = background
+        self._bound = bound
+        self._pending: OrderedDict[str, tuple[Scope, InjectionSnapshot]] = OrderedDict()
+        self._jobs: dict[str, asyncio.Future[Any]] = {}
+        self.counts = {"queued": 0, "written": 0, "coalesced": 0, "dropped": 0, "failed": 0}
+
+    def later(self, scope: Scope, snapshot: InjectionSnapshot) -> None:
+        key = inject_key(scope)
+        if key in self._pending:
+            self.counts["coalesced"] += 1
+            self._pending.pop(key)
+        self._pending[key] = (scope, snapshot)
+        self.counts["queued"] += 1
+        while len(self._pending) > self._bound:
+            self._pending.popitem(last=False)
+            self.counts["dropped"] += 1
+        self._submit(key)
+
+    def pending(self, scope: Scope) -> InjectionSnapshot | None:
+        item = self._pending.get(inject_key(scope))
+        return item[1] if item is not None else None
+
+    def discard(self, scope: Scope) -> None:
+        """Forget a snapshot not yet written (its chat's memory was erased)."""
+        self._pending.pop(inject_key(scope), None)
+
+    def rewrite_pending(self, rewrite: Callable[[InjectionSnapshot], InjectionSnapshot | None]) -> int:
+        """Replace each snapshot not yet written by ``rewrite(snapshot)`` where it returns one (an
+        erase takes its rows out). A write already under way is followed by one of the new value,
+        so the stored record ends as rewritten. Returns how many changed."""
+        n = 0
+        for key, (scope, snap) in list(self._pending.items()):
+            new = rewrite(snap)
+            if new is not None:
+                self._pending[key] = (scope, new)
+                n += 1
+                if key not in self._jobs:
+                    self._submit(key)
+        return n
+
+    def discard_collection(self, kb_id: str) -> int:
+        """Forget the snapshots not yet written that recalled from ``kb_id`` (it was deleted)."""
+        gone = [k for k, (scope, _) in self._pending.items() if scope.collection == kb_id]
+        for key in gone:
+            del self._pending[key]
+        return len(gone)
+
+    async def drain(self) -> None:
+        """Wait until every snapshot queued so far was written (or failed): tests, and a caller that
+        reads the stored record."""
+        while self._pending:
+            jobs = [f for f in self._jobs.values() if not f.done()]
+            if not jobs:
+                return  # queued for a later call (an installed plugin's carrier)
+            await asyncio.wait([asyncio.shield(f) for f in jobs])
+
+    def _submit(self, key: str) -> None:
+        future = self._background.submit(("last-turn-snapshot", key), lambda: self._write(key), after_call=True)
+        self._jobs[key] = future
+        future.add_done_callback(lambda _f: self._again(key))
+
+    def _again(self, key: str) -> None:
+        self._jobs.pop(key, None)
+        # a newer snapshot arrived while the job for this chat was running: one more write
+        if key in self._pending and not self._background.stopped:
+            self._submit(key)
+
+    async def _write(self, key: str) -> None:
+        item = self._pending.get(key)
+        if item is None:
+            return
+        scope, snapshot = item
+        try:
+            await self._save(scope, snapshot)
+        except asyncio.CancelledError:
+            raise  # interrupted: still pending, a later call writes it
+        except Exception as exc:
+            self._settle(key, item)
+            self.counts["failed"] += 1
+            log.warning(
+                "last-turn snapshot not saved for %s (the turn had its memory; `!memory why` shows an older turn): %s",
+                scope.user_key,
+                exc,
+            )
+        else:
+            self._settle(key, item)
+            self.counts["written"] += 1
+
+    def _settle(self, key: str, item: tuple[Scope, InjectionSnapshot]) -> None:
+        # a newer snapshot of the chat (queued during the write) stays for the next write
+        if self._pending.get(key) is item:
+            del self._pending[key]
 
 
 @dataclass(frozen=True)
@@ -38,7 +151,7 @@ class Injection:
 
 
 # The host's side of a prepared turn: puts the block into the prompt and returns the host writes
-# (the query variables), which are awaited together with the snapshot's save, in one round.
+# (the query variables), awaited in one round.
 Publish = Callable[[Injection], Iterable[Awaitable[object]]]
 
 
@@ -75,11 +188,13 @@ async def prepare_turn(
     served: ServedTurns | None = None,
     who: Identity | None = None,
     publish: Publish | None = None,
+    later: SaveLater | None = None,
 ) -> Injection | None:
     """Recall for ``text`` in ``scope`` and build the turn's block, payload and snapshot; None when
     auto-recall is off. ``served`` learns whether this turn's block covered the chat identity
     ``who`` (by default the scope's own). ``publish`` (the host's side of the turn) puts the block
-    in place; its writes are awaited alongside the snapshot's save."""
+    in place; its writes are awaited. The snapshot goes to ``later`` (written after the turn) or,
+    without one, is saved alongside them."""
     who = who if who is not None else identity(scope.collection, scope.session_name, scope.bot_uuid, scope.sender_id)
     if not settings.auto_recall:
         if served is not None:
@@ -95,5 +210,10 @@ async def prepare_turn(
     block = await render_block_async(payload, settings.language, template) if has_content(payload) else ""
     snapshot = snapshot_of(result, block, speaker, query_id)
     injection = Injection(block, payload, snapshot)
-    await asyncio.gather(*(publish(injection) if publish is not None else ()), save(scope, snapshot))
+    writes = list(publish(injection)) if publish is not None else []
+    if later is not None:
+        later(scope, snapshot)
+    else:
+        writes.append(save(scope, snapshot))
+    await asyncio.gather(*writes)
     return injection

@@ -349,3 +349,65 @@ async def _schedule(steps: list[tuple[Any, ...]]) -> None:
     for key, seen in done_steps.items():
         assert seen == sorted(set(seen)), f"a write step of job {key} ran twice: {seen}"
     assert bg.pending() == []
+
+
+@pytest.mark.asyncio
+async def test_an_after_call_job_is_not_waited_for_by_its_own_call_and_runs_in_the_next() -> None:
+    """Issue 38: the chat turn's snapshot is queued ``after_call``: the hook's carrier returns at once
+    although the job would block; the next call carries it, with its own invocation."""
+    plugin, bg = setup()
+    seen: list[Any] = []
+    gate = asyncio.Event()
+
+    async def slow() -> str:
+        await gate.wait()
+        return await host_call(plugin, seen)()
+
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            fut = bg.submit("snap", slow, after_call=True)
+            started = asyncio.get_running_loop().time()
+        elapsed = asyncio.get_running_loop().time() - started
+    assert elapsed < 0.5 and not fut.done() and seen == []  # not run, not waited for: no grace spent
+    gate.set()
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            pass
+    assert fut.done() and fut.result() == "done" and seen == [binding(1)]
+    # control: the same job without after_call is run, and waited for, by the call that queued it
+    ran: list[Any] = []
+    with call(plugin, 1):
+        async with bg.carrying(1.0):
+            other = bg.submit("plain", host_call(plugin, ran))
+    assert other.done() and ran == [binding(1)]
+
+
+@pytest.mark.asyncio
+async def test_the_snapshot_writer_keeps_the_latest_per_chat_and_drops_a_deleted_kbs() -> None:
+    """The last-turn snapshots (issue 38): queued after the turn, one write per chat for a burst (the
+    latest), none for a knowledge base deleted before its write; ``pending`` answers meanwhile."""
+    from ltm.domain.scope import derive_scope
+    from ltm.service.snapshots import InjectionSnapshot
+    from ltm.service.turn import SnapshotWriter
+
+    plugin, bg = setup()
+    saved: list[tuple[str, str]] = []
+
+    async def save(scope: Any, snap: InjectionSnapshot) -> None:
+        saved.append((scope.collection, snap.at))
+
+    writer = SnapshotWriter(save, bg)
+    kept = derive_scope(session_name="person_a", bot_uuid="b", isolation="session", collection="kb1", sender_id="a")
+    gone = derive_scope(session_name="person_c", bot_uuid="b", isolation="session", collection="kb2", sender_id="c")
+    with call(plugin, 1):
+        async with bg.carrying(1.0):  # the hook's call: queues, never writes
+            for at in ("t1", "t2", "t3"):
+                writer.later(kept, InjectionSnapshot(at=at))
+            writer.later(gone, InjectionSnapshot(at="g1"))
+    assert saved == [] and writer.pending(kept) == InjectionSnapshot(at="t3")
+    assert writer.discard_collection("kb2") == 1 and writer.pending(gone) is None
+    with call(plugin, 1):
+        async with bg.carrying(1.0):  # the next call carries the write
+            pass
+    assert saved == [("kb1", "t3")] and writer.pending(kept) is None
+    assert writer.counts["coalesced"] == 2 and writer.counts["written"] == 1

@@ -103,6 +103,8 @@ async def test_prepare_turn_builds_the_block_and_saves_its_snapshot(tmp_path: Pa
     assert snap.trace is not None and snap.trace.get("rows")
     saved = await svc.last_injection(scope)
     assert saved == snap.owned_by(scope)  # what was returned is what the console reads
+    await svc.snapshot_writer.drain()  # written after the turn (issue 38)
+    assert await svc.last_injection(scope) == saved
     assert list(json.loads(await svc.kv.get(inject_key(scope)))) == list(FIELDS)  # the stored record
     assert served.served(identity(scope.collection, "person_alice", "bot1", "alice"))
 

@@ -36,6 +36,7 @@ facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -140,6 +141,7 @@ class FakeHostHandler(Handler):
         self._chroma = chromadb.EphemeralClient()  # one store per process: names are per-instance
         self._collections: dict[str, Any] = {}
         self._handlers: dict[A, Callable[[dict[str, Any]], Any]] = self._action_table()
+        self.holds: list[tuple[A, Callable[[dict[str, Any]], bool], asyncio.Event]] = []
 
     # ------------------------------------------------------------------ test helpers
 
@@ -175,6 +177,13 @@ class FakeHostHandler(Handler):
         """Once any model is registered, unknown model uuids fail like the host's."""
         self.embedding_models[model_uuid] = embedder or self.embedder
 
+    def hold(self, action: A, when: Callable[[dict[str, Any]], bool]) -> asyncio.Event:
+        """Hold the answers to ``action`` calls for which ``when(data)`` holds until the returned
+        event is set (a store held shut)."""
+        gate = asyncio.Event()
+        self.holds.append((action, when, gate))
+        return gate
+
     def fail_next(self, action: A, exc: BaseException | None = None) -> None:
         """Raise ``exc`` (default: an ``ActionCallError``) on the next call of ``action``."""
         self._faults[action].append(exc or ActionCallError(self._wrap("injected failure")))
@@ -201,6 +210,9 @@ class FakeHostHandler(Handler):
     async def _answer(self, action: A, data: dict[str, Any]) -> dict:
         payload = self._wire(data)
         self.calls.append((action, payload))
+        for held, when, gate in self.holds:
+            if held == action and when(payload):
+                await gate.wait()
         if self._faults.get(action):
             raise self._faults[action].popleft()
         handler = self._handlers.get(action)
