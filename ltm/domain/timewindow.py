@@ -662,7 +662,7 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         ),
         _h_zh_ymd,
     ),
-    (re.compile(rf"(?<![\d年零〇一二两三四五六七八九十])(?P<y>)(?P<m>{_ZH_NUM})月(?:(?P<d>{_ZH_NUM})[日号])?"), _h_zh_ymd),
+    (re.compile(rf"(?<!年){_ZH_NUM_START}(?P<y>)(?P<m>{_ZH_NUM})月(?:(?P<d>{_ZH_NUM})[日号])?"), _h_zh_ymd),
     (re.compile(r"(?P<which>上上|上|下|这|本)?(?:个)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"), _h_zh_weekday),
     (re.compile(r"(?P<which>上上|上|下|这|本)(?:个)?周末"), _h_zh_weekend),
     (re.compile(rf"(?P<rel>去|今|本|明|前)年\s*(?P<m>{_ZH_NUM})月(?:\s*(?P<d>{_ZH_NUM})[日号])?"), _h_zh_rel_month),
