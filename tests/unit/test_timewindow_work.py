@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ltm.domain import timewindow
+from ltm.domain import timematch, timewindow
 from ltm.domain.timewindow import parse_time_window
 
 NOW = datetime(2024, 5, 10, 12, tzinfo=UTC)  # a Friday
@@ -140,6 +140,9 @@ def test_a_number_is_read_from_where_it_starts(digit: str) -> None:
             for pos in range(1, len(run)):
                 m = rx.match(text, pos)
                 assert m is None, (rx.pattern[:60], text, pos)
+        for pos in range(1, len(run)):  # the cheap pre-check of stored texts too
+            assert timematch._ZH_TIME_RE.match(text, pos) is None, (text, pos)
+        assert timematch.mentions_time("x" + text)  # control: from the run's start it is a time
     # control: the rules that read numbers still read them where they start
     assert parse_time_window("12月3日到5日", NOW) is not None
     assert parse_time_window("十二月", NOW) is not None
