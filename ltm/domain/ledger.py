@@ -1,12 +1,15 @@
 """The usage ledger's record: pure rules over one memory space's ring of turns and daily roll-ups.
 
 A record holds numbers, UTC dates and instants, query ids and tool names from :data:`TOOLS`, and
-nothing else: no memory text, no query text, no speaker. Every field is clamped, so the stored
-record of a space never exceeds :data:`MAX_RECORD_BYTES` (pinned by a test).
+nothing else: no memory text, no query text, no speaker. Every field is clamped, and when a record
+would still pass :data:`MAX_RECORD_BYTES` (every counter at its clamp: 50 such turns are about
+18 KB) the oldest turns of its ring give way (:func:`fit`), so the stored record of a space never
+exceeds it (a property test draws the worst cases).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +69,24 @@ class TurnUsage:
         }
 
 
+def encode(record: dict[str, Any]) -> bytes:
+    """The stored form of a record (compact JSON, ASCII): what :data:`MAX_RECORD_BYTES` bounds."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def fit(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` within :data:`MAX_RECORD_BYTES`: the oldest turns of the ring are dropped until it
+    fits (the days, at most :data:`DAYS_KEPT` of fixed-width numbers, always do)."""
+    over = len(encode(record)) - MAX_RECORD_BYTES
+    turns = record["turns"]
+    drop = 0
+    while over > 0 and drop < len(turns):
+        over -= len(encode(turns[drop])) + 1  # the turn and its comma
+        drop += 1
+    del turns[:drop]
+    return record
+
+
 def empty() -> dict[str, Any]:
     return {"v": 1, "turns": [], "days": []}
 
@@ -102,7 +123,7 @@ def normalise(raw: Any) -> dict[str, Any]:
             day = _day(out, date)
             for f in DAY_FIELDS:
                 day[f] = _count(d.get(f))
-    return out
+    return fit(out)
 
 
 def add_turn(record: dict[str, Any], usage: TurnUsage) -> dict[str, Any]:
@@ -114,7 +135,7 @@ def add_turn(record: dict[str, Any], usage: TurnUsage) -> dict[str, Any]:
     for f in ("memories", "tokens", "host_calls", "hook_ms"):
         day[f] = _count(day[f] + turn[f])
     day["turns"] = _count(day["turns"] + 1)
-    return record
+    return fit(record)
 
 
 def add_tool_call(record: dict[str, Any], query_id: Any, tool: str, at: str) -> dict[str, Any]:
@@ -130,7 +151,7 @@ def add_tool_call(record: dict[str, Any], query_id: Any, tool: str, at: str) -> 
             day["tool_turns"] = _count(day["tool_turns"] + 1)
         turn["tools"][tool] = _count(turn["tools"].get(tool, 0) + 1)
     day["tool_calls"] = _count(day["tool_calls"] + 1)
-    return record
+    return fit(record)
 
 
 def day_totals(record: dict[str, Any], date: str) -> dict[str, Any]:

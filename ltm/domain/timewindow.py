@@ -67,6 +67,12 @@ _FUZZY = frozenset({"a couple of", "couple of", "a few", "few", "several"})
 _NUM_ALT = "|".join(sorted((re.escape(k) for k in _NUM_WORDS), key=len, reverse=True))
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _ZH_NUM = r"[0-9零〇一二两三四五六七八九十]+"
+# A number is read from where it starts: without this a rule tried at every digit of a long run of
+# digits would scan the rest of the run each time (quadratic in the run's length).
+_ZH_NUM_START = r"(?<![\d零〇一二两三四五六七八九十])"
+# The words before or after an expression that qualify it ("over the", 节) are read within this
+# many characters of it, so each match costs the same however long the message is.
+_CONTEXT_CHARS = 80
 
 # "May" and "March" are also a modal verb and a verb: as months they need a date context.
 _WD_ALT = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -443,9 +449,10 @@ def _h_holiday(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | N
         else:
             y = now.year + {"去": -1, "今": 0, "明": 1, "前": -2}[rel]
         return _holiday_range(name, y, now.tzinfo) if y is not None else None
-    before, after = m.string[: m.start()], m.string[m.end() :]
+    text = m.string
+    after = text[m.end() : m.end() + _CONTEXT_CHARS]
     if name.isascii():
-        if not rel and not _HOLIDAY_PREP.search(before):
+        if not rel and not _HOLIDAY_PREP.search(text, max(0, m.start() - _CONTEXT_CHARS), m.start()):
             return None  # "the Christmas tree": a holiday name needs a preposition, a modifier or a year
     elif name in _ZH_NAMELIKE and not _ZH_HOLIDAY_AFTER.match(after):
         return None
@@ -655,7 +662,7 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         ),
         _h_zh_ymd,
     ),
-    (re.compile(rf"(?<![\d年])(?P<y>)(?P<m>{_ZH_NUM})月(?:(?P<d>{_ZH_NUM})[日号])?"), _h_zh_ymd),
+    (re.compile(rf"(?<!年){_ZH_NUM_START}(?P<y>)(?P<m>{_ZH_NUM})月(?:(?P<d>{_ZH_NUM})[日号])?"), _h_zh_ymd),
     (re.compile(r"(?P<which>上上|上|下|这|本)?(?:个)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"), _h_zh_weekday),
     (re.compile(r"(?P<which>上上|上|下|这|本)(?:个)?周末"), _h_zh_weekend),
     (re.compile(rf"(?P<rel>去|今|本|明|前)年\s*(?P<m>{_ZH_NUM})月(?:\s*(?P<d>{_ZH_NUM})[日号])?"), _h_zh_rel_month),
@@ -664,9 +671,9 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
     (re.compile(r"(?:(?P<y>\d{4})年|(?P<rel>去|今|明|前)年)?"
                 r"(?P<h>圣诞节|圣诞|平安夜|元旦|情人节|春节|除夕|五一|劳动节|国庆节|国庆|中秋节|中秋|万圣节)"),
      _h_holiday),
-    (re.compile(rf"(?:(?P<y>\d{{4}})年)?(?P<mon>{_ZH_NUM})月(?P<d1>{_ZH_NUM})[日号]?\s*(?:到|至|-|~|—|–)\s*"
+    (re.compile(rf"(?:(?P<y>\d{{4}})年)?{_ZH_NUM_START}(?P<mon>{_ZH_NUM})月(?P<d1>{_ZH_NUM})[日号]?\s*(?:到|至|-|~|—|–)\s*"
                 rf"(?P<d2>{_ZH_NUM})[日号]"), _h_day_span),
-    (re.compile(rf"(?:(?P<y>\d{{4}})年)?从?(?P<m1>{_ZH_NUM})月份?\s*(?:到|至|-|~|—|–)\s*(?P<m2>{_ZH_NUM})月份?"
+    (re.compile(rf"(?:(?P<y>\d{{4}})年)?从?{_ZH_NUM_START}(?P<m1>{_ZH_NUM})月份?\s*(?:到|至|-|~|—|–)\s*(?P<m2>{_ZH_NUM})月份?"
                 rf"(?!\s*{_ZH_NUM}\s*[日号])"), _h_month_span),
     (re.compile(r"(?P<y>\d{4}|[零〇一二三四五六七八九]{4})年(?!\s*[0-9零〇一二两三四五六七八九十]+月)"), _h_zh_year),
     (
@@ -679,7 +686,7 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         _h_zh_fixed,
     ),
     (re.compile(rf"(?:过去|最近|近)(?P<n>{_ZH_NUM})\s*{_ZH_UNIT}"), _h_zh_trailing),
-    (re.compile(rf"(?P<n>{_ZH_NUM})\s*{_ZH_UNIT}(?:以)?前"), _h_zh_ago),
+    (re.compile(rf"{_ZH_NUM_START}(?P<n>{_ZH_NUM})\s*{_ZH_UNIT}(?:以)?前"), _h_zh_ago),
     # ---- English ----
     (
         re.compile(
@@ -758,12 +765,21 @@ def _expressions(query: str, now: datetime) -> list[tuple[int, int, _Range]]:
                 found.append((m.start(), m.end(), order, rng))
     found.sort(key=lambda f: (f[0], f[2]))
     out: list[tuple[int, int, _Range]] = []
-    while found:
-        first = found[0]
-        overlapping = [f for f in found if f[0] < first[1] and f[1] > first[0]]
-        best = min(overlapping, key=lambda f: (-(f[1] - f[0]), f[2]))
+    # One pass: sorted by start, the matches overlapping a group's first one are the run that starts
+    # before it ends, and the next group starts after the winner's end (the winner, the longest,
+    # ends no earlier than the first): every match is looked at a bounded number of times.
+    i = 0
+    while i < len(found):
+        first = best = found[i]
+        j = i + 1
+        while j < len(found) and found[j][0] < first[1]:
+            f = found[j]
+            if f[1] > first[0] and (-(f[1] - f[0]), f[2]) < (-(best[1] - best[0]), best[2]):
+                best = f
+            j += 1
         out.append((best[0], best[1], best[3]))
-        found = [f for f in found if f[0] >= best[1]]
+        while i < len(found) and found[i][0] < best[1]:
+            i += 1
     return out
 
 
@@ -839,25 +855,30 @@ def _part_of(rng: _Range, m: re.Match[str]) -> _Range:
 
 def _compose(query: str, exprs: list[tuple[int, int, _Range]], now: datetime) -> _Range:
     a_start, a_end, rng = exprs[0]
-    before, after = query[:a_start], query[a_end:]
+    after = query[a_end : a_end + _CONTEXT_CHARS]
+    lead = max(0, a_start - _CONTEXT_CHARS)  # the words that qualify it are read this far back
+
+    def before(rx: re.Pattern[str]) -> re.Match[str] | None:
+        return rx.search(query, lead, a_start)
+
     if len(exprs) > 1:  # "between 11 and 15 August", "from May to July", "5月1日到5月8日"
         b_start, b_end, b_rng = exprs[1]
         join = _RANGE_JOIN.fullmatch(query[a_end:b_start])
-        if join and (_RANGE_OPEN.search(before) or join.group(0).strip() not in ("and", "和", "与")):
+        if join and (before(_RANGE_OPEN) or join.group(0).strip() not in ("and", "和", "与")):
             if _YEAR_NAMED.search(query[a_start:a_end]) and not _YEAR_NAMED.search(query[b_start:b_end]):
                 b_rng = _in_year_of(b_rng, rng)  # "2022年6月3日到6月5日": the end is in the start's year
             if b_rng[1] > rng[0]:
                 return rng[0], max(rng[1], b_rng[1])
-    if (m := _PART_OF.search(before)) and (rng[1] - rng[0]) >= timedelta(days=27):
+    if (m := before(_PART_OF)) and (rng[1] - rng[0]) >= timedelta(days=27):
         return _part_of(rng, m)
     if (m := _ZH_PART_AFTER.match(after)) and timedelta(days=27) <= rng[1] - rng[0] <= timedelta(days=31):
         return _month_part(rng, _ZH_PARTS[m[0]])  # 5月初, 5月中旬, 上个月底
-    if m := _ANCHOR_UNIT.search(before):
+    if m := before(_ANCHOR_UNIT):
         direction = "before" if m["dir"].lower().split()[0] in ("before", "prior", "preceding", "leading") else "after"
         unit = m["unit"].lower()
         n = _num(m["n"]) if m["n"] else 1
         return _shift(rng, direction, _UNIT_DAYS[unit], n or 1, weekend=unit == "weekend")
-    if m := _ANCHOR_OPEN.search(before):
+    if m := before(_ANCHOR_OPEN):
         if m["dir"].lower().split()[0] in ("before", "prior", "until", "till", "up"):
             return _OPEN_START.astimezone(now.tzinfo), rng[0]
         return (rng[0] if m["dir"].lower() == "since" else rng[1]), max(now, rng[1])

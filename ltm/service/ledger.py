@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,7 @@ from .background import Background
 
 log = logging.getLogger(__name__)
 FLUSH_DELAY_S = 0.5  # reports within this window share one write per space
+CACHE_SPACES = 256  # records kept in memory (least recently written first out); each at most 16 KiB
 
 
 class UsageLedger:
@@ -40,7 +42,8 @@ class UsageLedger:
         self.background = background  # the write outlives the report: it runs where host calls may
         self.delay = delay
         self._pending: dict[str, list[tuple[str, Any]]] = {}
-        self._cache: dict[str, dict[str, Any]] = {}
+        # the records last written, bounded: one evicted is read again from storage when next used
+        self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ reports (no await)
@@ -73,15 +76,31 @@ class UsageLedger:
             HOST_CALLS.reset(token)
 
     # ------------------------------------------------------------------ storage
+    async def _read(self, key: str) -> dict[str, Any]:
+        """The record of ``key``: the cached one, else read from storage (not cached: only a flush,
+        under the lock, puts a record in the cache, so a read never replaces one a flush holds)."""
+        if key in self._cache:
+            return self._cache[key]
+        raw = await self._kv().get(key)
+        try:
+            return rules.normalise(json.loads(raw) if raw else None)
+        except ValueError:
+            log.warning("usage ledger record %s unreadable; starting it again", key[:80])
+            return rules.empty()
+
     async def _load(self, key: str) -> dict[str, Any]:
-        if key not in self._cache:
-            raw = await self._kv().get(key)
-            try:
-                self._cache[key] = rules.normalise(json.loads(raw) if raw else None)
-            except ValueError:
-                log.warning("usage ledger record %s unreadable; starting it again", key[:80])
-                self._cache[key] = rules.empty()
-        return self._cache[key]
+        """The record a flush updates, cached as the most recent (the least recent beyond
+        :data:`CACHE_SPACES` leaves the cache; it is in storage)."""
+        record = await self._read(key)
+        self._cache[key] = record
+        self._cache.move_to_end(key)
+        while len(self._cache) > CACHE_SPACES:
+            self._cache.popitem(last=False)
+        return record
+
+    def cached_spaces(self) -> int:
+        """How many records are held in memory (at most :data:`CACHE_SPACES`)."""
+        return len(self._cache)
 
     async def flush(self) -> None:
         """Write every queued report (a read calls it first, so it always sees the latest turn)."""
@@ -103,7 +122,7 @@ class UsageLedger:
     # ------------------------------------------------------------------ reads
     async def record(self, scope: Scope) -> dict[str, Any]:
         await self.flush()
-        return json.loads(encode(await self._load(ledger_key(scope))))  # a copy
+        return json.loads(encode(await self._read(ledger_key(scope))))  # a copy
 
     async def today(self, scope: Scope) -> dict[str, Any]:
         return rules.day_totals(await self.record(scope), to_iso(self._clock())[:10])
@@ -120,4 +139,4 @@ class UsageLedger:
 
 
 def encode(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return rules.encode(record)

@@ -159,7 +159,8 @@ def _weight(value: Any) -> int:
     total = 1
     items: Iterable[Any] = value.items() if isinstance(value, dict) else value
     for item in items:
-        total += _weight(item[0]) + _weight(item[1]) if isinstance(value, dict) else _weight(item)
+        # every item counts at least one: a list of empty strings is as long as it is written out
+        total += max(1, _weight(item[0]) + _weight(item[1]) if isinstance(value, dict) else _weight(item))
         if total > limit:
             break  # at least this: enough to refuse it
     memo[id(value)] = (value, total)
@@ -238,18 +239,27 @@ def _iterate(value: Any) -> Iterator[Any]:
 
 
 def _concat(parts: list[Any]) -> str:
-    """``a ~ b``: sized before it is joined, and counted."""
+    """``a ~ b``: every part sized, and all of them together, before any is written out as text."""
     _tick()
+    if sum(_weight(part) for part in parts) > _value_limit():
+        raise _BudgetError("value", f"a concatenation longer than {_value_limit()} characters")
     pieces: list[str] = []
     total = 0
     for part in parts:
-        _check_size(part)
         piece = part if isinstance(part, str) else str(part)
         total += len(piece)
-        if total > _value_limit():
+        if total > _value_limit():  # a container written out is longer than its weight
             raise _BudgetError("value", f"a concatenation longer than {_value_limit()} characters")
         pieces.append(piece)
     return _result("".join(pieces))
+
+
+def _repeated(seq: Any, times: Any) -> int:
+    """The size ``seq * times`` would have (0 when it is not a repetition)."""
+    if isinstance(times, bool) or not isinstance(times, int) or not isinstance(seq, str | list | tuple):
+        return 0
+    each = len(seq) if isinstance(seq, str) else _weight(seq) - 1  # a container's items and contents
+    return each * max(0, times)
 
 
 def _ints(values: Iterable[Any]) -> list[int]:
@@ -269,13 +279,19 @@ def _check_filter_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any])
             raise SecurityError("sum adds numbers only")
     if name == "join" and len(args) >= 2:  # join(eval_ctx, value, d, attribute)
         sep = kwargs.get("d", args[2] if len(args) > 2 else "")
-        count = len(args[1]) if isinstance(args[1], list | tuple | dict | str) else 0
-        if len(str(sep)) * count > _value_limit():
+        value = args[1]
+        count = len(value) if isinstance(value, list | tuple | dict | str) else 0
+        # the items written out (their weight) and a separator between each two
+        if _weight(value) + _weight(sep) * max(0, count - 1) > _value_limit():
             raise _BudgetError("value", f"a join longer than {_value_limit()} characters")
-    if name == "replace" and len(args) >= 3:
-        s, old, new = (str(x) for x in args[:3])
-        grows = (s.count(old) if old else len(s) + 1) * max(0, len(new) - len(old))
-        if len(s) + grows > _value_limit():
+    if name == "replace":  # replace(eval_ctx, s, old, new, count): the context comes first
+        named = {**dict(zip(("s", "old", "new", "count"), args[1:], strict=False)), **kwargs}
+        s, old, new = (str(named.get(k, "")) for k in ("s", "old", "new"))
+        limit = named.get("count")
+        hits = s.count(old) if old else len(s) + 1
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+            hits = min(hits, limit)
+        if len(s) + hits * max(0, len(new) - len(old)) > _value_limit():
             raise _BudgetError("value", "replace would build a value larger than its budget")
 
 
@@ -352,14 +368,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _tick()
-        if operator == "*" and isinstance(right, int) and isinstance(left, str | list | tuple):
-            if len(left) * max(0, right) > _value_limit():
-                raise _BudgetError("value", "repetition larger than its budget")
-        if operator == "*" and isinstance(left, int) and isinstance(right, str | list | tuple):
-            if len(right) * max(0, left) > _value_limit():
-                raise _BudgetError("value", "repetition larger than its budget")
+        # each direction of a repetition is sized before it is built: str * int and int * str
+        if operator == "*" and _repeated(left, right) > _value_limit():
+            raise _BudgetError("value", "repetition larger than its budget")
+        if operator == "*" and _repeated(right, left) > _value_limit():
+            raise _BudgetError("value", "repetition larger than its budget")
         if operator in ("*", "+") and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
-            if len(left) + len(right) > _value_limit():
+            if _weight(left) + _weight(right) > _value_limit():
                 raise _BudgetError("value", "a sum larger than its budget")
         if operator == "*" and _ints((left, right)) == [left, right]:
             if left.bit_length() + right.bit_length() > MAX_INT_BITS:
