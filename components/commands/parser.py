@@ -28,8 +28,9 @@ from typing import Any
 from ltm.domain.errors import LtmError
 from ltm.domain.models import is_record_id
 from ltm.domain.privilege import requires_admin
-from ltm.domain.scope import STATUSES
+from ltm.domain.scope import ACTIVE, STATUSES
 from ltm.domain.timefields import parse_instant, to_iso
+from ltm.domain.vocabulary import listed_statuses
 
 ROOT = "memory"
 MAX_LINE_CHARS = 1_000_000
@@ -412,12 +413,13 @@ def _list(ln: Line) -> dict[str, Any]:
             raise ParseError("cmd.parse.status_conflict")
         chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
     else:
-        # as of a date: what was true then, including what has been replaced since
-        chosen = ("active", "superseded") if as_of else ("active",)
-        if flags.get("include-superseded") and not as_of:
-            chosen += ("superseded",)
-        if flags.get("include-archived"):
-            chosen += ("archived",)
+        # the default and the include flags as typed; the domain owns the as-of rule
+        chosen = listed_statuses(
+            ACTIVE,
+            as_of=bool(as_of),
+            include_superseded=bool(flags.get("include-superseded")),
+            include_archived=bool(flags.get("include-archived")),
+        )
     return {"page": page, "statuses": chosen, "as_of": as_of, "as_of_ts": as_of_ts}
 
 
