@@ -33,7 +33,7 @@ from components.carry import OPERATOR_GRACE_S, carried
 from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.errors import error_line
-from components.commands.parser import VERBS, Parsed, ParseError, parse
+from components.commands.parser import ROW_OF, VERBS, Parsed, ParseError, parse
 from components.turn import scope_of_turn
 from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
@@ -124,7 +124,7 @@ class MemoryCommand(Command):
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
-            handler = getattr(self, f"_do_{parsed.verb.replace('-', '_')}")
+            handler = getattr(self, ROW_OF[parsed.verb].handler_name)
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
         except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from components.commands.parser import HELP_ORDER
 from ltm.domain.errors import LtmError
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
@@ -44,35 +45,6 @@ _NEUTRAL = str.maketrans(
         "\u201c": '"',
         "\u201d": '"',
     }
-)
-HELP_ORDER = (
-    "summary",
-    "profile",
-    "list",
-    "search",
-    "why",
-    "show",
-    "superseded",
-    "archived",
-    "forget",
-    "archive",
-    "restore",
-    "delete",
-    "export",
-    "import",
-    "audit",
-    "health",
-    "candidates",
-    "candidate",
-    "tombstones",
-    "tombstone",
-    "confirm",
-    "consolidate",
-    "me",
-    "forget-me",
-    "optout",
-    "optin",
-    "help",
 )
 TRUST_KEYS = {"inferred": "cmd.trust.inferred", "unconfirmed": "cmd.trust.unconfirmed"}
 CANDIDATE_CLASS_KEYS = {
