@@ -11,6 +11,7 @@ from hypothesis import settings
 
 from ltm.service import MemoryService
 from tests.support import build_service
+from tests.support.backends import ENGINES
 from tests.support.chroma_clients import closed_after, record_clients
 
 # CI (CI=true) draws the same examples every run, so a green run here is the run CI makes;
@@ -66,7 +67,7 @@ def _close_test_chroma_clients() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+@pytest.fixture(params=list(ENGINES))
 async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MemoryService]:
     svc = await build_service(request.param, tmp_path)
     yield svc

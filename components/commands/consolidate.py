@@ -13,10 +13,11 @@ import logging
 from typing import Any
 
 from components.commands import render
+from components.commands.errors import error_line
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import LtmError, ScopeError
 from ltm.domain.scope import Scope
-from ltm.i18n import error_text, t
+from ltm.i18n import t
 from ltm.service import Actor
 from ltm.service.consolidation import Consolidator, Preview, RunResult
 
@@ -25,12 +26,6 @@ log = logging.getLogger(__name__)
 SUMMARY_CHARS = 600
 SOURCE_CHARS = 80
 CANDIDATE_CHARS = 90
-
-
-class _Cleaned:
-    def __init__(self, key: str, args: dict[str, Any]) -> None:
-        self.key = key
-        self.params = args
 
 
 def consolidator_of(plugin: Any) -> Consolidator:
@@ -49,11 +44,6 @@ def _actor(ctx: Any, scope: Scope, actor: Actor | None) -> Actor:
         query_id=getattr(ctx, "query_id", None),
         privilege=int(getattr(ctx, "privilege", 1) or 1),
     )
-
-
-def _error(lang: str, exc: LtmError) -> str:
-    args = {k: render.clean(v, 160) if isinstance(v, str) else v for k, v in dict(exc.params or {}).items()}
-    return error_text(_Cleaned(exc.key, args), lang)
 
 
 def _replies(lines: list[str]) -> list[str]:
@@ -164,7 +154,7 @@ async def consolidate_preview(plugin: Any, ctx: Any, scope: Scope, lang: str, ac
         preview = await consolidator_of(plugin).preview(scope, _actor(ctx, scope, actor), lang=lang)
         return render_preview(lang, preview)
     except LtmError as exc:
-        return [_error(lang, exc)]
+        return [error_line(lang, exc)]
     except Exception:
         log.exception("consolidate preview failed (query %s)", getattr(ctx, "query_id", None))
         return [t("consol.error.internal", lang)]
@@ -185,7 +175,7 @@ async def consolidate_run(
         result = await consolidator_of(plugin).run(scope, _actor(ctx, scope, actor), pid)
         return render_run(lang, result)
     except LtmError as exc:
-        return [_error(lang, exc)]
+        return [error_line(lang, exc)]
     except Exception:
         log.exception("consolidate run failed (query %s)", getattr(ctx, "query_id", None))
         return [t("consol.error.internal", lang)]

@@ -32,12 +32,13 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 from components.carry import OPERATOR_GRACE_S, carried
 from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
-from components.commands.parser import VERBS, Parsed, ParseError, parse
+from components.commands.errors import error_line
+from components.commands.parser import ROW_OF, VERBS, Parsed, ParseError, parse
 from components.turn import scope_of_turn
 from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
 from ltm.domain.privilege import can_run, is_admin, rule_for
 from ltm.domain.scope import Criteria, Scope
-from ltm.i18n import error_text, t
+from ltm.i18n import t
 from ltm.service import Actor, MemoryService
 from ltm.service.health import run_health
 from ltm.service.review import ReviewQueue, forget_tombstone_id
@@ -63,14 +64,6 @@ class Call:
     actor: Actor
     v: dict[str, Any]  # the query variables
     admin: bool
-
-
-class _Cleaned:
-    """An error's key with display-safe arguments (what ``ltm.i18n.error_text`` reads)."""
-
-    def __init__(self, key: str, args: dict[str, Any]) -> None:
-        self.key = key
-        self.params = args
 
 
 class MemoryCommand(Command):
@@ -131,23 +124,16 @@ class MemoryCommand(Command):
                 query_id=ctx.query_id,
                 privilege=int(ctx.privilege or 1),
             )
-            handler = getattr(self, f"_do_{parsed.verb.replace('-', '_')}")
+            handler = getattr(self, ROW_OF[parsed.verb].handler_name)
             replies: list[str] = await handler(Call(ctx, lang, parsed, scope, actor, variables, admin))
             return replies or [t("cmd.error.internal", lang)]
         except PermissionDenied as exc:  # the service's own check (e.g. forgetting another's memory)
-            return [self._error(lang, exc) + "\n" + t("cmd.refused.how", lang, sender=render.clean(speaker, 60) or "-")]
+            return [error_line(lang, exc) + "\n" + t("cmd.refused.how", lang, sender=render.clean(speaker, 60) or "-")]
         except LtmError as exc:
-            return [self._error(lang, exc)]
+            return [error_line(lang, exc)]
         except Exception:
             log.exception("!memory failed (query %s)", getattr(ctx, "query_id", None))
             return [t("cmd.error.internal", lang)]
-
-    @staticmethod
-    def _error(lang: str, exc: LtmError) -> str:
-        """``error_text`` with every argument cleaned: service errors may echo stored or typed text."""
-        exc_args = dict(getattr(exc, "params", {}) or {})
-        cleaned = {k: render.clean(v, 160) if isinstance(v, str) else v for k, v in exc_args.items()}
-        return error_text(_Cleaned(exc.key, cleaned), lang)
 
     @staticmethod
     def _usage_error(lang: str, exc: ParseError) -> str:

@@ -28,8 +28,9 @@ from typing import Any
 from ltm.domain.errors import LtmError
 from ltm.domain.models import is_record_id
 from ltm.domain.privilege import requires_admin
-from ltm.domain.scope import STATUSES
+from ltm.domain.scope import ACTIVE, STATUSES
 from ltm.domain.timefields import parse_instant, to_iso
+from ltm.domain.vocabulary import listed_statuses
 
 ROOT = "memory"
 MAX_LINE_CHARS = 1_000_000
@@ -93,10 +94,9 @@ class Parsed:
 
     @property
     def policy_verb(self) -> str:
-        """The verb name of the privilege policy (``ltm.domain.privilege.POLICY``)."""
-        if self.verb == "audit" and self.action == "export":
-            return "audit.export"
-        return self.verb
+        """The verb name of the privilege policy (``ltm.domain.privilege.POLICY``), from the verb table."""
+        row = ROW_OF.get(self.verb)
+        return row.policy_verb(self.action) if row is not None else self.verb
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,10 +331,20 @@ class VerbSpec:
     flags: dict[str, str] | None = field(default_factory=dict)
     target: str = ""  # one of TARGETS, or "" when the verb names no record
     actions: tuple[str, ...] = ()  # the first positional's choices, when the verb has sub-actions
+    policy: dict[str, str] = field(default_factory=dict)  # action -> policy verb, when not the name
+    typed: bool = True  # False: not typed as a word (``summary`` is the bare ``!memory``)
+    handler: str | None = None  # the MemoryCommand method; None: ``_do_<name>``; "": the entry point answers
 
     @property
     def admin_only(self) -> bool:
         return requires_admin(self.name)
+
+    @property
+    def handler_name(self) -> str:
+        return f"_do_{self.name.replace('-', '_')}" if self.handler is None else self.handler
+
+    def policy_verb(self, action: str = "") -> str:
+        return self.policy.get(action, self.name)
 
 
 def _no_args(ln: Line) -> dict[str, Any]:
@@ -412,12 +422,13 @@ def _list(ln: Line) -> dict[str, Any]:
             raise ParseError("cmd.parse.status_conflict")
         chosen: tuple[str, ...] | None = parse_statuses(flags["status"])
     else:
-        # as of a date: what was true then, including what has been replaced since
-        chosen = ("active", "superseded") if as_of else ("active",)
-        if flags.get("include-superseded") and not as_of:
-            chosen += ("superseded",)
-        if flags.get("include-archived"):
-            chosen += ("archived",)
+        # the default and the include flags as typed; the domain owns the as-of rule
+        chosen = listed_statuses(
+            ACTIVE,
+            as_of=bool(as_of),
+            include_superseded=bool(flags.get("include-superseded")),
+            include_archived=bool(flags.get("include-archived")),
+        )
     return {"page": page, "statuses": chosen, "as_of": as_of, "as_of_ts": as_of_ts}
 
 
@@ -505,22 +516,25 @@ def _forget_me(ln: Line) -> dict[str, Any]:
 EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL = "episode", "candidate", "tombstone", "proposal"
 TARGETS: tuple[str, ...] = (EPISODE, CANDIDATE, TOMBSTONE, PROPOSAL)
 
-SPECS: tuple[VerbSpec, ...] = (
-    VerbSpec("help", _help),
+# The one verb table: parsing (shape, flags, target, actions), the policy verb, the handler and,
+# by its order, the order of ``!memory help``. A new verb is one row here (plus its handler,
+# catalog entries and policy rule; tests/surfaces/test_command_verbs.py fails on a missing one).
+VERB_TABLE: tuple[VerbSpec, ...] = (
+    VerbSpec("summary", _no_args, typed=False),
     VerbSpec("profile", _no_args),
     VerbSpec("list", _list, {"include-superseded": BOOL, "include-archived": BOOL, "status": VALUE, "as-of": VALUE}),
     VerbSpec("search", _search, None),
     VerbSpec("why", _search, None),
     VerbSpec("show", _one_record, target=EPISODE),
-    VerbSpec("forget", _one_record, {**REASON_FLAG, "never": BOOL}, target=EPISODE),
     VerbSpec("superseded", _status_page),
     VerbSpec("archived", _status_page),
+    VerbSpec("forget", _one_record, {**REASON_FLAG, "never": BOOL}, target=EPISODE),
     VerbSpec("archive", _one_record, REASON_FLAG, target=EPISODE),
     VerbSpec("restore", _one_record, REASON_FLAG, target=EPISODE),
+    VerbSpec("delete", _delete, {**dict.fromkeys(DELETE_FILTERS, VALUE), **REASON_FLAG}),
     VerbSpec("export", _export, {"status": VALUE, "page": VALUE}, actions=("l1", "l2")),
     VerbSpec("import", _import, None, actions=("l2",)),
-    VerbSpec("delete", _delete, {**dict.fromkeys(DELETE_FILTERS, VALUE), **REASON_FLAG}),
-    VerbSpec("audit", _audit, actions=("page", "export")),
+    VerbSpec("audit", _audit, actions=("page", "export"), policy={"export": "audit.export"}),
     VerbSpec("health", _no_args),
     VerbSpec("candidates", _candidates, {"all-statuses": BOOL}),
     VerbSpec("candidate", _action_record, REASON_FLAG, target=CANDIDATE, actions=("accept", "reject")),
@@ -533,7 +547,11 @@ SPECS: tuple[VerbSpec, ...] = (
     VerbSpec("forget-me", _forget_me, actions=("confirm",)),
     VerbSpec("optout", _no_args),
     VerbSpec("optin", _no_args),
+    VerbSpec("help", _help, handler=""),  # answered before the scope is derived
 )
+ROW_OF: dict[str, VerbSpec] = {s.name: s for s in VERB_TABLE}
+HELP_ORDER: tuple[str, ...] = tuple(ROW_OF)
+SPECS: tuple[VerbSpec, ...] = tuple(s for s in VERB_TABLE if s.typed)  # the words a line can start with
 SPEC_OF: dict[str, VerbSpec] = {s.name: s for s in SPECS}
 VERBS: tuple[str, ...] = tuple(SPEC_OF)
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from components.commands.parser import HELP_ORDER
 from ltm.domain.errors import LtmError
 from ltm.domain.models import Episode, Profile
 from ltm.domain.privilege import matrix
@@ -20,6 +21,7 @@ from ltm.domain.text import neutralize
 from ltm.domain.timefields import parse_instant
 from ltm.domain.trace import RecallTrace, TraceRow
 from ltm.domain.trust import trust_label
+from ltm.domain.vocabulary import DEFAULT_STATUS, candidate_status_key, status_key
 from ltm.i18n import t
 from ltm.service.episodes import EXPIRES_BY
 from ltm.service.health import explain
@@ -44,42 +46,7 @@ _NEUTRAL = str.maketrans(
         "\u201d": '"',
     }
 )
-HELP_ORDER = (
-    "summary",
-    "profile",
-    "list",
-    "search",
-    "why",
-    "show",
-    "superseded",
-    "archived",
-    "forget",
-    "archive",
-    "restore",
-    "delete",
-    "export",
-    "import",
-    "audit",
-    "health",
-    "candidates",
-    "candidate",
-    "tombstones",
-    "tombstone",
-    "confirm",
-    "consolidate",
-    "me",
-    "forget-me",
-    "optout",
-    "optin",
-    "help",
-)
 TRUST_KEYS = {"inferred": "cmd.trust.inferred", "unconfirmed": "cmd.trust.unconfirmed"}
-CANDIDATE_STATUS_KEYS = {
-    "pending": "cmd.cand.status_pending",
-    "conflict": "cmd.cand.status_conflict",
-    "accepted": "cmd.cand.status_accepted",
-    "rejected": "cmd.cand.status_rejected",
-}
 CANDIDATE_CLASS_KEYS = {
     "identity": "cmd.cand.class_identity",
     "preference": "cmd.cand.class_preference",
@@ -179,11 +146,11 @@ def date_text(value: Any) -> str:
 
 
 def status_label(lang: str, status: str) -> str:
-    return t(f"cmd.status.{status}", lang)
+    return t(status_key(status), lang)
 
 
 def episode_line(lang: str, e: Episode, score: float | None = None) -> str:
-    marks = [] if e.status == "active" else [status_label(lang, e.status)]
+    marks = [] if e.status == DEFAULT_STATUS else [status_label(lang, e.status)]
     trust = trust_label(e.claim_type, e.confidence)
     if trust in TRUST_KEYS:
         marks.append(t(TRUST_KEYS[trust], lang))
@@ -435,7 +402,7 @@ def _conflict_subs(lang: str, sides: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _candidate_item(lang: str, c: Any) -> dict[str, Any]:
-    status = t(CANDIDATE_STATUS_KEYS.get(c.status, "cmd.cand.status_pending"), lang)
+    status = t(candidate_status_key(c.status), lang)
     kind = (
         t(CANDIDATE_CLASS_KEYS[c.classification], lang)
         if c.classification in CANDIDATE_CLASS_KEYS

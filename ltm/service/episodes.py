@@ -23,8 +23,9 @@ from ..domain import refs
 from ..domain import restate as restate_rule
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
-from ..domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
+from ..domain.scope import ACTIVE, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
 from ..domain.timefields import parse_instant, to_iso, ts
+from ..domain.vocabulary import listed_statuses
 from . import content_gate as gate
 from .consent import require_consent
 from .recall_index import ScopeIndex
@@ -237,8 +238,7 @@ class Episodes:
         as-of ones (active and superseded: what was true then)."""
         page = max(1, int(page))
         page_size = max(1, min(100, int(page_size)))
-        if as_of_ts is not None and statuses is not None and tuple(statuses) == ACTIVE:
-            statuses = AS_OF_STATUSES
+        statuses = listed_statuses(statuses, as_of=as_of_ts is not None)
         crit = Criteria(
             statuses=tuple(statuses) if statuses else None,
             sender_id=sender_id,

@@ -23,6 +23,7 @@ from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, read_block, render_block
 from tests.support import ADMIN, build_service, scope_of
+from tests.support.backends import ENGINES
 
 pytestmark = pytest.mark.asyncio
 
@@ -33,7 +34,7 @@ SHARED_ROW = "ep_4f2a1b" + "1" * 14  # said in the group: shares six digits with
 PLANNED = [HIDDEN[0], HIDDEN[1], HIDDEN[2], SHARED_ROW]
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+@pytest.fixture(params=list(ENGINES))
 async def bot_service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MemoryService]:
     svc = await build_service(request.param, tmp_path, isolation="bot")
     yield svc

@@ -32,11 +32,12 @@ from ltm.domain.models import Episode, EpisodeInput, build_episode
 from ltm.domain.scope import Criteria, Scope, derive_scope, matches, scope_filter
 from ltm.domain.timefields import OPEN_END_TS, parse_instant
 from ltm.ports import VectorHit, VectorIndex, VectorRecord
+from tests.support.backends import ENGINES_WITH_HOST
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 DIM = 64
 EMBED = HashingEmbedder(dim=DIM)
-BACKENDS = ("numpy", "chroma", "qdrant", "host")
+BACKENDS = ENGINES_WITH_HOST
 
 ALICE = derive_scope(launcher_type="person", launcher_id="alice", bot_uuid="bot-1")
 BOB = derive_scope(launcher_type="person", launcher_id="bob", bot_uuid="bot-1")

@@ -22,6 +22,7 @@ from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.support import KB, DelegatingIndex, make_index, stored_audit_entries
+from tests.support.backends import ENGINES, ENGINES_WITH_HOST
 from tests.support.reliability import KB as HOST_KB
 from tests.support.reliability import host_env
 
@@ -62,7 +63,7 @@ class YieldingKV(MemoryKeyValueStore):
         return await super().keys(prefix)
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant", "host"])
+@pytest.fixture(params=list(ENGINES_WITH_HOST))
 async def svc(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[MemoryService, str]]:
     if request.param == "host":
         fake, service = await host_env(settings=settings)
@@ -227,7 +228,7 @@ class GatedKV(MemoryKeyValueStore):
         await super().set(key, value)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "chroma", "qdrant"])
+@pytest.mark.parametrize("backend", list(ENGINES))
 async def test_a_blocked_write_on_scope_a_does_not_block_scope_b(backend: str, tmp_path: Path) -> None:
     """Scope A's vector write hangs in the backend. Meanwhile a write on scope B completes, and so
     does a profile update of A (another lock), while a second write on A waits its turn; then A is

@@ -21,6 +21,7 @@ import pytest
 from ltm.service import MemoryService
 from ltm.service.recall import RecallResult
 from tests.support import ADMIN, scope_of
+from tests.support.backends import ENGINES
 from tests.support.held_host import SLOW, HeldWorld, settle
 
 pytestmark = pytest.mark.asyncio
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.asyncio
 LIVE = "Alice drinks green tea every morning"
 VICTIM = "Alice keeps a blue bicycle in the garage"
 QUERY = "Alice green tea blue bicycle garage morning"
-KINDS = ["numpy", "chroma", "qdrant"]
+KINDS = list(ENGINES)
 
 
 def ids(res: RecallResult) -> list[str]:

@@ -29,6 +29,7 @@ from ltm.service.recall_index import ScopeIndex
 from tests.contract.test_consolidation import Clock
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
 from tests.support import ADMIN, KB, DelegatingIndex, consolidated, make_index, scope_of, unwire_consolidation
+from tests.support.backends import ENGINES_WITH_HOST
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 # --------------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ async def _recording(kind: str, tmp_path: Path, strategy: str = "hybrid") -> tup
     return svc, index, close
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant", "host"])
+@pytest.fixture(params=list(ENGINES_WITH_HOST))
 def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -20,6 +20,7 @@ from ltm.domain.scope import Criteria, Scope, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
 from tests.support import ADMIN, KB, DelegatingIndex, build_service, consolidated, reviewed, scope_of
+from tests.support.backends import ENGINES
 
 pytestmark = pytest.mark.asyncio
 
@@ -60,13 +61,13 @@ def scripted(svc: MemoryService) -> ScriptedIndex:
     return idx
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+@pytest.fixture(params=list(ENGINES))
 async def service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
     """The suite's ``service`` on each engine, every index call through a :class:`ScriptedIndex`."""
     return await build_service(request.param, tmp_path, vectors=ScriptedIndex)
 
 
-@pytest.fixture(params=["numpy", "chroma", "qdrant"])
+@pytest.fixture(params=list(ENGINES))
 async def chunked_service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
     """As ``service``, deleting two ids per backend call."""
     return await build_service(request.param, tmp_path, vectors=ScriptedIndex, delete_batch=2)

@@ -13,6 +13,7 @@ from components.commands.render import HELP_ORDER
 from ltm.domain.privilege import POLICY, READ
 from ltm.domain.scope import STATUSES
 from ltm.domain.trace import REASONS
+from ltm.domain.vocabulary import CANDIDATE_STATUSES, candidate_status_key
 from ltm.i18n import DEFAULT, LANGUAGES, LOCALES_DIR, catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,7 @@ def used_keys() -> set[str]:
     for src in SOURCES:
         keys |= set(re.findall(r"[\"'](cmd\.[a-z0-9_.]+[a-z0-9_])[\"']", src.read_text(encoding="utf-8")))
     keys |= {f"cmd.status.{s}" for s in STATUSES}
+    keys |= {candidate_status_key(s) for s in CANDIDATE_STATUSES}  # ltm.domain.vocabulary
     keys |= {f"cmd.refused.{r.kind}" for r in POLICY.values() if r.kind != READ}
     keys |= {f"cmd.usage.{v}" for v in HELP_ORDER} | {f"cmd.help.{v}" for v in HELP_ORDER}
     keys |= {f"{k}.empty" for k in ("cmd.list.title", "cmd.superseded.title", "cmd.archived.title")}
