@@ -41,6 +41,8 @@ TAGS = {
 # the panel's own labels, checked against the page catalog of each language
 PANEL_KEYS = ["tab.people", "people.find", "people.bot", "people.sender", "people.export", "people.erase"]
 COLUMN_KEYS = ["people.col_id", "people.col_chat", "people.col_status", "people.col_content"]
+# words Spanish writes as English does ("Id", "Chat"): the catalog check still applies to them
+SAME_AS_ENGLISH = {("es_ES", "people.col_id"), ("es_ES", "people.col_chat")}
 SAID = "My favourite mountain is Kilimanjaro"
 OTHER = "Our team meets on Fridays at the harbour"
 
@@ -106,7 +108,7 @@ def test_people_panel_in_seven_languages_then_export_and_erase(stack: Stack, bro
                 d.shot(f"people-{lang}")
                 for key, shown in labels.items():
                     assert shown == cat[key], (lang, key, shown, cat[key])
-                    if lang != "en_US":  # an English fallback would pass the line above only if equal
+                    if lang != "en_US" and (lang, key) not in SAME_AS_ENGLISH:  # not an English fallback
                         assert shown != english[key], (lang, key, "English fallback")
                 if lang == LANGUAGES[-1]:
                     d.f.locator("#people-export").click()
