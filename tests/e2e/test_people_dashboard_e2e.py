@@ -1,13 +1,15 @@
 """Issue 35 in the real LangBot 4.11.2 dashboard, in the seven UI languages: the Memory Console's
 People panel lists what one person said (the dashboard's language reaches the page; every label is
 that language's catalog entry, not the English fallback), exports it as JSON and erases it; then
-``!memory me`` in the person's private chat lists nothing while another person's memory in a group
-stays (the control). The chat replies of ``!memory me`` / ``optout`` / ``forget-me`` come from the
+``!memory me`` in the person's private chat lists nothing while another person's memory stays (the
+control). The chat replies of ``!memory me`` / ``optout`` / ``forget-me`` come from the
 configured language's catalog. Screenshots: ``test-output/dashboard/people-<lang>.png``.
 
 Host fact: the WebChat gives every websocket connection its own sender id
 (``websocket_<connection id>``), so one sender cannot speak in both a private chat and a group
-through it; the group holds another person's memory (the control) instead."""
+through it. And the e2e pipeline answers a group message only when the bot is mentioned (LangBot's
+default group rule), which the WebChat websocket frame here does not carry: the control is another
+person's memory in their own private chat."""
 
 from __future__ import annotations
 
@@ -88,7 +90,7 @@ def panel_labels(d: Dashboard) -> dict[str, str]:
 
 def test_people_panel_in_seven_languages_then_export_and_erase(stack: Stack, browser: Any) -> None:
     english = page_catalog("en_US")
-    with stack.connect() as mine, stack.connect("group") as group:
+    with stack.connect() as mine, stack.connect() as group:
         said = remember(mine, SAID)
         other = remember(group, OTHER)
         before = mine.command("!memory me")
