@@ -60,6 +60,9 @@ LABELS = {
     "zh-Hans": {"group": "插件页面", "page": "记忆控制台", "skip": "跳过"},
     "zh-Hant": {"group": "插件頁面", "page": "記憶控制台", "skip": "跳過"},
     "ja-JP": {"group": "プラグインページ", "page": "記憶コンソール", "skip": "スキップ"},
+    "vi-VN": {"group": "Trang plugin", "page": "Bảng điều khiển ký ức", "skip": "Bỏ qua"},
+    "th-TH": {"group": "หน้าปลั๊กอิน", "page": "คอนโซลความจำ", "skip": "ข้าม"},
+    "es-ES": {"group": "Páginas de plugins", "page": "Consola de memoria", "skip": "Omitir"},
 }
 
 
