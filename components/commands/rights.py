@@ -6,7 +6,7 @@ from __future__ import annotations
 from components.commands.render import clean, fit, quote, status_label
 from ltm.i18n import t
 from ltm.service import Settings
-from ltm.service.people import FORGET_ME_TTL_S, Erasure, Holdings
+from ltm.service.people import FORGET_ME_TTL_S, Holdings, PersonErasure
 
 ME_PAGE_SIZE = 20
 
@@ -54,7 +54,7 @@ def ask_code(lang: str, code: str) -> str:
     return t("privacy.forget_me.ask", lang, minutes=int(FORGET_ME_TTL_S // 60), code=clean(code, 16))
 
 
-def erased(lang: str, done: Erasure) -> str:
+def erased(lang: str, done: PersonErasure) -> str:
     return t("privacy.forget_me.done", lang, **done.to_dict())
 
 

@@ -29,8 +29,7 @@ from .erasure import Erasure
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
-from .people import Erasure as PersonErasure
-from .people import Holdings, People
+from .people import Holdings, People, PersonErasure
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex, ScopeIndex

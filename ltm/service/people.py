@@ -137,7 +137,7 @@ class Holdings:
 
 
 @dataclass
-class Erasure:
+class PersonErasure:
     """The counts of one person's erasure."""
 
     episodes: int = 0
@@ -242,7 +242,7 @@ class People:
         self._codes[(scope.bot_uuid, sender)] = (code, self.clock() + FORGET_ME_TTL_S)
         return code
 
-    async def forget_me(self, scope: Scope, actor: Actor, code: str) -> Erasure:
+    async def forget_me(self, scope: Scope, actor: Actor, code: str) -> PersonErasure:
         """The speaker's erasure, with the code :meth:`forget_me_code` gave them (used once)."""
         sender = self._self_of(scope, actor)
         want = self._codes.get((scope.bot_uuid, sender))
@@ -254,16 +254,16 @@ class People:
         self._codes.pop((scope.bot_uuid, sender), None)
         return await self.erase(scope.bot_uuid, sender, actor)
 
-    async def erase_person(self, bot_uuid: str, sender_id: str, actor: Actor) -> Erasure:
+    async def erase_person(self, bot_uuid: str, sender_id: str, actor: Actor) -> PersonErasure:
         """The console's erase of one person: the same erasure, audited as the operator. An admin's verb."""
         require_admin("people.erase", actor, self.service.settings)
         return await self.erase(check_id(bot_uuid, "bot_uuid"), check_id(sender_id, "sender_id", required=True), actor)
 
-    async def erase(self, bot_uuid: str, sender_id: str, actor: Actor) -> Erasure:
+    async def erase(self, bot_uuid: str, sender_id: str, actor: Actor) -> PersonErasure:
         """Everything ``sender_id`` said in the chats of ``bot_uuid`` (see the module docstring)."""
         if not sender_id:
             raise NotFoundError("no person", key="privacy.error.no_sender")
-        done = Erasure()
+        done = PersonErasure()
         for scope in await self.scopes_of(bot_uuid, sender_id):
             done.scopes += 1
             rows = await self.service.fetch(scope, Criteria(statuses=None, sender_id=sender_id))

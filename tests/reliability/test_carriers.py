@@ -98,7 +98,7 @@ GRACES = {
     "knowledge_engine.memory_engine.MemoryEngine.on_knowledge_base_delete": OPERATOR_GRACE_S,
     "knowledge_engine.memory_engine.MemoryEngine.ingest": OPERATOR_GRACE_S,
     "knowledge_engine.memory_engine.MemoryEngine.delete_document": OPERATOR_GRACE_S,
-    "knowledge_engine.memory_engine.MemoryEngine.retrieve": CHAT_GRACE_S,
+    "knowledge_engine.memory_engine.MemoryEngine._retrieve": CHAT_GRACE_S,  # retrieve carries only when not served
     "tools.remember.Remember.call": CHAT_GRACE_S,
     "tools.recall_memory.RecallMemory.call": CHAT_GRACE_S,
     "tools.forget.Forget.call": CHAT_GRACE_S,
