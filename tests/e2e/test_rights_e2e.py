@@ -3,7 +3,8 @@
 plugin-storage row of LangBot's database and no longer recalled), and opts out (the model's
 ``remember`` for them is refused with the reason; ``optin`` lets it through again: the control).
 
-What the vector store's own files keep after a delete is finding 5 of the issue, not this test's."""
+On LangBot's default embedded Chroma, its files (``data/chroma``, write-ahead log included) are read
+as raw bytes too: the row was there (its id), its text never in plain, and not after the erase."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from e2e.stack import Stack
 from ltm.i18n import t
+from tests.e2e.test_erasure_e2e import chroma_bytes
 from tests.e2e.test_langbot_e2e import call_tool, remember
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
@@ -40,6 +42,9 @@ def plugin_values(stack: Stack) -> bytes:
 def test_me_forget_me_and_optout(stack: Stack) -> None:
     with stack.connect() as chat:
         stored = remember(chat, SAID)
+        on_chroma = stack.backends.vdb == "chroma"
+        if on_chroma:  # positive control: the scan reads the store that holds the row
+            assert stored["id"].encode() in chroma_bytes(stack.langbot_data_dir)
         me = chat.command("!memory me")
         ask = chat.command("!memory forget-me")
         code = re.search(r"confirm (\d{6})", ask)
@@ -58,6 +63,8 @@ def test_me_forget_me_and_optout(stack: Stack) -> None:
     assert t("privacy.me.empty", "en_US") in after, after
     assert "Kilimanjaro" not in listed, listed
     assert b"Kilimanjaro" not in plugin_values(stack)  # no snapshot, candidate, profile or audit row keeps it
+    if on_chroma:
+        assert b"Kilimanjaro" not in chroma_bytes(stack.langbot_data_dir)  # nor any file of the vector store
     assert t("privacy.optout.done", "en_US") in optout, optout
     assert isinstance(refused, dict) and refused.get("ok") is False, refused
     assert "opted out" in str(refused.get("error")), refused
