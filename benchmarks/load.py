@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -53,6 +54,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from e2e.stack import WEBCHAT_BOT_UUID, PluginRef, Stack, descendants
+from ltm.service.sealing import is_sealed, unseal
 
 log = logging.getLogger("benchmarks.load")
 
@@ -448,19 +450,40 @@ async def run_commands(stack: Stack, pipeline_uuid: str, count: int, timeout: fl
 # ------------------------------------------------------------------ checks afterwards
 
 
+def seal_keys(stack: Stack) -> dict[str, bytes]:
+    """Every seal key the plugin holds in LangBot's database: memory id -> key (``ltm/service/sealing.py``)."""
+    rows = stack.db_query("SELECT hex(value) FROM binary_storages WHERE owner_type = 'plugin' AND key LIKE 'seal/%'")
+    keys: dict[str, bytes] = {}
+    for row in rows:
+        if row and row[0]:
+            for rid, b64 in json.loads(bytes.fromhex(row[0]).decode("utf-8") or "{}").items():
+                keys[rid] = base64.b64decode(b64)
+    return keys
+
+
 def chroma_texts(stack: Stack) -> str:
-    """Every string LangBot's Chroma holds (documents and metadata), read from its own SQLite file."""
+    """Every string LangBot's Chroma holds (documents and metadata), read from its own SQLite file;
+    a memory's sealed fields opened with its key from LangBot's database, as the plugin reads them."""
     assert stack.run_dir is not None
+    keys = seal_keys(stack)
     out = []
     for path in stack.run_dir.rglob("chroma.sqlite3"):
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
         try:
-            out += [
-                str(r[0])
-                for r in db.execute("SELECT string_value FROM embedding_metadata WHERE string_value IS NOT NULL")
-            ]
+            rows = db.execute(
+                "SELECT e.embedding_id, m.key, m.string_value FROM embedding_metadata m "
+                "JOIN embeddings e ON e.id = m.id WHERE m.string_value IS NOT NULL"
+            ).fetchall()
         finally:
             db.close()
+        by_row: dict[str, dict[str, Any]] = {}
+        for rid, key, value in rows:
+            by_row.setdefault(str(rid), {})[str(key)] = value
+            out.append(str(value))
+        for chroma_id, md in by_row.items():
+            if is_sealed(md):
+                rid = str(md.get("episode_id") or chroma_id)
+                out += [str(v) for v in unseal(md, rid, keys.get(rid)).values()]
     return "\n".join(out)
 
 

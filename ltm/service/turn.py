@@ -21,6 +21,7 @@ from typing import Any
 from ..domain.budget import estimate_tokens
 from ..domain.scope import Scope, inject_key
 from ..domain.timefields import now_utc, to_iso
+from ..ports import is_connection_lost
 from .background import Background
 from .injection import context_payload, has_content, render_block_async
 from .recall import RecallResult
@@ -125,6 +126,9 @@ class SnapshotWriter:
         except Exception as exc:
             self._settle(key, item)
             self.counts["failed"] += 1
+            if is_connection_lost(exc):  # a restart of the plugin: the next turn writes the chat's own
+                log.info("last-turn snapshot not saved for %s: the host connection is closed (%s)", scope.user_key, exc)
+                return
             log.warning(
                 "last-turn snapshot not saved for %s (the turn had its memory; `!memory why` shows an older turn): %s",
                 scope.user_key,

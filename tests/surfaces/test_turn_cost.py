@@ -107,3 +107,18 @@ async def test_a_snapshot_still_waiting_when_its_memory_is_forgotten_is_written_
     [key] = snapshot_keys(fake)
     stored = fake.plugin_store()[key].decode("utf-8")
     assert SENTENCE[:30] not in stored and mem_id not in stored
+
+
+async def test_a_snapshot_write_cut_by_a_restart_is_info(caplog: pytest.LogCaptureFixture) -> None:
+    """A debug-mode restart closes the host connection under a write in flight: the snapshot is a
+    cache, so that is an info line (as the usage ledger's), while any other failure stays a warning."""
+    ctl, fake, _ = await plugin_with_memory()
+    gate = fake.hold(A.SET_PLUGIN_STORAGE, is_snapshot_write)
+    fake.fail_next(A.SET_PLUGIN_STORAGE, ConnectionError("Connection closed"))
+    with caplog.at_level(logging.INFO):
+        await asyncio.wait_for(run_listener(ctl, fake, 2, "where is my bicycle?"), timeout=5)
+        gate.set()
+        await asyncio.sleep(0.3)
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if "snapshot not saved" in r.getMessage()]
+    assert lines and all(level == logging.INFO for level, _ in lines), lines
+    assert all("connection is closed" in m for _, m in lines), lines
