@@ -25,7 +25,7 @@ from typing import Any
 
 from ..domain import privilege as policy
 from ..domain.errors import PermissionDenied
-from ..domain.scope import CAND_PREFIX, FENCE_PREFIX, INJECT_PREFIX, Criteria, Scope, kb_part, review_base
+from ..domain.scope import CAND_PREFIX, FENCE_PREFIX, Criteria, Scope, kb_part, review_base
 from .documents import DOC_PREFIX
 from .snapshots import InjectionSnapshot
 from .writes.actor import Actor, caller_of
@@ -161,20 +161,7 @@ class Erasure:
         return await self._scrub_snapshots(ids) if ids else 0
 
     async def _scrub_snapshots(self, ids: frozenset[str]) -> int:
-        n = 0
-        for key in await self.kv.keys(INJECT_PREFIX):
-            raw = await self.kv.get(key)
-            try:
-                record = json.loads(raw) if raw else None
-            except ValueError:
-                continue
-            if not isinstance(record, Mapping):
-                continue
-            scrubbed = scrub_snapshot(record, ids)
-            if scrubbed is not None:
-                await self.kv.set(key, json.dumps(scrubbed, ensure_ascii=False).encode("utf-8"))
-                n += 1
-        return n
+        return await self.service.snapshots.rewrite_stored(lambda record: scrub_snapshot(record, ids))
 
     async def _scrub_candidates(self, scope: Scope, ids: frozenset[str]) -> int:
         n = 0

@@ -10,7 +10,7 @@ It is a record of what was shown, not memory: it is not journaled or audited.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -167,19 +167,34 @@ class InjectionSnapshots:
         record = snapshot.owned_by(scope).to_record()
         await self.writes.kv.set(inject_key(scope), json.dumps(record, ensure_ascii=False).encode("utf-8"))
 
-    async def drop_collection(self, kb_id: str) -> int:
-        """Delete the last-turn snapshots that recalled from the knowledge base ``kb_id`` (it is
-        gone); a snapshot that does not name its knowledge base (an older build's) stays. Returns
-        the number deleted."""
-        n = 0
+    async def stored(self) -> AsyncIterator[tuple[str, Mapping[str, Any]]]:
+        """Every stored last-turn snapshot record, with its key (one that does not decode is passed over)."""
         for key in await self.writes.kv.keys(INJECT_PREFIX):
             raw = await self.writes.kv.get(key)
             try:
                 record = json.loads(raw) if raw else None
             except ValueError:
                 continue
-            if not isinstance(record, Mapping):
-                continue
+            if isinstance(record, Mapping):
+                yield key, record
+
+    async def rewrite_stored(self, rewrite: Callable[[Mapping[str, Any]], dict[str, Any] | None]) -> int:
+        """Write each stored snapshot again as ``rewrite(record)`` where it returns one (an erase takes
+        rows out of every chat's snapshot). Returns how many were rewritten."""
+        n = 0
+        async for key, record in self.stored():
+            new = rewrite(record)
+            if new is not None:
+                await self.writes.kv.set(key, json.dumps(new, ensure_ascii=False).encode("utf-8"))
+                n += 1
+        return n
+
+    async def drop_collection(self, kb_id: str) -> int:
+        """Delete the last-turn snapshots that recalled from the knowledge base ``kb_id`` (it is
+        gone); a snapshot that does not name its knowledge base (an older build's) stays. Returns
+        the number deleted."""
+        n = 0
+        async for key, record in self.stored():
             owner = InjectionSnapshot.from_record(record).owner
             if owner is not None and owner.collection == kb_id:
                 await self.writes.kv.delete(key)

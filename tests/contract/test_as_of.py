@@ -19,7 +19,6 @@ from tests.support.reliability import assert_clear_message, component, load_plug
 from tests.surfaces.test_command_memory import ALICE, host_harness
 from tests.surfaces.test_console_api import make_page, ok, refused, scope_body
 
-pytestmark = pytest.mark.asyncio
 KB = "kb-asof"
 BOT = "bot-asof"
 ACME = {"content": "I work at Acme", "valid_from": "2024-01-01T00:00:00Z", "valid_until": "2025-06-01T00:00:00Z"}

@@ -55,7 +55,6 @@ def host_call(plugin: Plugin, seen: list[Any]) -> Any:
     return job
 
 
-@pytest.mark.asyncio
 async def test_probe_tells_none_live_and_ended() -> None:
     plugin, _ = setup()
     live = invocation_probe(plugin)
@@ -75,7 +74,6 @@ async def test_probe_tells_none_live_and_ended() -> None:
     assert ctx2.result() is False  # the task copied the invocation, which has ended
 
 
-@pytest.mark.asyncio
 async def test_without_an_invocation_jobs_run_at_once_as_before() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -87,7 +85,6 @@ async def test_without_an_invocation_jobs_run_at_once_as_before() -> None:
     assert await delayed == "done"
 
 
-@pytest.mark.asyncio
 async def test_a_job_queued_in_a_call_runs_in_the_next_live_call_with_its_invocation() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -101,7 +98,6 @@ async def test_a_job_queued_in_a_call_runs_in_the_next_live_call_with_its_invoca
     assert fut.done() and fut.result() == "done" and seen == [binding(1)]
 
 
-@pytest.mark.asyncio
 async def test_the_old_way_a_task_created_in_a_call_fails_after_it() -> None:
     """Control: what the plugin did before, a plain task, meets the ended invocation."""
     plugin, _ = setup()
@@ -120,7 +116,6 @@ async def test_the_old_way_a_task_created_in_a_call_fails_after_it() -> None:
     assert seen == []
 
 
-@pytest.mark.asyncio
 async def test_a_carrier_runs_what_it_queued_before_it_ends() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -130,7 +125,6 @@ async def test_a_carrier_runs_what_it_queued_before_it_ends() -> None:
     assert fut.done() and seen == [binding(2)]
 
 
-@pytest.mark.asyncio
 async def test_grace_interrupts_a_read_and_the_next_call_finishes_it() -> None:
     plugin, bg = setup()
     runs: list[str] = []
@@ -152,8 +146,6 @@ async def test_grace_interrupts_a_read_and_the_next_call_finishes_it() -> None:
     assert await fut == "built" and runs == ["start", "start", "end"]
 
 
-@pytest.mark.asyncio
-@pytest.mark.asyncio
 async def test_a_read_interrupted_before_gets_longer_each_time() -> None:
     plugin, bg = setup()
     runs: list[str] = []
@@ -197,7 +189,6 @@ async def test_grace_stops_a_write_at_its_next_checkpoint() -> None:
     assert await fut == [0, 1, 2, 3, 4]
 
 
-@pytest.mark.asyncio
 async def test_join_runs_the_job_in_the_waiting_call() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -208,7 +199,6 @@ async def test_join_runs_the_job_in_the_waiting_call() -> None:
     assert seen == [binding(1)]
 
 
-@pytest.mark.asyncio
 async def test_a_cancelled_carrier_cancels_its_jobs() -> None:
     plugin, bg = setup()
     started = asyncio.Event()
@@ -237,7 +227,6 @@ async def test_a_cancelled_carrier_cancels_its_jobs() -> None:
     assert bg.pending() == ["long"]  # queued again for a later call of a live installation
 
 
-@pytest.mark.asyncio
 async def test_stop_cancels_queued_and_running_work_and_refuses_new() -> None:
     plugin, bg = setup()
     seen: list[Any] = []
@@ -252,7 +241,6 @@ async def test_stop_cancels_queued_and_running_work_and_refuses_new() -> None:
     assert after.cancelled() and seen == []
 
 
-@pytest.mark.asyncio
 async def test_a_job_fails_normally_when_its_own_code_fails() -> None:
     plugin, bg = setup()
 
@@ -351,7 +339,6 @@ async def _schedule(steps: list[tuple[Any, ...]]) -> None:
     assert bg.pending() == []
 
 
-@pytest.mark.asyncio
 async def test_an_after_call_job_is_not_waited_for_by_its_own_call_and_runs_in_the_next() -> None:
     """Issue 38: the chat turn's snapshot is queued ``after_call``: the hook's carrier returns at once
     although the job would block; the next call carries it, with its own invocation."""
@@ -382,7 +369,6 @@ async def test_an_after_call_job_is_not_waited_for_by_its_own_call_and_runs_in_t
     assert other.done() and ran == [binding(1)]
 
 
-@pytest.mark.asyncio
 async def test_the_snapshot_writer_keeps_the_latest_per_chat_and_drops_a_deleted_kbs() -> None:
     """The last-turn snapshots (issue 38): queued after the turn, one write per chat for a burst (the
     latest), none for a knowledge base deleted before its write; ``pending`` answers meanwhile."""

@@ -108,7 +108,6 @@ def test_a_bad_template_falls_back_to_the_shipped_one_with_a_health_warning(
     assert (verdict, key, args["reason"]) == (AMBER, "health.template_refused", reason)
 
 
-@pytest.mark.asyncio
 async def test_the_health_report_carries_the_template_check() -> None:
     scope = derive_scope(session_name="person_x", bot_uuid="b", collection="")
     bad = SimpleNamespace(settings=Settings.from_config({"memory_block_template": BAD["syntax"]}))

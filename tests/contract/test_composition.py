@@ -19,8 +19,6 @@ from ltm.service.compose import wire
 from ltm.service.retire import RetireEvent
 from tests.support import ADMIN, build_service, consolidated, reviewed, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 
 async def rows(svc: MemoryService, scope: Scope) -> dict[str, Episode]:
     return {e.id: e for e in await svc.fetch(scope, Criteria(statuses=None))}

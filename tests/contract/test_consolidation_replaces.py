@@ -23,8 +23,6 @@ from tests.support.host_runtime import FakeHostHandler
 from tests.surfaces.test_consolidation_command import _run
 from tests.surfaces.test_plugin_smoke import BOT, KB, component, load_plugin, query_vars, run_listener
 
-pytestmark = pytest.mark.asyncio
-
 SOURCES = (
     "Ursula drinks her coffee black",
     "Ursula has her first coffee every morning at 7",

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
 from ltm.domain.date_resolution import DATES_KEY
 from ltm.service import MemoryService
 from tests.support import ADMIN, scope_of
-
-pytestmark = pytest.mark.asyncio
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 ASKED = datetime(2023, 9, 1, 10, 0, tzinfo=UTC)

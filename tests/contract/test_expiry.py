@@ -21,8 +21,6 @@ from ltm.service.episodes import EXPIRES_BY
 from ltm.service.injection import context_payload, has_content, render_block
 from tests.support import ADMIN, build_service, reviewed, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 WED = datetime(2026, 3, 11, 10, 0, tzinfo=UTC)
 END_OF_WEEK = "2026-03-16T00:00:00Z"
 STAY = "I'm in Osaka this week for the conference"

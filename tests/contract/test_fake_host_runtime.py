@@ -19,7 +19,6 @@ def query_api(fake: FakeHostHandler, query_id: int = 7) -> QueryBasedAPIProxy:
     return QueryBasedAPIProxy(query_id=query_id, plugin_runtime_handler=fake)
 
 
-@pytest.mark.asyncio
 class TestVectors:
     async def test_two_top_level_keys_fail_like_chroma(self) -> None:
         fake = FakeHostHandler()
@@ -83,7 +82,6 @@ class TestVectors:
         assert [k["uuid"] for k in await query_api(fake).list_pipeline_knowledge_bases()] == ["kb1"]
 
 
-@pytest.mark.asyncio
 class TestQueries:
     async def test_query_vars(self) -> None:
         fake = FakeHostHandler()
@@ -118,7 +116,6 @@ class TestQueries:
         assert reply["message_chain"][0]["text"] == "hi"
 
 
-@pytest.mark.asyncio
 class TestModelsAndFaults:
     async def test_invoke_embedding_default_and_registered(self) -> None:
         fake = FakeHostHandler()

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
-
 from ltm.adapters.numpy_index import NumpyIndex
 from ltm.domain.scope import filter_conditions
 from ltm.ports import ListPage, VectorHit, VectorRecord
@@ -14,7 +12,6 @@ from ltm.service import MemoryService
 from ltm.service.health import GREEN, RED, run_health
 from tests.support import ADMIN, KB, scope_of
 
-pytestmark = pytest.mark.asyncio
 KEPT = ("text", "file_id", "uuid")
 
 

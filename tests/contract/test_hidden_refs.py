@@ -25,8 +25,6 @@ from ltm.service.injection import context_payload, read_block, render_block
 from tests.support import ADMIN, build_service, scope_of
 from tests.support.backends import ENGINES
 
-pytestmark = pytest.mark.asyncio
-
 BOB = Actor(surface="tool", sender_id="bob")
 ALICE = Actor(surface="tool", sender_id="alice")
 HIDDEN = ["ep_4f2a1b" + "0" * 14, "ep_9c07e" + "2" * 15, "ep_9c07e" + "3" * 15]  # Bob's private chat

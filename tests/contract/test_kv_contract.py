@@ -31,7 +31,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[KeyValueSto
         yield HostKeyValueStore(make_plugin(FakeHostHandler()))
 
 
-@pytest.mark.asyncio
 class TestKeyValueContract:
     async def test_missing_key_reads_none(self, store: KeyValueStore) -> None:
         assert isinstance(store, KeyValueStore)
@@ -80,7 +79,6 @@ class TestKeyValueContract:
         assert await store.keys("c:") == [f"c:{i:02d}" for i in range(20)]
 
 
-@pytest.mark.asyncio
 async def test_sqlite_persists_across_reopen(tmp_path: Any) -> None:
     kv = SqliteKeyValueStore(tmp_path / "p.db")
     await kv.set("k", b"v")
@@ -90,7 +88,6 @@ async def test_sqlite_persists_across_reopen(tmp_path: Any) -> None:
     again.close()
 
 
-@pytest.mark.asyncio
 class TestHostKeyValueErrors:
     """Only the host's "Storage with key X not found" refusal reads as missing."""
 
@@ -131,7 +128,6 @@ class TestHostKeyValueErrors:
         assert await kv.get("k") is None
 
 
-@pytest.mark.asyncio
 async def test_host_store_reads_a_known_absent_key_without_asking_the_host() -> None:
     """The runtime logs every "not found" as a warning: absent keys are answered from the key index."""
     fake = FakeHostHandler()
@@ -150,7 +146,6 @@ async def test_host_store_reads_a_known_absent_key_without_asking_the_host() -> 
     assert [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)] == ["present", "new"]
 
 
-@pytest.mark.asyncio
 async def test_host_store_index_errs_towards_asking() -> None:
     fake = FakeHostHandler()
     store = HostKeyValueStore(make_plugin(fake))
@@ -170,7 +165,6 @@ async def test_host_store_index_errs_towards_asking() -> None:
     assert [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)] == ["k", "k", "k"]
 
 
-@pytest.mark.asyncio
 async def test_host_store_without_a_listing_asks_the_host_and_retries_the_listing() -> None:
     fake = FakeHostHandler()
     fake.storage["k"] = b"v"

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.ledger import TurnUsage
 from ltm.domain.scope import derive_scope
 from ltm.service import ledger as ledger_module
 from ltm.service.background import Background
 from ltm.service.ledger import UsageLedger
-
-pytestmark = pytest.mark.asyncio
 
 
 def _scope(i: int):  # noqa: ANN202 - a Scope

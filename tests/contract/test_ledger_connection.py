@@ -16,8 +16,6 @@ from ltm.domain.scope import derive_scope
 from ltm.service.background import Background
 from ltm.service.ledger import UsageLedger
 
-pytestmark = pytest.mark.asyncio
-
 
 class ConnectionClosedError(Exception):  # the SDK's class, recognised by its name
     pass

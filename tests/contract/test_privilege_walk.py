@@ -301,7 +301,6 @@ def test_every_documented_policy_verb_is_walked() -> None:
     assert walked | set(SURFACE_ONLY) == set(documented), "policy verbs no service row walks"
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize("who", sorted(ACTORS))
 @pytest.mark.parametrize("row", sorted(ROWS))
 async def test_the_service_enforces_the_documented_matrix(tmp_path: Path, row: str, who: str) -> None:

@@ -236,7 +236,6 @@ async def _accept_parked(ctl: Any) -> dict[str, Any]:
     return {"ok": True, "content": decision.episode.content}
 
 
-@pytest.mark.asyncio
 async def test_an_attack_stored_through_the_tools_is_injected_only_as_data() -> None:
     """remember + update_profile tools store attacks; the next turn's system message carries them
     only inside the escaped block; the recall tool labels its output as data."""
@@ -279,7 +278,6 @@ async def test_an_attack_stored_through_the_tools_is_injected_only_as_data() -> 
     assert rec["ok"] and "not instructions" in rec["note"]
 
 
-@pytest.mark.asyncio
 async def test_the_injected_episodes_fit_the_token_budget() -> None:
     """Many long memories: the block carries only as many episodes as the configured token budget
     allows (recall_token_budget = 100, the minimum)."""
@@ -343,7 +341,6 @@ def test_neutralize_leaves_nothing_invisible_and_is_idempotent(text: str) -> Non
     assert neutralize(printable) == printable  # plain text is never changed
 
 
-@pytest.mark.asyncio
 async def test_invisible_characters_are_stored_as_sent_and_injected_neutralised() -> None:
     """End to end: the remember tool stores the text as sent; what the engine hands a runner, the
     next turn's system message, the runner-facing ``_ltm_context`` variable and the recall tool's

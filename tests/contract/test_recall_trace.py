@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ltm.domain.trace import REASONS, RecallTrace, TraceRow
 from ltm.service import MemoryService
 from tests.support import ADMIN, build_service, scope_of
-
-pytestmark = pytest.mark.asyncio
 
 
 def _by_text(trace: RecallTrace | None) -> dict[str, TraceRow]:

@@ -11,8 +11,6 @@ from ltm.domain.scope import Criteria
 from ltm.service import Actor, MemoryService
 from tests.support import ADMIN, scope_of, stored_audit_entries
 
-pytestmark = pytest.mark.asyncio
-
 FACT = "Alice lives in Lisbon"
 RESTATED = "Alice lives in Lisbon now"
 

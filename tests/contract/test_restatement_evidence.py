@@ -7,13 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from ltm.service import MemoryService
 from ltm.service.episodes import REMEMBER_RETRY_WINDOW_S, SEEN_REFS
 from tests.support import ADMIN, build_service, scope_of
-
-pytestmark = pytest.mark.asyncio
 
 FACT = "Alice lives in Lisbon"
 

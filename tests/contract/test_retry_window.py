@@ -16,8 +16,6 @@ from ltm.service import Actor, MemoryService
 from ltm.service.episodes import REMEMBER_RETRY_WINDOW_S
 from tests.support import build_service, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 ALICE = Actor(surface="tool", sender_id="alice")
 BOB = Actor(surface="tool", sender_id="bob")
 CAROL = Actor(surface="tool", sender_id="carol")

@@ -17,7 +17,6 @@ from ltm.service.sealing import SEAL_KEY
 from ltm.service.transfer import export_scope, import_scope
 from tests.support import ADMIN, KB, build_service, restarted, scope_of
 
-pytestmark = pytest.mark.asyncio
 OLD = "Alice's old note: the piano tuner comes on Fridays"
 NEW = "Alice's new note: the gardener comes on Mondays"
 

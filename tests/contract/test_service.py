@@ -9,8 +9,6 @@ from ltm.domain.scope import Criteria
 from ltm.service import Actor, MemoryService
 from tests.support import ADMIN, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _contents(svc: MemoryService, scope, query: str = "tea") -> list[str]:
     res = await svc.recall(scope, query, limit=10, with_profiles=False)

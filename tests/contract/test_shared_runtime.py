@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
@@ -20,7 +19,6 @@ from main import DEDICATED
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
-pytestmark = pytest.mark.asyncio
 BOT = "bot-shared"
 SESSION = Session(launcher_type="person", launcher_id="u1", sender_id="u1", bot_uuid=BOT)
 

@@ -15,8 +15,6 @@ from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, read_block, render_block
 from tests.support import ADMIN, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 ALICE = Actor(surface="tool", sender_id="alice")
 
 

@@ -101,7 +101,6 @@ async def _restart_with(world: World, snap_key: str, value: bytes) -> tuple[Any,
     return idx, listed, got, {r.id for r in truth.items}
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize("name", sorted(TARGETED))
 async def test_a_malformed_snapshot_is_ignored_and_rebuilt(
     tmp_path: Path, name: str, caplog: pytest.LogCaptureFixture

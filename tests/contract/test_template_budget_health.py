@@ -33,7 +33,6 @@ def _payload(texts: list[str]) -> dict:
     return context_payload(RecallResult(None, None, eps), {"id": "m", "name": ""})
 
 
-@pytest.mark.asyncio
 async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

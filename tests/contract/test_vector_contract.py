@@ -125,7 +125,6 @@ def ts_of(iso: str) -> float:
 # ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
 class TestScopeIsolation:
     async def test_search_returns_only_the_filtered_scope(self, backend: Backend) -> None:
         (a1,) = await put(backend, make_episode(ALICE, "Alice likes green tea"))
@@ -157,7 +156,6 @@ class TestScopeIsolation:
         assert len(await search_ids(backend, "note", scope_filter(ALICE.user_key), k=4)) == 4
 
 
-@pytest.mark.asyncio
 class TestStatusFilter:
     async def test_default_filter_hides_superseded_and_archived(self, backend: Backend) -> None:
         active, superseded, archived = await put(
@@ -186,7 +184,6 @@ class TestStatusFilter:
         assert await list_ids(backend, where_one) == [archived.id]
 
 
-@pytest.mark.asyncio
 class TestListPaging:
     async def test_pages_cover_the_scope_exactly_once_in_a_stable_order(self, backend: Backend) -> None:
         mine = await put(backend, *[make_episode(ALICE, f"memory {i}") for i in range(23)])
@@ -213,7 +210,6 @@ class TestListPaging:
         assert beyond.items == []
 
 
-@pytest.mark.asyncio
 class TestDelete:
     async def test_delete_by_scope_removes_from_search_and_list_only_in_that_scope(self, backend: Backend) -> None:
         alice = await put(
@@ -254,7 +250,6 @@ class TestDelete:
         assert await list_ids(backend, scope_filter(ALICE.user_key)) == [a2.id]
 
 
-@pytest.mark.asyncio
 class TestReplace:
     async def test_reupsert_replaces_metadata_and_leaves_the_active_filter(self, backend: Backend) -> None:
         (ep,) = await put(backend, make_episode(ALICE, "favourite colour is blue"))
@@ -280,7 +275,6 @@ class TestReplace:
         assert Episode.from_metadata(after.metadata).valid_until is None
 
 
-@pytest.mark.asyncio
 class TestTimeFilters:
     async def test_validity_as_of(self, backend: Backend) -> None:
         spring, always, later = await put(
@@ -327,7 +321,6 @@ class TestTimeFilters:
         assert await list_ids(backend, scope_filter(ALICE.user_key, crit)) == [old.id]
 
 
-@pytest.mark.asyncio
 class TestFilterShapes:
     async def test_multi_field_and(self, backend: Backend) -> None:
         u1 = await put(backend, make_episode(GROUP.with_sender("u1"), "u1 plays chess"))
@@ -366,7 +359,6 @@ class TestFilterShapes:
             await backend.index.search(backend.collection, EMBED.embed_one("anything"), 3, bad)
 
 
-@pytest.mark.asyncio
 class TestRoundTrip:
     async def test_unicode_text_and_tags_round_trip(self, backend: Backend) -> None:
         content = "我昨天在北京吃了烤鸭 🦆 — naïve café «ok»"
@@ -394,7 +386,6 @@ class TestRoundTrip:
         await backend.index.delete(other, where)
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["chroma", "qdrant"])
 async def test_persistent_backends_survive_reopen(name: str, tmp_path: Any) -> None:
     be, close = _make_backend(name, tmp_path)
@@ -424,7 +415,6 @@ def host() -> Iterator[Backend]:
     close()
 
 
-@pytest.mark.asyncio
 class TestHostSpecifics:
     async def test_text_goes_to_metadata_and_documents(self, host: Backend) -> None:
         (ep,) = await put(host, make_episode(ALICE, "likes hiking"))

@@ -12,8 +12,6 @@ from ltm.service import Actor
 from ltm.service.writes import KvHolds, PlanError, WriteStep
 from tests.support import build_service, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 ALICE = Actor(surface="tool", sender_id="alice")
 
 

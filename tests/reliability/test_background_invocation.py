@@ -34,7 +34,6 @@ from ltm.service.writes import JOURNAL_PREFIX
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import ROOT, component
 
-pytestmark = pytest.mark.asyncio
 BOT = "bot-installed"
 SESSION = Session(launcher_type="person", launcher_id="u1", sender_id="u1", bot_uuid=BOT)
 KB = "kb-installed"

@@ -26,8 +26,6 @@ from tests.support.backends import ENGINES, ENGINES_WITH_HOST
 from tests.support.reliability import KB as HOST_KB
 from tests.support.reliability import host_env
 
-pytestmark = pytest.mark.asyncio
-
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
 N = 50
 

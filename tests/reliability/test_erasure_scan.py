@@ -32,8 +32,6 @@ from ltm.service.review import ReviewQueue
 from ltm.service.row_codec import unpack_metadata
 from tests.support import ADMIN, KB, build_service, scope_of
 
-pytestmark = pytest.mark.asyncio
-
 SECRET = "Alice hid the spare key under the blue flowerpot by the door"
 CONTROL = "Alice keeps her bicycle in the garden shed behind the house"
 OTHER_KB = "kb-kept"

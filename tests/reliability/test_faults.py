@@ -84,8 +84,6 @@ from tests.support.reliability import (
     host_service,
 )
 
-pytestmark = pytest.mark.asyncio
-
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
 SETTINGS = Settings(max_profile_traits=200)
 A_ID = ("person_alice", "bot1", "alice")

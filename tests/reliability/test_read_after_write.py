@@ -21,8 +21,6 @@ from tests.support import ADMIN, DelegatingIndex, build_service, scope_of
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import EMBEDDING_MODEL, KB, host_service
 
-pytestmark = pytest.mark.asyncio
-
 
 async def seekdb_like(lag_s: float) -> tuple[FakeHostHandler, MemoryService]:
     fake = FakeHostHandler(bots=["bot1"], search_visible_after_s=lag_s)

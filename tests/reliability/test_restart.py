@@ -30,8 +30,6 @@ from tests.support import DelegatingIndex, reviewed, stored_audit_entries
 from tests.support.reliability import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.support.reliability import KB as HOST_KB
 
-pytestmark = pytest.mark.asyncio
-
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
 Hook = Callable[[str, str, str], Awaitable[None]]  # (method, key or collection, "before"|"after")
 

@@ -34,7 +34,6 @@ from tests.support.reliability import (
     load_plugin,
 )
 
-pytestmark = pytest.mark.asyncio
 KB = "kb-turn"
 BOT = "bot-turn"
 

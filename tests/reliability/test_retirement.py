@@ -24,8 +24,6 @@ from tests.support import ADMIN, scope_of
 from tests.support.backends import ENGINES
 from tests.support.held_host import SLOW, HeldWorld, settle
 
-pytestmark = pytest.mark.asyncio
-
 LIVE = "Alice drinks green tea every morning"
 VICTIM = "Alice keeps a blue bicycle in the garage"
 QUERY = "Alice green tea blue bicycle garage morning"

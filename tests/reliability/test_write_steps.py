@@ -22,8 +22,6 @@ from ltm.service import MemoryService
 from tests.support import ADMIN, KB, DelegatingIndex, build_service, consolidated, reviewed, scope_of
 from tests.support.backends import ENGINES
 
-pytestmark = pytest.mark.asyncio
-
 
 class ScriptedIndex(DelegatingIndex):
     """A real index with scripted misbehaviour per call: ``refuse`` answers an error (nothing

@@ -3,7 +3,6 @@ a broken one leaves the turn with the shipped block, and ``!memory health`` says
 
 from __future__ import annotations
 
-import pytest
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.entities.builtin.provider.session import Session
@@ -44,7 +43,6 @@ async def _block(config: dict[str, str]) -> str:
     return str(ctx.event.default_prompt[1].content)
 
 
-@pytest.mark.asyncio
 async def test_a_turn_uses_the_operator_template_and_memory_stays_escaped() -> None:
     block = await _block({"memory_block_template": OPERATOR})
     assert block.startswith("MEMO en_US\n" + BEGIN + "\n* ") and block.endswith(END)
@@ -53,7 +51,6 @@ async def test_a_turn_uses_the_operator_template_and_memory_stays_escaped() -> N
     assert shipped.startswith(t("inject.header", "en_US")) and "MEMO" not in shipped  # control
 
 
-@pytest.mark.asyncio
 async def test_a_broken_template_leaves_the_turn_with_the_shipped_block() -> None:
     block = await _block({"memory_block_template": "{{ begin }}{% for e in episodes %}{{ end }}"})
     assert block.startswith(t("inject.header", "en_US"))
@@ -61,7 +58,6 @@ async def test_a_broken_template_leaves_the_turn_with_the_shipped_block() -> Non
     assert data is not None and [e["content"] for e in data["episodes"]] == [HOSTILE]
 
 
-@pytest.mark.asyncio
 async def test_memory_health_reports_a_refused_template() -> None:
     h = await host_harness({"memory_block_template": "{{ begin }}{{ ''.__class__ }}{{ end }}"})
     text = await h.one("memory health")
@@ -74,7 +70,6 @@ async def test_memory_health_reports_a_refused_template() -> None:
 OVER_BUDGET = "{{ begin }}{% for e in episodes %}{% for i in range(40) %}{{ e.text }}{% endfor %}{% endfor %}{{ end }}"
 
 
-@pytest.mark.asyncio
 async def test_memory_health_names_the_limit_a_template_hit_in_the_chat_language() -> None:
     h = await host_harness({"memory_block_template": OVER_BUDGET, "language": "zh_Hans"})
     text = await h.one("memory health")

@@ -8,8 +8,6 @@ import pytest
 
 from tests.surfaces.test_command_memory import ADMIN_ID, ALICE, Harness, host_harness
 
-pytestmark = pytest.mark.asyncio
-
 
 @pytest.fixture
 async def h() -> AsyncIterator[Harness]:

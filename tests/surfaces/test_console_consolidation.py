@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 
 from ltm.service.consolidation import ConsolidationSettings
 from pages import router
 from tests.support import ADMIN, KB, build_service, consolidated, scope_of
-
-pytestmark = pytest.mark.asyncio
 
 
 def _body(**extra: object) -> dict[str, object]:

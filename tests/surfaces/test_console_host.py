@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
-pytestmark = pytest.mark.asyncio
 KB = "0b1c2d3e-kb-named"
 
 

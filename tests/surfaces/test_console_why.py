@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ltm.service.snapshots import InjectionSnapshot
 from tests.support import ADMIN, build_service, scope_of
 from tests.surfaces.test_console_api import make_page, ok, refused, scope_body
-
-pytestmark = pytest.mark.asyncio
 
 
 async def test_why_route_reports_injected_rows_and_near_misses(tmp_path: Path) -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
 from tests.support.host_runtime import FakeHostHandler
 from tests.surfaces.test_plugin_smoke import BOT, KB, component, load_plugin, query_vars
-
-pytestmark = pytest.mark.asyncio
 
 
 async def _run(ctl, fake: FakeHostHandler, qid: int, line: str, privilege: int) -> list[str]:

@@ -25,7 +25,6 @@ SECRET = "My bank password is swordfish77"
 BENIGN = "Prefers tea in the morning."
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize("lang", ["en_US", "zh_Hans"])
 async def test_the_update_profile_tool_redacts_refuses_and_keeps(lang: str) -> None:
     fake = FakeHostHandler(bots=[BOT])
@@ -45,7 +44,6 @@ async def test_the_update_profile_tool_redacts_refuses_and_keeps(lang: str) -> N
     assert "swordfish77" not in block and "evil.example" not in block
 
 
-@pytest.mark.asyncio
 async def test_the_console_profile_edit_passes_the_same_gate(tmp_path: Path) -> None:
     svc = await build_service("numpy", tmp_path)
     page = make_page(svc)

@@ -13,7 +13,6 @@ from components.tools.remember import Remember
 from ltm.i18n import t
 from tests.surfaces.test_review_surfaces import ON, world
 
-pytestmark = pytest.mark.asyncio
 WED = datetime(2026, 3, 11, 10, 0, tzinfo=UTC)
 
 

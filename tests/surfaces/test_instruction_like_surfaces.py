@@ -41,7 +41,6 @@ async def _turn_block(ctl, fake: FakeHostHandler, qid: int) -> str:  # type: ign
     return str(ctx.event.default_prompt[-1].content)
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize("lang", ["en_US", "zh_Hans"])
 async def test_the_remember_tool_says_the_statement_awaits_review(lang: str) -> None:
     fake = FakeHostHandler(bots=[BOT])
@@ -64,7 +63,6 @@ async def test_the_remember_tool_says_the_statement_awaits_review(lang: str) -> 
     assert data is not None and [e["content"] for e in data["episodes"]] == [BENIGN]
 
 
-@pytest.mark.asyncio
 async def test_memory_candidates_shows_the_mark_on_that_candidate_only() -> None:
     h = await host_harness()
     scope = await h.scope(("person", "alice"), "alice")

@@ -25,7 +25,6 @@ from ltm.service.snapshots import InjectionSnapshot
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
-pytestmark = pytest.mark.asyncio
 BOT = "bot-del"
 GONE, KEPT = "kb-gone", "kb-kept"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)

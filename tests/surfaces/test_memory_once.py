@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 
@@ -50,7 +49,6 @@ def count(text: str, haystack: list[str]) -> int:
     return sum(h.count(text) for h in haystack)
 
 
-@pytest.mark.asyncio
 async def test_after_the_block_served_a_turn_the_engine_adds_no_second_copy() -> None:
     ctl, fake, mem_id = await plugin_with_memory()
     engine = component(ctl, "KnowledgeEngine", "memory_engine")
@@ -75,7 +73,6 @@ async def test_after_the_block_served_a_turn_the_engine_adds_no_second_copy() ->
     assert [r.id for r in after.results] == [mem_id], after.metadata
 
 
-@pytest.mark.asyncio
 async def test_with_auto_recall_off_the_engine_serves_the_runner() -> None:
     ctl, fake, mem_id = await plugin_with_memory({"auto_recall": False})
     engine = component(ctl, "KnowledgeEngine", "memory_engine")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
@@ -21,7 +20,6 @@ from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_command_memory import host_context
 from tests.surfaces.test_plugin_smoke import BOT, KB, query_vars, run_listener
 
-pytestmark = pytest.mark.asyncio
 ADMIN_ID = "boss"
 SESSION = Session(launcher_type="person", launcher_id="u1", sender_id="u1", bot_uuid=BOT)
 MESSAGE = t("error.backend_unsupported", "en_US")

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
@@ -23,7 +22,6 @@ from main import compose
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin  # the one plugin loader of the tests
 
-pytestmark = pytest.mark.asyncio
 ROOT = Path(__file__).resolve().parents[2]
 KB = "kb-smoke"
 BOT = "bot-smoke"

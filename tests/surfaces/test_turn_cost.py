@@ -32,7 +32,6 @@ def block_of(ctx: Any) -> str:
     return "\n".join(str(m.content) for m in ctx.event.default_prompt)
 
 
-@pytest.mark.asyncio
 async def test_the_hook_returns_while_the_snapshot_store_is_held_shut() -> None:
     ctl, fake, _ = await plugin_with_memory()
     gate = fake.hold(A.SET_PLUGIN_STORAGE, is_snapshot_write)
@@ -51,7 +50,6 @@ async def test_the_hook_returns_while_the_snapshot_store_is_held_shut() -> None:
     assert len(snapshot_keys(fake)) == 1  # written after the turn
 
 
-@pytest.mark.asyncio
 async def test_a_failed_snapshot_write_is_a_warning_about_the_snapshot(caplog: pytest.LogCaptureFixture) -> None:
     ctl, fake, _ = await plugin_with_memory()
     gate = fake.hold(A.SET_PLUGIN_STORAGE, is_snapshot_write)
@@ -68,7 +66,6 @@ async def test_a_failed_snapshot_write_is_a_warning_about_the_snapshot(caplog: p
     assert not any("injection failed" in m for m in warned)
 
 
-@pytest.mark.asyncio
 async def test_a_served_retrieve_makes_no_host_call() -> None:
     _, fake, mem_id = await plugin_with_memory()
     ctl = await load_plugin(fake)  # a restarted plugin over the same host: nothing cached yet
@@ -86,7 +83,6 @@ async def test_a_served_retrieve_makes_no_host_call() -> None:
     assert mem_id
 
 
-@pytest.mark.asyncio
 async def test_a_snapshot_still_waiting_when_its_memory_is_forgotten_is_written_without_it() -> None:
     """The erase reaches the snapshots not yet written too (issue 35 finding 1 with issue 38's
     deferred write): forgotten while the turn's snapshot waits, the stored snapshot never shows it."""

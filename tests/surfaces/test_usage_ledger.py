@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from langbot_plugin.api.entities.builtin.provider.session import Session
@@ -17,7 +16,6 @@ from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_plugin_smoke import BOT, KB, query_vars, run_listener
 
-pytestmark = pytest.mark.asyncio
 TEXTS = ["Ursula drinks jasmine tea", "我住在里斯本", "Die Katze heißt Mia", "日本語のメモです", "ursula-secret-42"]
 
 

@@ -7,8 +7,6 @@ import ast
 import inspect
 from pathlib import Path
 
-import pytest
-
 from ltm.service.memory_service import MemoryService
 from tests.support import build_service
 
@@ -45,7 +43,6 @@ def test_the_verbs_are_methods() -> None:
     assert all(inspect.isfunction(vars(MemoryService)[name]) for name in verbs)
 
 
-@pytest.mark.asyncio
 async def test_each_verb_has_its_capabilitys_signature(tmp_path: Path) -> None:
     svc = await build_service("numpy", tmp_path)
     checked = 0

@@ -122,7 +122,6 @@ def test_no_neighbour_imports_the_facade_or_the_engine(name: str) -> None:
                 assert "WriteEngine" not in names and "MemoryService" not in names, f
 
 
-@pytest.mark.asyncio
 async def test_a_memory_service_has_every_port(tmp_path: Path) -> None:
     svc = await build_service("numpy", tmp_path)
     for protocol, _ in NEIGHBOURS.values():

@@ -120,7 +120,6 @@ async def _recall_order(svc: MemoryService) -> list[str]:
     return [r.episode.content for r in res.episodes]
 
 
-@pytest.mark.asyncio
 class TestServiceRerank:
     async def test_model_reorders_the_head(self, tmp_path: Path) -> None:
         model = OverlapReranker()
@@ -185,7 +184,6 @@ class TestSettingsAndAdapter:
         assert again == kb
         assert KbSettings.from_creation("kb", {}).rerank_model == ""
 
-    @pytest.mark.asyncio
     async def test_host_reranker_calls_invoke_rerank(self) -> None:
         seen: list[tuple[Any, ...]] = []
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,7 +139,6 @@ def test_affinity_is_bounded(start: float, length: float, event_ts: float, text:
 class TestThroughTheService:
     """The plugin's recall path applies the time rules (real numpy index, in-memory KV)."""
 
-    @pytest.mark.asyncio
     async def test_told_after_memory_found_for_the_week_before(self) -> None:
         from ltm.adapters.embedders import HashingEmbedder
         from ltm.adapters.numpy_index import NumpyIndex
