@@ -350,7 +350,8 @@ class ChatSession:
         self.stack, self.pipeline_uuid, self.session_type = stack, pipeline_uuid, session_type
         url = f"ws://127.0.0.1:{stack.api_port}/api/v1/pipelines/{pipeline_uuid}/ws/connect?session_type={session_type}"
         # Host fact: without an Origin header the handshake is refused with HTTP 400 (quart_cors).
-        self.ws: ClientConnection = ws_connect(url, origin=stack.base_url, open_timeout=15, max_size=None)
+        # entered as the context manager it is (websockets 17.1 deprecates a bare connect()); closed by close()
+        self.ws: ClientConnection = ws_connect(url, origin=stack.base_url, open_timeout=15, max_size=None).__enter__()
         self.ws.send(json.dumps({"type": "authenticate", "token": stack.token, "workspace_uuid": stack.workspace_uuid}))
         hello = self._recv(15)
         if hello.get("type") != "connected":
