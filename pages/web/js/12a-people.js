@@ -25,7 +25,6 @@
       return call('/people/erase', req).then(function (done) {
         S.personErased = done;
         S.personDoc = null; // the document shown before the erase is no longer what is held
-        toast(T('people.erased', done));
         return call('/people', req).then(function (d) { S.person = { request: req, result: d }; RENDERERS.people(); });
       });
     });
