@@ -217,6 +217,18 @@ class TestConflicts:
         assert (side["id"], side["content"], side["attribute"]) == (old.id, "Alice prefers Python.", "affinity")
         assert c.episode_fields["importance"] == 0.9 and c.episode_fields["tags"] == ["lang"]
 
+    async def test_a_state_said_to_have_ended_is_parked_against_the_current_one(self, tmp_path: Path) -> None:
+        """ "I used to live in Lisbon" after "I live in Lisbon" corrects it: parked for a person, who
+        accepts it to supersede the first. Control: an ended state of another value is written."""
+        w = await review_world(tmp_path)
+        old, _ = await w.service.remember(w.alice, {"content": "I live in Lisbon."}, ADMIN)
+        with pytest.raises(ParkedError) as exc:
+            await w.service.remember(w.alice, {"content": "I used to live in Lisbon."}, ADMIN)
+        c = await w.review.get(w.alice, exc.value.params["candidate"])
+        assert c.status == "conflict" and [s["id"] for s in c.conflicts_with] == [old.id]
+        await w.service.remember(w.alice, {"content": "I used to live in Porto."}, ADMIN)
+        assert await contents(w.service, w.alice) == ["I live in Lisbon.", "I used to live in Porto."]
+
     async def test_compatible_and_corrections_are_written(self, tmp_path: Path) -> None:
         """Positive controls: a compatible statement and an explicit correction go straight in."""
         w = await review_world(tmp_path)

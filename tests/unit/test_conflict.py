@@ -116,6 +116,46 @@ class TestChinese:
         assert relation(new, old).label == label
 
 
+class TestEndedStates:
+    """A state said to have ended denies the same state said as current, and nothing else."""
+
+    @pytest.mark.parametrize(
+        ("new", "old"),
+        [
+            ("I used to live in Lisbon.", "I live in Lisbon."),
+            ("I used to like tea.", "I like tea."),
+            ("I used to work at Google.", "I work at Google."),
+            ("I previously lived in Lisbon.", "I live in Lisbon."),
+            ("I used to have a cat.", "I have a cat."),
+            ("I live in Lisbon.", "I used to live in Lisbon."),
+            ("我以前住在里斯本。", "我住在里斯本。"),
+            ("我以前喜欢茶。", "我喜欢茶。"),
+        ],
+    )
+    def test_the_same_state_ended_contradicts(self, new: str, old: str) -> None:
+        v = relation(new, old)
+        assert (v.label, v.reason) == (CONTRADICTING, "no longer so")
+
+    @pytest.mark.parametrize(
+        ("new", "old"),
+        [
+            ("I used to live in Paris.", "I live in Berlin."),  # another value: both held
+            ("I used to live in Paris.", "I used to live in Berlin."),
+            ("I lived in Lisbon in 2019.", "I live in Lisbon."),  # a plain past says nothing of now
+            ("I am used to the cold.", "I like the cold."),  # "be used to" is being accustomed
+            ("我以前住在巴黎。", "我住在柏林。"),
+        ],
+    )
+    def test_other_values_and_plain_past_do_not(self, new: str, old: str) -> None:
+        assert relation(new, old).label != CONTRADICTING
+
+    def test_the_marker_is_read_off_the_claim(self) -> None:
+        (c,) = parse_claims("I used to like tea.")
+        assert (c.subject, c.attribute, c.value, c.ended) == ("self", "affinity", "tea", True)
+        (d,) = parse_claims("I like tea.")
+        assert not d.ended
+
+
 class TestMechanics:
     def test_subjects_and_aliases(self) -> None:
         assert relation("I live in Berlin.", "Alice lives in Paris.").label == UNRELATED

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from .chinese import claims_zh
@@ -49,6 +50,20 @@ _CLAUSE_SPLIT = re.compile(
 )
 
 
+# A state that held and no longer does. "be used to" (accustomed) is not one; a plain past tense
+# ("I lived in Lisbon in 2019") says nothing of now and is left alone.
+_ENDED_EN = re.compile(
+    r"(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bbe )\b(?:used to|formerly|previously)\s+(?=\w)"
+)
+_ENDED_ZH = re.compile(r"(?:以前|之前|曾经|过去)(?=[住在喜爱用做是吃喝养有工])")
+
+
+def _ended(clause: str) -> tuple[str, bool]:
+    """The clause without its "no longer so" marker, and whether it had one."""
+    bare = _ENDED_ZH.sub("", _ENDED_EN.sub("", clause))
+    return bare, bare != clause
+
+
 @lru_cache(maxsize=4096)
 def parse_claims(text: str) -> tuple[Claim, ...]:
     """Every claim the patterns read in ``text`` (possibly none)."""
@@ -63,11 +78,12 @@ def parse_claims(text: str) -> tuple[Claim, ...]:
         clause = _LEAD_ZH.sub("", clause)
         if not clause:
             continue
+        clause, ended = _ended(clause)
         han = any(is_han(c) for c in clause)
         claims = (claims_zh(clause, subject) or claims_en(clause, subject)) if han else claims_en(clause, subject)
         for c in claims:
             if c.value or c.attribute == "smoke":
-                out.append(c)
+                out.append(replace(c, ended=True) if ended else c)
         if claims and claims[0].subject:
             subject = claims[0].subject
     return tuple(dict.fromkeys(out))
@@ -121,6 +137,11 @@ def _single(attribute: str) -> bool:
 def _compare(n: Claim, o: Claim, aliases: frozenset[str]) -> Verdict:
     if not _subjects_match(n.subject, o.subject, aliases):
         return Verdict(UNRELATED, reason="different subjects")
+    if (n.ended or o.ended) and FAMILY.get(n.attribute, n.attribute) == FAMILY.get(o.attribute, o.attribute):
+        if n.ended != o.ended and n.positive == o.positive and same_value(n.value, o.value):
+            return Verdict(CONTRADICTING, n.attribute, n.value, o.value, "no longer so")
+        # an ended state beside a current one of another value, or two ended ones: both held
+        return Verdict(COMPATIBLE, n.attribute, n.value, o.value, "one of them has ended")
     if n.attribute != o.attribute:
         fam_n, fam_o = FAMILY.get(n.attribute, n.attribute), FAMILY.get(o.attribute, o.attribute)
         if fam_n == fam_o:

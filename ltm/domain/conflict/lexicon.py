@@ -23,6 +23,9 @@ class Claim:
     value: str
     positive: bool = True
     strength: str = ""  # "prefer" (one choice among its kind) | "switch" (replaces the previous one)
+    # said as a state that has ended ("I used to live in Lisbon", "我以前喜欢茶"): it denies the same
+    # state said as current, and allows any other value
+    ended: bool = False
 
 
 @dataclass(frozen=True)
