@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from ..domain.timefields import now_utc, to_iso
 from ..ports import is_connection_lost
 from .background import Background
 from .injection import context_payload, has_content, render_block_async
+from .prefetch import note_time
 from .recall import RecallResult
 from .settings import Settings
 from .snapshots import InjectionSnapshot
@@ -204,7 +206,10 @@ async def prepare_turn(
         if served is not None:
             served.clear(who)
         return None
+    started = time.perf_counter()
     result = await recall(scope, text, with_profiles=settings.inject_profiles, trace=True)
+    note_time("recall", (time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
     if served is not None and scope.collection:
         served.mark(who)
     speaker = {"id": scope.sender_id, "name": speaker_name}
@@ -219,5 +224,8 @@ async def prepare_turn(
         later(scope, snapshot)
     else:
         writes.append(save(scope, snapshot))
+    note_time("render", (time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
     await asyncio.gather(*writes)
+    note_time("writes", (time.perf_counter() - started) * 1000)
     return injection
