@@ -106,7 +106,10 @@ class SnapshotWriter:
             await asyncio.wait([asyncio.shield(f) for f in jobs])
 
     def _submit(self, key: str) -> None:
-        future = self._background.submit(("last-turn-snapshot", key), lambda: self._write(key), after_call=True)
+        # interruptible: a write cut off by its carrier's grace runs again later (latest per chat)
+        future = self._background.submit(
+            ("last-turn-snapshot", key), lambda: self._write(key), after_call=True, interruptible=True
+        )
         self._jobs[key] = future
         future.add_done_callback(lambda _f: self._again(key))
 
@@ -220,12 +223,16 @@ async def prepare_turn(
     snapshot = snapshot_of(result, block, speaker, query_id)
     injection = Injection(block, payload, snapshot)
     writes = list(publish(injection)) if publish is not None else []
-    if later is not None:
-        later(scope, snapshot)
-    else:
+    if later is None:
         writes.append(save(scope, snapshot))
     note_time("render", (time.perf_counter() - started) * 1000)
     started = time.perf_counter()
-    await asyncio.gather(*writes)
+    try:
+        await asyncio.gather(*writes)
+    finally:
+        # queued once the turn's own host writes are answered: where background work starts at once
+        # (no invocation bound), the snapshot's storage write does not queue ahead of them
+        if later is not None:
+            later(scope, snapshot)
     note_time("writes", (time.perf_counter() - started) * 1000)
     return injection
