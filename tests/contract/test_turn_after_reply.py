@@ -103,3 +103,33 @@ async def test_the_snapshot_write_waits_for_the_turns_query_variable_writes() ->
         await asyncio.sleep(0.01)
     # positive control: once they are answered, the snapshot is written
     assert any(str(d.get("key", "")).startswith("inject/") for d in fake.calls_of(A.SET_PLUGIN_STORAGE))
+
+
+async def test_the_reply_event_carries_nothing_when_review_is_off_and_the_next_hook_does() -> None:
+    """``NormalMessageResponded`` is awaited before LangBot sends the reply: with nothing to extract
+    it carries no queued work (the turn's snapshot); the next turn's hook carries it instead."""
+    from types import SimpleNamespace
+
+    from langbot_plugin.api.entities import events
+    from langbot_plugin.api.proxies.invocation import bind_invocation
+
+    from tests.contract.test_background import binding
+    from tests.support.reliability import component
+
+    ctl, fake, _ = await plugin_with_memory()
+    listener = component(ctl, "EventListener", "default")
+    assert not listener.plugin.review.settings.enabled
+
+    def inject_writes() -> list[Any]:
+        return [d for d in fake.calls_of(A.SET_PLUGIN_STORAGE) if str(d.get("key", "")).startswith("inject/")]
+
+    with bind_invocation(fake, config={}, binding=binding(1)):  # an installed package's call
+        await run_listener(ctl, fake, 2, "where is my bicycle?")
+    assert inject_writes() == []  # queued by the hook, not carried by it
+    with bind_invocation(fake, config={}, binding=binding(1)):
+        for handler in listener.registered_handlers[events.NormalMessageResponded]:
+            await handler(SimpleNamespace(event=None, query_id=2))
+    assert inject_writes() == []  # the reply's event carried nothing
+    with bind_invocation(fake, config={}, binding=binding(1)):
+        await run_listener(ctl, fake, 3, "and my keys?")  # the next hook carries the first snapshot
+    assert inject_writes() != []  # positive control
