@@ -156,6 +156,13 @@ def pct(values: Sequence[float], q: float) -> float | None:
     return round((ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)) * 1000, 1)
 
 
+def load_avg() -> list[float]:
+    """The machine's 1/5/15-minute load averages (the figures of a shared machine depend on them)."""
+    with contextlib.suppress(OSError, AttributeError):
+        return [round(x, 2) for x in os.getloadavg()]
+    return []
+
+
 def diff(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else round(a - b, 1)
 
@@ -570,6 +577,48 @@ def log_texts(stack: Stack) -> dict[str, str]:
     return out
 
 
+TURN_LINE = re.compile(r"^\[(\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\].*injection ready: .*turn ms: (.*)$")
+SERVED_LINE = re.compile(r"^\[(\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\].*engine retrieve for (\S+): served")
+SCOPE_LINE = re.compile(r"^\[(\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\].*memory scope resolved: \S+?:(\S+) ")
+
+
+def _stamp(text: str) -> float:
+    return time.mktime(time.strptime("2000-" + text[:14], "%Y-%m-%d %H:%M:%S")) + float("0" + text[14:])
+
+
+def turn_breakdown(log_text: str) -> dict[str, Any]:
+    """Where a turn's milliseconds went, from the plugin's own log lines of the hook (``turn ms:
+    total=.. vars=.. scope=.. recall=.. embed=.. render=.. writes=.. calls=N early=0|1``) and, for
+    each hook, the gap until the runner's call into the memory knowledge base reached the plugin
+    (LangBot's stages after the hook, the runner's start; log timestamps, millisecond resolution)."""
+    phases: dict[str, list[float]] = {}
+    gaps: list[float] = []
+    ends: dict[str, float] = {}
+    session = ""
+    for line in log_text.splitlines():
+        if m := SCOPE_LINE.match(line):
+            session = m.group(2)
+        elif m := TURN_LINE.match(line):
+            for part in m.group(2).split():
+                key, _, value = part.partition("=")
+                with contextlib.suppress(ValueError):
+                    phases.setdefault(key, []).append(float(value))
+            ends[session] = _stamp(m.group(1))
+        elif (m := SERVED_LINE.match(line)) and m.group(2) in ends:
+            gaps.append((_stamp(m.group(1)) - ends.pop(m.group(2))) * 1000)
+    out: dict[str, Any] = {"turns": len(phases.get("total", []))}
+    for key, values in phases.items():
+        out[f"{key}_p50"] = round(statistics.median(values), 1)
+        if key not in ("calls", "early"):
+            out[f"{key}_p95"] = pct([v / 1000 for v in values], 0.95)
+    if "early" in phases:
+        out["early_share"] = round(statistics.mean(phases["early"]), 2)
+    if gaps:
+        out["hook_to_kb_call_p50"] = round(statistics.median(gaps), 1)
+        out["hook_to_kb_call_p95"] = pct([g / 1000 for g in gaps], 0.95)
+    return out
+
+
 # ------------------------------------------------------------------ the run
 
 
@@ -615,6 +664,7 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
     for n in args.sizes:
         turns = args.turns if n == 1 else min(args.turns, args.turns_10 if n < 50 else args.turns_50)
         phases: dict[str, dict[str, Any]] = {}
+        step_mark = len(log_texts(stack)["plugin"])
         order = names if (n % 2) else names[::-1]  # alternate, against drift
         if n == 1 and getattr(args, "interleave", True):
             plans = {name: plan_chats(1, turns, random.Random(rng.random()), f"{name[:2]}1")[0] for name in names}
@@ -630,6 +680,9 @@ async def measure(stack: Stack, args: argparse.Namespace, uuids: dict[str, str])
             )  # fmt: skip
         await asyncio.sleep(1.5)  # the ledger writes its queue a moment after the turns
         rows.append(summarise(n, phases, ledger_turns(stack, phases["with"]["_chats"])))
+        plugin_log = log_texts(stack)["plugin"]
+        rows[-1]["breakdown"] = turn_breakdown(plugin_log[step_mark:])
+        rows[-1]["load_avg"] = load_avg()
         all_phases += list(phases.values())
         if args.out:  # what was measured so far survives a later failure
             Path(args.out + ".partial").write_text(json.dumps(rows, indent=2, default=str) + "\n", encoding="utf-8")
@@ -678,6 +731,8 @@ def print_table(result: dict[str, Any]) -> None:
     print(" | ".join(label for _, label in cols))
     for row in result["sizes"]:
         print(" | ".join(str(row.get(k)) for k, _ in cols))
+    for row in result["sizes"]:
+        print(f"N={row['n']} load {row.get('load_avg')} hook breakdown (ms): {row.get('breakdown')}")
     keys = [k for k in result if k.startswith("load_")]
     print(", ".join(f"{k}={result[k]}" for k in keys))
     print(f"commands: {result['commands']}; writes: {result['writes']}; isolation: {result['isolation']}")

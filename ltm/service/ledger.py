@@ -60,8 +60,9 @@ class UsageLedger:
         except RuntimeError:
             return  # no loop (a synchronous caller): the next read or flush writes it
         # one job for every queued report; in an installed package it runs inside a live call
-        # (ltm.service.background), elsewhere as a task after the delay
-        self.background.submit("usage-ledger", self._flush_logged, delay=self.delay)
+        # (ltm.service.background) - a later one than the reporting turn's hook, whose reply does
+        # not wait for it (``after_call``) - elsewhere as a task after the delay
+        self.background.submit("usage-ledger", self._flush_logged, delay=self.delay, after_call=True)
 
     async def _flush_logged(self) -> None:
         token = HOST_CALLS.set(None)  # the flush's storage calls are not the reporting turn's

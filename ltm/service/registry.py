@@ -21,6 +21,7 @@ from ..domain.errors import ScopeError, ValidationError
 from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
 from .backend_probe import probe_backend
+from .prefetch import QueryEmbeddings
 from .settings import KbSettings, Settings
 from .writes.actor import Actor
 from .writes.engine import WriteEngine
@@ -51,6 +52,7 @@ class KbRegistry:
         self._kb_ids: tuple[float, list[str]] | None = None  # (read at, registered KB ids)
         self._probed: dict[str, float] = {}  # kb id -> when an inconclusive probe last ran
         self._probe_locks: dict[str, asyncio.Lock] = {}
+        self.queries = QueryEmbeddings()  # query embeddings started before the turn's recall
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         """Register a memory KB and probe its vector backend once (the verdict is stored with it).
@@ -114,6 +116,7 @@ class KbRegistry:
             await self.writes.kv.delete(KB_PREFIX + kb_id)
             self._kb_cache.pop(kb_id, None)
             self._kb_ids = None
+        self.queries.forget(kb_id)
         self.writes.index.invalidate(kb_id)
         await self.writes.fencing.clear_kb_fences(kb_id, Actor(surface="engine"), reason="knowledge base deleted")
         try:
@@ -181,4 +184,13 @@ class KbRegistry:
         kb = await self.kb_settings(scope.collection)
         if kb is None:
             raise ScopeError("no memory knowledge base for this scope", key="error.no_kb")
-        return self.embedder_for(scope.collection, kb)
+        return self.queries.wrap(scope.collection, self.embedder_for(scope.collection, kb))
+
+    def start_query_embedding(self, kb_id: str, text: str) -> bool:
+        """Start embedding a chat's ``text`` with ``kb_id``'s model before the turn's recall asks for
+        it (:class:`.prefetch.QueryEmbeddings`). Only from what is already known: a KB whose settings
+        are not cached here, or whose backend is not usable, starts nothing (no host call to find out)."""
+        kb = self._kb_cache.get(kb_id) if kb_id else None
+        if kb is None or not usable(kb.backend):
+            return False
+        return self.queries.start(kb_id, self.embedder_for(kb_id, kb), text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from ..domain.timefields import now_utc, to_iso
 from ..ports import is_connection_lost
 from .background import Background
 from .injection import context_payload, has_content, render_block_async
+from .prefetch import note_time
 from .recall import RecallResult
 from .settings import Settings
 from .snapshots import InjectionSnapshot
@@ -104,7 +106,10 @@ class SnapshotWriter:
             await asyncio.wait([asyncio.shield(f) for f in jobs])
 
     def _submit(self, key: str) -> None:
-        future = self._background.submit(("last-turn-snapshot", key), lambda: self._write(key), after_call=True)
+        # interruptible: a write cut off by its carrier's grace runs again later (latest per chat)
+        future = self._background.submit(
+            ("last-turn-snapshot", key), lambda: self._write(key), after_call=True, interruptible=True
+        )
         self._jobs[key] = future
         future.add_done_callback(lambda _f: self._again(key))
 
@@ -204,7 +209,10 @@ async def prepare_turn(
         if served is not None:
             served.clear(who)
         return None
+    started = time.perf_counter()
     result = await recall(scope, text, with_profiles=settings.inject_profiles, trace=True)
+    note_time("recall", (time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
     if served is not None and scope.collection:
         served.mark(who)
     speaker = {"id": scope.sender_id, "name": speaker_name}
@@ -215,9 +223,16 @@ async def prepare_turn(
     snapshot = snapshot_of(result, block, speaker, query_id)
     injection = Injection(block, payload, snapshot)
     writes = list(publish(injection)) if publish is not None else []
-    if later is not None:
-        later(scope, snapshot)
-    else:
+    if later is None:
         writes.append(save(scope, snapshot))
-    await asyncio.gather(*writes)
+    note_time("render", (time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(*writes)
+    finally:
+        # queued once the turn's own host writes are answered: where background work starts at once
+        # (no invocation bound), the snapshot's storage write does not queue ahead of them
+        if later is not None:
+            later(scope, snapshot)
+    note_time("writes", (time.perf_counter() - started) * 1000)
     return injection

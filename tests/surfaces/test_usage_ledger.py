@@ -71,6 +71,10 @@ async def test_a_turn_and_its_tool_call_show_up_in_the_console_and_the_summary()
 
     calls_before = len(fake.calls)
     await run_listener(ctl, fake, 2, "what tea do I like?")
+    for _ in range(50):  # the snapshot's write is sent once the turn's own writes were answered
+        if any(str(d.get("key", "")).startswith("inject/") for _a, d in fake.calls[calls_before:]):
+            break
+        await asyncio.sleep(0.01)
     during = [d for _a, d in fake.calls[calls_before:]]
     # every host action the hook made, as the host saw it; the snapshot is written after the turn,
     # as background work that counts for no turn (issue 38)
