@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import records as rec
@@ -229,6 +229,14 @@ class EpisodeInput:
     source_ref: str = ""
     supersedes: list[str] = field(default_factory=list)
     status: str = "active"
+
+
+# The fields a caller may set on a new episode, listed once: EpisodeInput's, but its status (a new
+# episode's status is the service's to give). A field added to EpisodeInput is settable everywhere.
+SETTABLE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeInput) if f.name != "status")
+# The details a statement carries beside its words: what a review candidate keeps for the episode it
+# becomes (its content is the candidate's own, what it supersedes is decided when it is accepted).
+DETAIL_FIELDS: tuple[str, ...] = tuple(n for n in SETTABLE_FIELDS if n not in ("content", "supersedes"))
 
 
 def _str_list(raw: Any, name: str, max_items: int, max_chars: int) -> list[str]:
