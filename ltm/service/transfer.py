@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..domain.episode_views import EXPORT_FIELDS, export_record
+from ..domain.episode_views import export_record
 from ..domain.errors import LtmError, ValidationError
 from ..domain.models import (
     CONFIDENCE_CLASSES,
@@ -81,7 +81,6 @@ WRITE_CHUNK = 64
 IMPORT_STATUSES = ("active", "superseded", "archived")
 _CONFIDENCE_RANK = {"unverified": 0, "inferred": 1, "stated": 2, "confirmed": 3}
 
-EPISODE_FIELDS = EXPORT_FIELDS
 IGNORED_ON_IMPORT = ("user_key", "scope_key", "session_name", "bot_uuid", "file_id", "document_id")
 
 
