@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 KbNames = Callable[[], Awaitable[dict[str, str]]]
 
 STATUS_FILTERS = ("all", *STATUSES)
-MAX_ID = 1024  # ltm.domain.scope.MAX_ID_CHARS: the service refuses a longer id with its own message
+MAX_ID = 1024  # ltm.domain.keys.MAX_ID_CHARS: the service refuses a longer id with its own message
 PROFILE_TARGETS = ("session", "speaker")
 
 

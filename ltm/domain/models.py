@@ -16,8 +16,10 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import records as rec
+from .audience import audience_of
 from .errors import ValidationError
-from .scope import STATUSES, Scope, audience_of
+from .filters import STATUSES
+from .scope import Scope
 from .text import check_text
 from .timefields import (
     OPEN_END_TS,
@@ -113,7 +115,7 @@ class Episode:
     content_hash: str = ""
     document_id: str = ""
     import_original_id: str = ""
-    audience: str = ""  # who may read it (ltm.domain.scope.audience_of); "" = none but the operator
+    audience: str = ""  # who may read it (ltm.domain.audience.audience_of); "" = none but the operator
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -329,7 +331,7 @@ def build_episode(
     shared: bool = False,
 ) -> Episode:
     """A new episode of ``scope``. Its audience is the one the read rule gives what is written in
-    ``scope`` (:func:`ltm.domain.scope.audience_of`; ``shared`` only from an operator's document or
+    ``scope`` (:func:`ltm.domain.audience.audience_of`; ``shared`` only from an operator's document or
     an admin's import, never from a model), unless a caller passes a narrower one (a summary takes
     its sources')."""
     if origin not in ORIGINS:

@@ -11,19 +11,13 @@ removed fails it until the test says so too).
 from ..domain.consolidation import MAX_SOURCE_CHARS, PROPOSAL_ID_RE
 from ..domain.episode_views import console_view
 from ..domain.errors import FencedError, LtmError, NotFoundError, PermissionDenied, ScopeError, ValidationError
+from ..domain.filters import ACTIVE, STATUSES, Criteria
+from ..domain.keys import MAX_ID_CHARS
 from ..domain.ledger import TurnUsage
 from ..domain.models import SETTABLE_FIELDS, Episode, Profile, bounded_int, is_record_id
 from ..domain.privilege import can_run, is_admin, matrix, requires_admin, rule_for
-from ..domain.scope import (
-    ACTIVE,
-    MAX_ID_CHARS,
-    STATUSES,
-    Criteria,
-    Scope,
-    derive_scope,
-    scope_fence_keys,
-    speaker_profile_key,
-)
+from ..domain.scope import Scope, derive_scope
+from ..domain.storage_keys import scope_fence_keys, speaker_profile_key
 from ..domain.text import MAX_REASON, neutralize, neutralize_data, unstorable
 from ..domain.timefields import parse_instant, to_iso
 from ..domain.trace import RecallTrace, TraceRow

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..domain.scope import CAND_PREFIX, TOMB_PREFIX, kb_part, parse_storage_key
+from ..domain.keys import kb_part
+from ..domain.storage_keys import CAND_PREFIX, TOMB_PREFIX, parse_storage_key
 from .consolidation import Consolidator
 from .memory_service import MemoryService
 from .review import ReviewQueue

@@ -3,7 +3,7 @@
 A façade: it composes the write engine (:mod:`.writes`) and one module per capability over it -
 :mod:`.registry` (knowledge bases), :mod:`.profiles` (L1), :mod:`.episodes` (L2),
 :mod:`.documents`, :mod:`.recall`, :mod:`.snapshots` - and names each verb once. Every L2 read,
-search, list, count, export and delete is filtered by :func:`ltm.domain.scope.scope_where` (the
+search, list, count, export and delete is filtered by :func:`ltm.domain.filters.scope_where` (the
 scope and the read rule); every mutation is serialized per scope, audited, and allowed or refused
 by :mod:`ltm.domain.privilege` inside the verb itself, so no surface can skip the policy.
 """
@@ -17,17 +17,20 @@ from datetime import datetime
 from typing import Any
 
 from ..domain import privilege as policy
+from ..domain.filters import Criteria
 from ..domain.models import Episode, EpisodeInput, Profile
-from ..domain.scope import Criteria, Scope
+from ..domain.scope import Scope
 from ..domain.timefields import now_utc
 from ..ports import Embedder, KeyValueStore, VectorIndex
+from . import health as setup_checks
+from . import transfer
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
-from .health import HealthReport, run_health
+from .health import HealthReport
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
@@ -41,7 +44,7 @@ from .retire import RetireEvent
 from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
-from .transfer import ImportReport, export_scope, import_scope
+from .transfer import ImportReport
 from .turn import Injection, Publish, SnapshotWriter, prepare_turn
 from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
@@ -501,7 +504,7 @@ class MemoryService:
         self, scope: Scope, pipeline_kbs: Sequence[str] | None = None, *, probe: bool = True, actor: Actor | None = None
     ) -> HealthReport:
         """The setup checks of ``scope`` (:func:`.health.run_health`); the isolation probe is an admin's."""
-        return await run_health(self, scope, pipeline_kbs, probe=probe, actor=actor)
+        return await setup_checks.run_health(self, scope, pipeline_kbs, probe=probe, actor=actor)
 
     async def export_scope(
         self,
@@ -514,11 +517,13 @@ class MemoryService:
         page_size: int | None = None,
     ) -> dict[str, Any]:
         """The ``ltm-export/1`` document of ``scope`` (:func:`.transfer.export_scope`); an admin's verb."""
-        return await export_scope(self, scope, actor, layer=layer, statuses=statuses, page=page, page_size=page_size)
+        return await transfer.export_scope(
+            self, scope, actor, layer=layer, statuses=statuses, page=page, page_size=page_size
+        )
 
     async def import_scope(self, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
         """Import an export document into ``scope`` (:func:`.transfer.import_scope`); an admin's verb."""
-        return await import_scope(self, scope, payload, actor)
+        return await transfer.import_scope(self, scope, payload, actor)
 
     def background_report(self) -> dict[str, Any]:
         """What this process carries in the background (the console's diagnostics): recovery, the

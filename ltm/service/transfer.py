@@ -48,6 +48,7 @@ from typing import Any
 
 from ..domain.episode_views import export_record
 from ..domain.errors import LtmError, ValidationError
+from ..domain.filters import Criteria
 from ..domain.models import (
     CONFIDENCE_CLASSES,
     ORIGINS,
@@ -59,7 +60,8 @@ from ..domain.models import (
     new_episode_id,
     validate_episode_input,
 )
-from ..domain.scope import Criteria, Scope, l2_lock_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from . import content_gate as gate

@@ -24,8 +24,10 @@ from components.commands.consolidate import consolidate_preview, consolidate_run
 from ltm.adapters.host_chat import message_text
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, LtmError, NotFoundError, ValidationError
+from ltm.domain.filters import Criteria
 from ltm.domain.models import Episode, content_hash
-from ltm.domain.scope import Criteria, Scope, l2_lock_key
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import l2_lock_key
 from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import (

@@ -22,7 +22,8 @@ from langbot_plugin.entities.io.errors import ConnectionClosedError
 
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
-from ltm.domain.scope import ACTIVE, Criteria, Scope, scope_filter
+from ltm.domain.filters import ACTIVE, Criteria, scope_filter
+from ltm.domain.scope import Scope
 from ltm.service import Actor, MemoryService, Settings, index_snapshot
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex

@@ -32,8 +32,9 @@ from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.candidates import Proposal
 from ltm.domain.errors import LtmError, PermissionDenied
+from ltm.domain.filters import Criteria
 from ltm.domain.privilege import POLICY
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import ConsolidationSettings, Consolidator

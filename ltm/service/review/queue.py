@@ -35,11 +35,13 @@ from typing import Any
 
 from ...domain import candidates as rules
 from ...domain.actors import actor_record
+from ...domain.audience import audience_of, tombstone_audience
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
 from ...domain.expiry import bounds_validity
+from ...domain.filters import ACTIVE, Criteria
 from ...domain.models import DETAIL_FIELDS, Episode, EpisodeInput, Profile, content_hash
-from ...domain.scope import ACTIVE, Criteria, Scope, audience_of, tombstone_audience
+from ...domain.scope import Scope
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from .. import content_gate as gate
