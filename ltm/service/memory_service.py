@@ -123,10 +123,6 @@ class MemoryService:
         """:meth:`.registry.KbRegistry.register_kb`."""
         return await self.registry.register_kb(kb_id, creation)
 
-    async def unregister_kb(self, kb_id: str) -> None:
-        """:meth:`.registry.KbRegistry.unregister_kb`."""
-        return await self.registry.unregister_kb(kb_id)
-
     async def kb_settings(self, kb_id: str) -> KbSettings | None:
         """:meth:`.registry.KbRegistry.kb_settings`."""
         return await self.registry.kb_settings(kb_id)

@@ -977,7 +977,7 @@ class TestCascades:
         p1 = (await env.cons.preview(a, ADMIN)).proposal
         p2 = (await env.cons.preview(a2, ADMIN)).proposal
         assert p1 and p2
-        await env.svc.unregister_kb(KB)
+        await env.svc.registry.unregister_kb(KB)
         assert await env.cons.on_kb_deleted(KB) == 1
         keys = set(await env.proposals())
         assert keys == {f"{PREFIX}{a2.user_key}/{p2.id}"}
@@ -991,7 +991,7 @@ class TestCascades:
         task = asyncio.create_task(env.cons.preview(a, ADMIN))
         await asyncio.wait_for(env.model.entered.wait(), 5)
         if how in ("both", "unregister_only"):
-            await env.svc.unregister_kb(KB)
+            await env.svc.registry.unregister_kb(KB)
         if how in ("both", "hook_only"):
             await env.cons.on_kb_deleted(KB)
         env.model.gate.set()

@@ -314,7 +314,7 @@ async def test_removing_a_knowledge_base_deletes_its_snapshots(tmp_path: Path) -
     a, s, [_] = await snapshotted(world, LIVE)
     snap = index_snapshot.base_key(KB, s.user_key) + "snap"
     assert await world.kv.get(snap) is not None
-    await a.unregister_kb(KB)
+    await a.registry.unregister_kb(KB)
     await asyncio.sleep(0.05)
     assert await world.kv.get(snap) is None
 

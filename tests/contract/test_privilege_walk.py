@@ -72,7 +72,6 @@ OUTSIDE_MATRIX = {
     "MemoryService.known_kbs": "knowledge-base list (host lifecycle)",
     "MemoryService.resolve_kb": "knowledge-base lookup (host lifecycle)",
     "MemoryService.register_kb": "the host creates a knowledge base (engine lifecycle)",
-    "MemoryService.unregister_kb": "the host deletes a knowledge base (engine lifecycle)",
     "MemoryService.ingest_document": "the host's document upload into the engine (an operator's action in LangBot)",
     "MemoryService.delete_document": "the host's document delete (an operator's action in LangBot)",
     "MemoryService.fences": "write fences of the installation (recovery)",
