@@ -24,7 +24,7 @@ from typing import Any
 
 from langbot_plugin.api.proxies.invocation import invocation_capability
 
-from ltm.domain.text import neutralize
+from ltm.service import neutralize
 
 log = logging.getLogger(__name__)
 
