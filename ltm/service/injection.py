@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
-from .. import templates as engine
 from ..domain.errors import ValidationError
 from ..domain.instructions import INSTRUCTION_LIKE, is_instruction_like
 from ..domain.models import Episode, Profile
@@ -37,7 +36,8 @@ from ..domain.text import neutralize_data
 from ..domain.timefields import parse_instant
 from ..domain.trust import is_marked, trust_label
 from ..i18n import t
-from ..templates import Escaped, TemplateRefused, compile_operator_template, render_data, shipped_template
+from ..templates import Escaped, TemplateRefused, compile_operator_template, loading, render_data, shipped_template
+from ..templates import budget as engine
 from .content_gate import prompt_profile
 from .recall import RecallResult
 
@@ -231,7 +231,7 @@ def _note_refusal(template: str, exc: TemplateRefused) -> None:
     with _REFUSALS_LOCK:
         _REFUSALS[template] = exc
         _REFUSALS.move_to_end(template)
-        while len(_REFUSALS) > engine.CACHE_SIZE:
+        while len(_REFUSALS) > loading.CACHE_SIZE:
             _REFUSALS.popitem(last=False)
 
 

@@ -36,9 +36,9 @@ def _payload(texts: list[str]) -> dict:
 async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(templates, "MAX_OPERATIONS", 10**13)  # only the deadline can stop it now
-    monkeypatch.setattr(templates, "MAX_RANGE", 10**6)
-    monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(templates.budget, "MAX_OPERATIONS", 10**13)  # only the deadline can stop it now
+    monkeypatch.setattr(templates.budget, "MAX_RANGE", 10**6)
+    monkeypatch.setattr(templates.budget, "MAX_RENDER_SECONDS", 0.2)
     payload = _payload(["tea at nine"])
     beats = 0
     done = asyncio.Event()
