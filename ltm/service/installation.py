@@ -52,6 +52,7 @@ class Installation:
         """The installation was revoked: its recovery and every queued or running background job stop."""
         self.service.stop_recovery()
         self.service.stop_background()
+        self.service.block_renderer.close()
 
     async def delete_kb(self, kb_id: str) -> KbDeletion:
         """The host deleted the knowledge base ``kb_id``: its settings, recall index and snapshots,

@@ -23,6 +23,7 @@ from ..ports import Embedder, KeyValueStore, VectorIndex
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
+from .block_renderer import BlockRenderer
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
@@ -95,6 +96,8 @@ class MemoryService:
         self.writes.on_erased = self.erasure.after_delete
         # the last-turn snapshot is written after the turn (the reply does not need it)
         self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)
+        # the memory block off the event loop, and a turn's refusal of the operator's template
+        self.block_renderer = BlockRenderer()
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -425,6 +428,7 @@ class MemoryService:
             self.recall,
             self.save_injection,
             self.settings,
+            self.block_renderer,
             scope,
             text,
             speaker_name=speaker_name,

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ..domain.models import Episode, EpisodeInput, Profile
 from ..domain.scope import Criteria, Scope
 from ..ports import KeyValueStore, VectorIndex
+from .block_renderer import BlockRenderer
 from .episodes import RememberPlan
 from .locks import ScopeLocks
 from .profiles import ProfilePlan
@@ -223,5 +224,8 @@ class HealthHost(Protocol):
 
     @property
     def writes(self) -> HealthWrites: ...
+
+    @property
+    def block_renderer(self) -> BlockRenderer: ...
 
     async def kb_settings(self, kb_id: str) -> KbSettings | None: ...

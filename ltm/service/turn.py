@@ -23,7 +23,8 @@ from ..domain.scope import Scope, inject_key
 from ..domain.timefields import now_utc, to_iso
 from ..ports import is_connection_lost
 from .background import Background
-from .injection import context_payload, has_content, render_block_async
+from .block_renderer import BlockRenderer
+from .injection import context_payload, has_content
 from .recall import RecallResult
 from .settings import Settings
 from .snapshots import InjectionSnapshot
@@ -184,6 +185,7 @@ async def prepare_turn(
     recall: Recaller,
     save: SaveSnapshot,
     settings: Settings,
+    renderer: BlockRenderer,
     scope: Scope,
     text: str,
     *,
@@ -211,7 +213,7 @@ async def prepare_turn(
     payload = context_payload(result, speaker)
     # off the event loop: an operator's template never stalls another chat's turn
     template = settings.memory_block_template
-    block = await render_block_async(payload, settings.language, template) if has_content(payload) else ""
+    block = await renderer.render_async(payload, settings.language, template) if has_content(payload) else ""
     snapshot = snapshot_of(result, block, speaker, query_id)
     injection = Injection(block, payload, snapshot)
     writes = list(publish(injection)) if publish is not None else []
