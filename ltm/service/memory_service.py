@@ -33,10 +33,11 @@ from .locks import ScopeLocks
 from .people import Holdings, People, PersonErasure
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
-from .recall_index import RecallIndex, ScopeIndex
+from .recall_index import RecallIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retention import Retention
 from .retire import RetireEvent
+from .scope_index import ScopeIndex
 from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots

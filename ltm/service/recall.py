@@ -26,7 +26,8 @@ from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
 from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
-from .recall_index import RecallIndex, ScopeIndex
+from .recall_index import RecallIndex
+from .scope_index import ScopeIndex
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)

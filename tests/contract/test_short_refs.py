@@ -106,7 +106,7 @@ async def test_the_privilege_policy_applies_after_resolution(service: MemoryServ
 
 
 async def test_an_index_that_does_not_hold_the_whole_scope_shows_whole_ids() -> None:
-    from ltm.service.recall_index import ScopeIndex
+    from ltm.service.scope_index import ScopeIndex
 
     rows = [(f"ep_{n:05x}" + "0" * 15, f"memory {n}", {"status": "active", "timestamp": str(n)}) for n in range(3)]
     whole = ScopeIndex.of_rows(rows, max_docs=5)
