@@ -67,7 +67,7 @@ class MemoryService:
         self.writes = WriteEngine(
             kv,
             vectors,
-            RecallIndex(vectors, kv=kv, background=self.background),
+            RecallIndex(vectors, kv=kv, background=self.background, settings=settings),
             lambda scope: self.registry.embedder(scope),
             clock,
             background=self.background,

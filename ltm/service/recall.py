@@ -106,10 +106,6 @@ class Recall:
 
     async def scope_index(self, scope: Scope, settings: Settings | None = None) -> ScopeIndex:
         """The scope's recall index (built on first use from one paged list of its active rows)."""
-        s = settings or self.settings
-        self.index.configure(
-            budget_bytes=s.recall_index_mb << 20, ttl=float(s.recall_index_ttl_seconds), max_docs=s.lexical_max_docs
-        )
         embedder = await self._embedder(scope)
         return await self._backend(self.index.get(scope.collection, scope.user_key, embedder.embed), "recall index")
 

@@ -42,6 +42,7 @@ from .background import Background
 from .index_snapshot import SnapshotStore
 from .row_codec import VECTOR_KEY, decode_vector, number
 from .scope_index import ScopeIndex
+from .settings import Settings
 from .snapshot_flush import SnapshotFlusher
 from .vector_fill import VectorFill
 
@@ -73,12 +74,16 @@ class RecallIndex:
         background: Background | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        settings: Callable[[], Settings] | None = None,
     ) -> None:
         self.vectors = vectors
         self.background = background or Background()  # where refreshes, fills and snapshots run
         self.budget_bytes = budget_bytes
         self.ttl = ttl
         self.max_docs = max_docs
+        # the budget, TTL and row limit, read from ``settings`` once, at the first use (the host
+        # restarts the plugin when its config changes); :meth:`configure` sets them outright
+        self._settings = settings
         self.clock = clock  # ages (the TTL refresh)
         self.wall = wall  # when a content was read from the host (kept in its snapshot)
         self._scopes: OrderedDict[tuple[str, str], ScopeIndex] = OrderedDict()
@@ -130,9 +135,17 @@ class RecallIndex:
             self.flusher.schedule(key)
 
     def configure(self, *, budget_bytes: int, ttl: float, max_docs: int) -> None:
-        """Apply the current settings (read per call: the host may change them live)."""
+        """Set the byte budget (enforced at once), the refresh age and the rows held per scope."""
+        self._settings = None  # set outright: the settings are not read again
         self.budget_bytes, self.ttl, self.max_docs = budget_bytes, ttl, max_docs
         self._enforce_budget(None)
+
+    def _configure_once(self) -> None:
+        if self._settings is not None:
+            s = self._settings()
+            self.configure(
+                budget_bytes=s.recall_index_mb << 20, ttl=float(s.recall_index_ttl_seconds), max_docs=s.lexical_max_docs
+            )
 
     # -------------------------------------------------------------- reads
     async def get(
@@ -140,6 +153,7 @@ class RecallIndex:
     ) -> ScopeIndex:
         """The scope's index, built on first use (concurrent callers share one build). ``embed``
         fills, in the background and bounded, the vectors of rows stored without one."""
+        self._configure_once()
         key = (collection, user_key)
         idx = self._scopes.get(key)
         if idx is not None:
