@@ -67,8 +67,9 @@ from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.adapters.numpy_index import NumpyIndex
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.domain.models import Episode
-from ltm.domain.scope import Criteria, derive_scope, scope_filter
+from ltm.domain.scope import derive_scope
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
 from ltm.service import index_snapshot

@@ -43,7 +43,7 @@ from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import LtmError
-from ltm.domain.scope import Criteria, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.domain.timefields import to_iso
 from ltm.ports import VectorRecord
 from ltm.service.memory_service import Actor, MemoryService

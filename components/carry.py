@@ -15,7 +15,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from ltm.service.background import CHAT_GRACE_S, OPERATOR_GRACE_S
+from ltm.service import CHAT_GRACE_S, OPERATOR_GRACE_S
 
 __all__ = ["CHAT_GRACE_S", "OPERATOR_GRACE_S", "carried", "carrying"]
 

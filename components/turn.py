@@ -11,10 +11,8 @@ from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
-from ltm.domain.errors import FencedError, LtmError
-from ltm.domain.scope import Scope
 from ltm.i18n import error_text, t
-from ltm.service import Actor, MemoryService
+from ltm.service import Actor, FencedError, LtmError, MemoryService, Scope
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Storage and model ports: the small protocols the service depends on. Adapters implement them.
 
-Filters passed to :class:`VectorIndex` are always built by :func:`ltm.domain.scope.scope_filter`
-(Chroma-style dicts); adapters translate them with :func:`ltm.domain.scope.filter_conditions`.
+Filters passed to :class:`VectorIndex` are always built by :func:`ltm.domain.filters.scope_filter`
+(Chroma-style dicts); adapters translate them with :func:`ltm.domain.filters.filter_conditions`.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from .adapters.chroma_index import ChromaIndex
 from .adapters.embedders import HashingEmbedder, LocalMiniLMEmbedder
 from .adapters.sqlite_kv import SqliteKeyValueStore
 from .domain.errors import LtmError
-from .domain.scope import Criteria
+from .domain.filters import Criteria
 from .i18n import error_text
 from .service import Actor, MemoryService, Settings
 from .service.compose import build

@@ -18,12 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ltm.domain import consolidation as rules
-from ltm.domain.errors import ValidationError
-from ltm.domain.scope import Scope
 from ltm.i18n import normalize_lang
-from ltm.service import Actor, MemoryService
-from ltm.service.consolidation import Consolidator
+from ltm.service import PROPOSAL_ID_RE, Actor, Consolidator, MemoryService, Scope, ValidationError
 
 
 def _raw(body: Any) -> dict[str, Any]:
@@ -37,7 +33,7 @@ def _proposal_id(body: Any, *, required: bool) -> str | None:
         if required:
             raise ValidationError("proposal_id required", key="consol.error.proposal_id")
         return None
-    if not isinstance(value, str) or not rules.PROPOSAL_ID_RE.match(value.strip()):
+    if not isinstance(value, str) or not PROPOSAL_ID_RE.match(value.strip()):
         raise ValidationError("malformed proposal id", key="consol.error.proposal_id")
     return value.strip()
 

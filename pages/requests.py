@@ -10,17 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ltm.domain.models import is_record_id
-from ltm.domain.scope import MAX_ID_CHARS, Scope
-from ltm.domain.text import MAX_REASON as MAX_REASON  # the router reads the console's limits here
-from ltm.domain.text import unstorable
-from ltm.domain.timefields import parse_instant, to_iso
-from ltm.service import MemoryService
+from ltm.service import MAX_ID_CHARS, MemoryService, Scope, is_record_id, parse_instant, to_iso, unstorable
 
 MAX_TEXT = 256
 MAX_QUERY = 500
 MAX_PAGE = 100_000
-SCOPE_FIELDS = ("kb_id", "session_name", "bot_uuid", "sender_id")
 
 
 class BadRequest(Exception):

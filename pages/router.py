@@ -51,17 +51,23 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
-from ltm.domain.errors import LtmError
-from ltm.domain.scope import STATUSES, derive_scope, speaker_profile_key
 from ltm.i18n import CONSOLE, LANGUAGES, error_text, normalize_lang
-from ltm.service import Actor, MemoryService
-from ltm.service.consolidation import Consolidator
-from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue, forget_tombstone_id
+from ltm.service import (
+    MAX_REASON,
+    STATUSES,
+    Actor,
+    Consolidator,
+    LtmError,
+    MemoryService,
+    ReviewQueue,
+    derive_scope,
+    forget_tombstone_id,
+    speaker_profile_key,
+)
 from pages import consolidation as consolidation_routes
 
 from . import views
-from .requests import MAX_PAGE, MAX_QUERY, MAX_REASON, BadRequest, Body, scope_fields, scope_of
+from .requests import MAX_PAGE, MAX_QUERY, BadRequest, Body, scope_fields, scope_of
 from .scopes import known_scopes
 
 log = logging.getLogger(__name__)
@@ -69,7 +75,7 @@ log = logging.getLogger(__name__)
 KbNames = Callable[[], Awaitable[dict[str, str]]]
 
 STATUS_FILTERS = ("all", *STATUSES)
-MAX_ID = 1024  # ltm.domain.scope.MAX_ID_CHARS: the service refuses a longer id with its own message
+MAX_ID = 1024  # ltm.domain.keys.MAX_ID_CHARS: the service refuses a longer id with its own message
 PROFILE_TARGETS = ("session", "speaker")
 
 
@@ -157,14 +163,13 @@ async def _derive(c: Ctx) -> dict[str, Any]:
 
 async def _overview(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
-    kb = await c.service.kb_settings(scope.collection) if scope.collection else None
-    counts = await c.service.count_by_status(scope) if scope.collection else None
+    o = await c.service.overview(scope)
     return {
         "scope": scope.describe(),
-        "kb": kb.to_dict() if kb else None,
-        "counts": counts,
-        "audit_total": await c.service.audit_count(scope),
-        "has_injection": (await c.service.last_injection(scope)) is not None,
+        "kb": o.kb.to_dict() if o.kb else None,
+        "counts": o.counts,
+        "audit_total": o.audit_total,
+        "has_injection": o.injection is not None,
     }
 
 
@@ -259,17 +264,12 @@ async def _health(c: Ctx) -> dict[str, Any]:
 async def _diagnostics(c: Ctx) -> dict[str, Any]:
     scope = await scope_of(c.service, c.body)
     probe = c.body.boolean("probe", True)
-    report = await run_health(c.service, scope, None, probe=probe, actor=c.actor)
+    report = await c.service.health(scope, None, probe=probe, actor=c.actor)
     return {
         "health": views.health_view(report),
         "fences": {"supported": True, "items": await views.scope_fences(c.service, scope)},
         # background work of this process (ltm/service/background.py): what the calls carried
-        "background": {
-            "recovering": c.service.recovering,
-            "pending": [str(k) for k in c.service.background.pending()],
-            "jobs": dict(c.service.background.counts),
-            "snapshots": dict(c.service.writes.index.snapshot_counts),
-        },
+        "background": c.service.background_report(),
     }
 
 
@@ -389,13 +389,11 @@ async def _tombstone_lift(c: Ctx) -> dict[str, Any]:
 
 
 async def _export(c: Ctx) -> dict[str, Any]:
-    from ltm.service.transfer import export_scope  # the one export implementation (scope-filtered, audited)
-
     scope = await scope_of(c.service, c.body)
     layer = c.body.choice("layer", ("l1", "l2"), "l2")
     status = c.body.choice("status", STATUS_FILTERS, "all")
     statuses = None if status == "all" else (status,)
-    doc = await export_scope(c.service, scope, c.actor, layer=layer, statuses=statuses)
+    doc = await c.service.export_scope(scope, c.actor, layer=layer, statuses=statuses)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in scope.scope_key)[:80]
     return {"filename": f"ltm-{layer}-{safe}.json", "document": doc}
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ltm.domain.episode_views import console_view
-from ltm.domain.errors import NotFoundError
-from ltm.domain.models import Profile
-from ltm.domain.scope import Scope, scope_fence_keys
-from ltm.domain.timefields import parse_instant
 from ltm.i18n import LANGUAGES
-from ltm.service import Actor, MemoryService
-from ltm.service.health import HealthReport, explain
-from ltm.service.review import Candidate
+from ltm.service import (
+    Actor,
+    Candidate,
+    HealthReport,
+    MemoryService,
+    NotFoundError,
+    Profile,
+    Scope,
+    console_view,
+    explain,
+    parse_instant,
+    scope_fence_keys,
+)
 
 MAX_INJECTION_EPISODES = 50
 

@@ -14,12 +14,8 @@ from typing import Any
 
 from components.commands import render
 from components.commands.errors import error_line
-from ltm.domain import consolidation as rules
-from ltm.domain.errors import LtmError, ScopeError
-from ltm.domain.scope import Scope
 from ltm.i18n import t
-from ltm.service import Actor
-from ltm.service.consolidation import Consolidator, Preview, RunResult
+from ltm.service import MAX_SOURCE_CHARS, Actor, Consolidator, LtmError, Preview, RunResult, Scope, ScopeError
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +113,7 @@ def render_preview(lang: str, p: Preview) -> list[str]:
     else:
         lines.append(t(f"consol.draft.{p.draft_error or 'no_sources'}", lang))
     if p.skipped_long:
-        lines.append(t("consol.summary.skipped_long", lang, n=p.skipped_long, limit=rules.MAX_SOURCE_CHARS))
+        lines.append(t("consol.summary.skipped_long", lang, n=p.skipped_long, limit=MAX_SOURCE_CHARS))
     if p.apply_profile_updates:
         lines.append(t("consol.summary.profile_reserved", lang))
     if p.candidates and p.enabled:

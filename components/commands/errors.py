@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.commands import render
-from ltm.domain.errors import LtmError
 from ltm.i18n import error_text
+from ltm.service import LtmError
 
 
 class _Cleaned:

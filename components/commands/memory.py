@@ -35,14 +35,21 @@ from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.errors import error_line
 from components.commands.parser import ROW_OF, VERBS, Parsed, ParseError, parse
 from components.turn import scope_of_turn
-from ltm.domain.errors import LtmError, PermissionDenied, ScopeError
-from ltm.domain.privilege import can_run, is_admin, rule_for
-from ltm.domain.scope import Criteria, Scope
 from ltm.i18n import t
-from ltm.service import Actor, MemoryService
-from ltm.service.health import run_health
-from ltm.service.review import ReviewQueue, forget_tombstone_id
-from ltm.service.transfer import export_scope, import_scope
+from ltm.service import (
+    Actor,
+    Criteria,
+    LtmError,
+    MemoryService,
+    PermissionDenied,
+    ReviewQueue,
+    Scope,
+    ScopeError,
+    can_run,
+    forget_tombstone_id,
+    is_admin,
+    rule_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -158,11 +165,9 @@ class MemoryCommand(Command):
 
     # ------------------------------------------------------------------ read verbs
     async def _do_summary(self, c: Call) -> list[str]:
-        counts = await self.service.count_by_status(c.scope) if c.scope.collection else None
-        injection = await self.service.last_injection(c.scope)
-        audit_total = await self.service.audit_count(c.scope)
+        o = await self.service.overview(c.scope)
         today = await self.service.ledger.today(c.scope)
-        text = render.summary(c.lang, c.scope.describe(), counts, injection, audit_total, today)
+        text = render.summary(c.lang, c.scope.describe(), o.counts, o.injection, o.audit_total, today)
         return [rights.with_retention(c.lang, text, self.service.settings)]
 
     async def _do_profile(self, c: Call) -> list[str]:
@@ -238,7 +243,7 @@ class MemoryCommand(Command):
 
     async def _do_health(self, c: Call) -> list[str]:
         kbs = await self._pipeline_kbs(c.ctx, c.v)
-        report = await run_health(self.service, c.scope, kbs, probe=c.admin, actor=c.actor)
+        report = await self.service.health(c.scope, kbs, probe=c.admin, actor=c.actor)
         text = render.health(c.lang, report)
         if not c.admin:
             text += "\n" + t("cmd.health.probe_admin", c.lang)
@@ -332,12 +337,12 @@ class MemoryCommand(Command):
 
     async def _do_export(self, c: Call) -> list[str]:
         if c.p.action == "l1":
-            doc = await export_scope(self.service, c.scope, c.actor, layer="l1")
+            doc = await self.service.export_scope(c.scope, c.actor, layer="l1")
             header = t("cmd.export.header_l1", c.lang, count=doc["count"], checksum=doc["checksum"])
             body = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
             return self._document(c.lang, header, body, False, "", importable=False)
-        doc = await export_scope(
-            self.service, c.scope, c.actor, layer="l2", statuses=c.p.statuses, page=c.p.page, page_size=EXPORT_PAGE_SIZE
+        doc = await self.service.export_scope(
+            c.scope, c.actor, layer="l2", statuses=c.p.statuses, page=c.p.page, page_size=EXPORT_PAGE_SIZE
         )
         header = t(
             "cmd.export.header_l2",
@@ -364,7 +369,7 @@ class MemoryCommand(Command):
         return [head, *parts]
 
     async def _do_import(self, c: Call) -> list[str]:
-        report = await import_scope(self.service, c.scope, c.p.payload, c.actor)
+        report = await self.service.import_scope(c.scope, c.p.payload, c.actor)
         if report.imported == 0:
             return [t("cmd.import.nothing", c.lang, skipped=report.skipped)]
         text = t("cmd.import.done", c.lang, n=report.imported, skipped=report.skipped, batch=report.batch)

@@ -25,12 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ltm.domain.errors import LtmError
-from ltm.domain.models import is_record_id
-from ltm.domain.privilege import requires_admin
-from ltm.domain.scope import ACTIVE, STATUSES
-from ltm.domain.timefields import parse_instant, to_iso
-from ltm.domain.vocabulary import listed_statuses
+from ltm.service import ACTIVE, STATUSES, LtmError, is_record_id, listed_statuses, parse_instant, requires_admin, to_iso
 
 ROOT = "memory"
 MAX_LINE_CHARS = 1_000_000

@@ -14,19 +14,25 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from components.commands.parser import HELP_ORDER
-from ltm.domain.errors import LtmError
-from ltm.domain.models import Episode, Profile
-from ltm.domain.privilege import matrix
-from ltm.domain.text import neutralize
-from ltm.domain.timefields import parse_instant
-from ltm.domain.trace import RecallTrace, TraceRow
-from ltm.domain.trust import trust_label
-from ltm.domain.vocabulary import DEFAULT_STATUS, candidate_status_key, status_key
 from ltm.i18n import t
-from ltm.service.episodes import EXPIRES_BY
-from ltm.service.health import explain
-from ltm.service.snapshots import InjectionSnapshot
-from ltm.templates import render_shipped
+from ltm.service import (
+    DEFAULT_STATUS,
+    EXPIRES_BY,
+    Episode,
+    InjectionSnapshot,
+    LtmError,
+    Profile,
+    RecallTrace,
+    TraceRow,
+    candidate_status_key,
+    explain,
+    matrix,
+    neutralize,
+    parse_instant,
+    render_shipped,
+    status_key,
+    trust_label,
+)
 
 MAX_REPLY_CHARS = 3000
 LIST_CONTENT_CHARS = 120

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from components.commands.render import clean, fit, quote, status_label
 from ltm.i18n import t
-from ltm.service import Settings
-from ltm.service.people import FORGET_ME_TTL_S, Holdings, PersonErasure
+from ltm.service import FORGET_ME_TTL_S, Holdings, PersonErasure, Settings
 
 ME_PAGE_SIZE = 20
 

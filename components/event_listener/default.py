@@ -22,17 +22,23 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.carry import carrying
 from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
-from ltm.domain.errors import LtmError
-from ltm.domain.ledger import TurnUsage
-from ltm.domain.scope import Scope
-from ltm.domain.text import neutralize
 from ltm.i18n import error_text
-from ltm.ports import HOST_CALLS, note_host_call
-from ltm.service import Actor, MemoryService
-from ltm.service.review import ExtractReport, ReviewQueue
-from ltm.service.snapshots import InjectionSnapshot
-from ltm.service.turn import Injection
-from ltm.service.turns import ServedTurns, identity
+from ltm.service import (
+    HOST_CALLS,
+    Actor,
+    ExtractReport,
+    Injection,
+    InjectionSnapshot,
+    LtmError,
+    MemoryService,
+    ReviewQueue,
+    Scope,
+    ServedTurns,
+    TurnUsage,
+    identity,
+    neutralize,
+    note_host_call,
+)
 
 log = logging.getLogger(__name__)
 COMMAND_PREFIXES = ("!", "！")

@@ -22,11 +22,8 @@ from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
 from components.carry import OPERATOR_GRACE_S, carried
-from ltm.domain.errors import LtmError
-from ltm.domain.text import neutralize, neutralize_data
 from ltm.i18n import error_text
-from ltm.service import Actor
-from ltm.service.turns import identity
+from ltm.service import Actor, LtmError, identity, neutralize, neutralize_data
 
 log = logging.getLogger(__name__)
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024

@@ -8,7 +8,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
 from components.turn import tool_error, tool_scope
-from ltm.domain.errors import LtmError, ValidationError
+from ltm.service import LtmError, ValidationError
 
 log = logging.getLogger(__name__)
 

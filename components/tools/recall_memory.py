@@ -8,11 +8,8 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
 from components.turn import lang_of, tool_scope
-from ltm.domain.errors import LtmError, ValidationError
-from ltm.domain.models import bounded_int
-from ltm.domain.text import neutralize_data
-from ltm.domain.timefields import parse_instant
 from ltm.i18n import error_text
+from ltm.service import LtmError, ValidationError, bounded_int, neutralize_data, parse_instant
 
 log = logging.getLogger(__name__)
 

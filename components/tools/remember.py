@@ -8,11 +8,12 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
 from components.turn import lang_of, tool_error, tool_scope
-from ltm.domain.errors import LtmError
 from ltm.i18n import t
+from ltm.service import SETTABLE_FIELDS, LtmError
 
 log = logging.getLogger(__name__)
-ALLOWED = ("content", "importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "supersedes")
+# what the model may set: every settable field but the source, which is the turn (set below)
+ALLOWED = tuple(n for n in SETTABLE_FIELDS if n != "source_ref")
 
 
 class Remember(Tool):

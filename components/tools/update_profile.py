@@ -8,7 +8,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
 from components.turn import tool_error, tool_scope
-from ltm.domain.errors import LtmError
+from ltm.service import LtmError
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ its default embedded Chroma; SDK calls from shared/reference/langbot-plugin-sdk.
 
 - The text is kept in ``metadata["text"]`` (search results carry no document) and is also passed
   as ``documents=`` (the host's full-text/hybrid search needs it).
-- Filters are passed verbatim: :func:`ltm.domain.scope.scope_filter` already emits ``$and`` for
+- Filters are passed verbatim: :func:`ltm.domain.filters.scope_filter` already emits ``$and`` for
   several conditions and a bare condition for one (Chroma rejects two top-level keys).
 - Search distances are raw engine distances. On the host's Chroma they are **squared L2** (its
   collections use Chroma's default space), so for L2-normalised vectors ``similarity = 1 - d/2``.

@@ -1,7 +1,7 @@
 """In-memory brute-force :class:`~ltm.ports.VectorIndex` over numpy.
 
 Used as the fast unit-test backend and as the benchmark baseline. Filters follow
-:func:`ltm.domain.scope.matches` exactly; they are evaluated column-wise (one numpy mask per
+:func:`ltm.domain.filters.matches` exactly; they are evaluated column-wise (one numpy mask per
 condition) over a snapshot that is rebuilt lazily after each write (O(n): about 0.3 s at 100k x 384,
 paid by the first read after a write; a filtered top-5 then takes well under a millisecond). ``list`` returns records in
 insertion order (re-upserting an id keeps its position) and an exact ``total``.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.scope import filter_conditions
+from ..domain.filters import filter_conditions
 from ..ports import ListPage, VectorHit, VectorItem, VectorRecord
 from ._common import clean_metadata, require_where
 

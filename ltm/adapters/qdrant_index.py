@@ -10,8 +10,8 @@ Mapping:
 
 - Point ids must be integers or UUIDs: a point's id is ``uuid5(<namespace>, our id)``; our id is kept
   in the payload under ``_id`` and the document under ``_document`` (both stripped on read).
-- Filters built by :func:`ltm.domain.scope.scope_filter` are flattened with
-  :func:`ltm.domain.scope.filter_conditions` and translated: strings/bools ``$eq`` -> ``MatchValue``,
+- Filters built by :func:`ltm.domain.filters.scope_filter` are flattened with
+  :func:`ltm.domain.filters.filter_conditions` and translated: strings/bools ``$eq`` -> ``MatchValue``,
   numbers ``$eq`` -> ``Range(gte=v, lte=v)`` (ints and floats compare equal, as in ``matches``),
   ``$in`` -> ``MatchAny`` (or a nested ``should``), ``$ne``/``$nin`` -> ``must_not`` (so a record
   without the field passes, as in ``matches``), ``$gt/$gte/$lt/$lte`` -> ``Range``.
@@ -32,7 +32,7 @@ from typing import Any
 
 from qdrant_client import QdrantClient, models
 
-from ..domain.scope import filter_conditions
+from ..domain.filters import filter_conditions
 from ..ports import ListPage, VectorHit, VectorItem, VectorRecord
 from ._common import ThreadedIndex, as_float_list, batched, clean_metadata, physical_name
 

@@ -12,12 +12,14 @@ import math
 import re
 import unicodedata
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import records as rec
+from .audience import audience_of
 from .errors import ValidationError
-from .scope import STATUSES, Scope, audience_of
+from .filters import STATUSES
+from .scope import Scope
 from .text import check_text
 from .timefields import (
     OPEN_END_TS,
@@ -113,7 +115,7 @@ class Episode:
     content_hash: str = ""
     document_id: str = ""
     import_original_id: str = ""
-    audience: str = ""  # who may read it (ltm.domain.scope.audience_of); "" = none but the operator
+    audience: str = ""  # who may read it (ltm.domain.audience.audience_of); "" = none but the operator
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -231,6 +233,14 @@ class EpisodeInput:
     status: str = "active"
 
 
+# The fields a caller may set on a new episode, listed once: EpisodeInput's, but its status (a new
+# episode's status is the service's to give). A field added to EpisodeInput is settable everywhere.
+SETTABLE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeInput) if f.name != "status")
+# The details a statement carries beside its words: what a review candidate keeps for the episode it
+# becomes (its content is the candidate's own, what it supersedes is decided when it is accepted).
+DETAIL_FIELDS: tuple[str, ...] = tuple(n for n in SETTABLE_FIELDS if n not in ("content", "supersedes"))
+
+
 def _str_list(raw: Any, name: str, max_items: int, max_chars: int) -> list[str]:
     if raw is None:
         return []
@@ -321,7 +331,7 @@ def build_episode(
     shared: bool = False,
 ) -> Episode:
     """A new episode of ``scope``. Its audience is the one the read rule gives what is written in
-    ``scope`` (:func:`ltm.domain.scope.audience_of`; ``shared`` only from an operator's document or
+    ``scope`` (:func:`ltm.domain.audience.audience_of`; ``shared`` only from an operator's document or
     an admin's import, never from a model), unless a caller passes a narrower one (a summary takes
     its sources')."""
     if origin not in ORIGINS:

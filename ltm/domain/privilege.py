@@ -2,7 +2,7 @@
 
 Reading the memory of the scope one is speaking in is open to everyone in that scope (its review
 queue and its tombstones too: a tombstone shows no value, only its id, reason, who and when); what
-a scope shows a reader is decided by the one read rule, :func:`ltm.domain.scope.reader_audience`.
+a scope shows a reader is decided by the one read rule, :func:`ltm.domain.audience.reader_audience`.
 
 Changing memory needs a memory admin: the host's bot admin (``ExecuteContext.privilege == 2``), a
 sender listed in the plugin config ``admin_sender_ids``, or the console (the operator). In group

@@ -16,10 +16,10 @@ its key includes the speaker's id; another speaker saying the same words states 
 A statement without a first-person word is keyed for the whole scope.
 
 Whose audience (issue 35): a tombstone carries the audience of the memory it came from
-(:func:`ltm.domain.scope.audience_of`). A shared one (``*``) keeps the key it always had; a private
+(:func:`ltm.domain.audience.audience_of`). A shared one (``*``) keeps the key it always had; a private
 one (a private chat's, in ``bot`` isolation) has the audience in its hash, so it is another key and
 binds, lists and shows only where that audience reads (:func:`guard_keys`,
-:func:`ltm.domain.scope.write_audiences`). A member's ``forget --never`` is keyed on the member as
+:func:`ltm.domain.audience.write_audiences`). A member's ``forget --never`` is keyed on the member as
 subject whatever the words (``own``): it binds only that member's own statements; an admin's keys
 the value by the rule above.
 """
@@ -31,7 +31,7 @@ import re
 import unicodedata
 
 TOMBSTONE_ID_PREFIX = "tb_"
-SHARED = "*"  # ltm.domain.scope.SHARED (this module stays free of the scope module)
+SHARED = "*"  # ltm.domain.audience.SHARED (this module stays free of the scope module)
 _FIRST_PERSON_EN = re.compile(r"(?<![a-z])(i|i'm|i’m|im|i've|i'll|i'd|me|my|mine|myself)(?![a-z])")
 _FIRST_PERSON_ZH = re.compile("我(?!们)")
 

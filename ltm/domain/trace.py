@@ -72,10 +72,6 @@ class RecallTrace:
     def injected(self) -> list[TraceRow]:
         return [r for r in self.rows if r.injected]
 
-    @property
-    def near_misses(self) -> list[TraceRow]:
-        return [r for r in self.rows if not r.injected]
-
     def to_public(self) -> dict[str, Any]:
         return {
             "query": preview(self.query),

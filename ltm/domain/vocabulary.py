@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .scope import ACTIVE, AS_OF_STATUSES, STATUSES
+from .filters import ACTIVE, AS_OF_STATUSES, STATUSES
 
 # The status a listing reads by default and shows without a mark.
 DEFAULT_STATUS = "active"

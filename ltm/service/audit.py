@@ -1,7 +1,7 @@
 """The scoped audit log: append is O(chunk), paging reads only the chunks it shows.
 
 One log per memory: per knowledge base and user key (``log`` =
-:func:`ltm.domain.scope.audit_log_key`, ``<kb>/<user_key>``). Layout in the key-value store:
+:func:`ltm.domain.storage_keys.audit_log_key`, ``<kb>/<user_key>``). Layout in the key-value store:
 ``audit/<log>/head`` -> ``{"seq": n}``; ``audit/<log>/c/<k>`` -> up to ``CHUNK`` entries with ``seq``
 in ``[k*CHUNK + 1, (k+1)*CHUNK]``.
 """
@@ -13,7 +13,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..domain.scope import AUDIT_PREFIX, Scope, audience_of_key, audit_log_key, may_read, parse_storage_key
+from ..domain.audience import audience_of_key, may_read
+from ..domain.scope import Scope
+from ..domain.storage_keys import AUDIT_PREFIX, audit_log_key, parse_storage_key
 from ..domain.text import MAX_REASON
 from ..ports import KeyValueStore
 

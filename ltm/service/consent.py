@@ -11,7 +11,7 @@ It is written by :class:`ltm.service.people.People` in an audited mutation.
 from __future__ import annotations
 
 from ..domain.errors import ConflictError
-from ..domain.scope import bot_part, key_part
+from ..domain.keys import bot_part, key_part
 from ..ports import KeyValueStore
 from .writes.errors import backend
 

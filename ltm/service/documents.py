@@ -13,8 +13,10 @@ import logging
 from typing import Any
 
 from ..domain.errors import LtmError, ValidationError
+from ..domain.filters import Criteria
 from ..domain.models import Episode, EpisodeInput, build_episode, validate_episode_input
-from ..domain.scope import Criteria, Scope, l2_lock_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import l2_lock_key
 from ..domain.timefields import to_iso
 from . import content_gate as gate
 from .episodes import Episodes

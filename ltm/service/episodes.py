@@ -21,9 +21,12 @@ from ..domain import expiry as expiry_rules
 from ..domain import privilege as policy
 from ..domain import refs
 from ..domain import restate as restate_rule
+from ..domain.audience import audience_of
 from ..domain.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
+from ..domain.filters import ACTIVE, STATUSES, Criteria, scope_where
 from ..domain.models import Episode, EpisodeInput, build_episode, content_hash, is_record_id, validate_episode_input
-from ..domain.scope import ACTIVE, STATUSES, Criteria, Scope, audience_of, l2_lock_key, scope_where
+from ..domain.scope import Scope
+from ..domain.storage_keys import l2_lock_key
 from ..domain.timefields import parse_instant, to_iso, ts
 from ..domain.vocabulary import listed_statuses
 from . import content_gate as gate

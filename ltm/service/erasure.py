@@ -25,7 +25,10 @@ from typing import Any
 
 from ..domain import privilege as policy
 from ..domain.errors import PermissionDenied
-from ..domain.scope import CAND_PREFIX, FENCE_PREFIX, Criteria, Scope, kb_part, review_base
+from ..domain.filters import Criteria
+from ..domain.keys import kb_part
+from ..domain.scope import Scope
+from ..domain.storage_keys import CAND_PREFIX, FENCE_PREFIX, review_base
 from .documents import DOC_PREFIX
 from .snapshots import InjectionSnapshot
 from .writes.actor import Actor, caller_of

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.backends import file_id_where
+from ..domain.filters import Criteria, scope_filter
 from ..domain.models import build_episode, validate_episode_input
-from ..domain.scope import Criteria, Scope, derive_scope, scope_filter
+from ..domain.scope import Scope, derive_scope
 from ..i18n import t
 from ..ports import VectorRecord
 from .neighbours import HealthHost

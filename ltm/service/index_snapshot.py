@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.filters import Criteria, filter_conditions, matches_conditions, scope_filter
+from ..domain.keys import kb_part
 from ..domain.lexical import BM25Index
-from ..domain.scope import Criteria, filter_conditions, kb_part, matches_conditions, scope_filter
 from ..ports import KeyValueStore
 from .row_codec import NUMERIC, numeric_row, unpack_metadata
 

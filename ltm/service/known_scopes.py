@@ -1,7 +1,7 @@
 """Known memory spaces: the sessions (and bots) the stores hold records for, for the console's list.
 
 Read-only. The sources are the records themselves, found by the key names the service writes
-(layouts in :mod:`ltm.domain.scope`, parsed by its one parser): a profile
+(layouts in :mod:`ltm.domain.storage_keys`, parsed by its one parser): a profile
 (``profile/<scope_key>#session``, ``profile/<user_key>#speaker:<sender>``), an injection snapshot
 (``inject/<scope_key>``) and an audit log (``audit/<kb>/<user_key>/head``: a scope that was ever
 written to has one). Only a key whose id is shortened there is completed from its record, which
@@ -18,14 +18,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..domain.scope import (
-    INJECT_PREFIX,
-    PROFILE_PREFIX,
-    key_part_value,
-    parse_audit_log_key,
-    parse_owner_key,
-    parse_storage_key,
-)
+from ..domain.keys import key_part_value, parse_owner_key
+from ..domain.storage_keys import INJECT_PREFIX, PROFILE_PREFIX, parse_audit_log_key, parse_storage_key
 from ..ports import KeyValueStore
 from .audit import AuditLog
 

@@ -4,7 +4,7 @@ The listener and the tools only *report* (:meth:`UsageLedger.turn`, :meth:`Usage
 plain method calls, no await, no storage access on the chat's path). Reports are queued and one
 deferred task per installation writes them, at most one plugin-storage write per space per
 :data:`FLUSH_DELAY_S`, like the injection snapshot a record of what happened, not memory: not
-journaled, not audited. One record per space (:func:`ltm.domain.scope.ledger_key`), bounded by
+journaled, not audited. One record per space (:func:`ltm.domain.storage_keys.ledger_key`), bounded by
 :data:`ltm.domain.ledger.MAX_RECORD_BYTES`; the rules of the record are :mod:`ltm.domain.ledger`.
 """
 
@@ -19,7 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from ..domain import ledger as rules
-from ..domain.scope import Scope, ledger_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import ledger_key
 from ..domain.timefields import to_iso
 from ..ports import HOST_CALLS, KeyValueStore, is_connection_lost
 from .background import Background

@@ -3,7 +3,7 @@
 A façade: it composes the write engine (:mod:`.writes`) and one module per capability over it -
 :mod:`.registry` (knowledge bases), :mod:`.profiles` (L1), :mod:`.episodes` (L2),
 :mod:`.documents`, :mod:`.recall`, :mod:`.snapshots` - and names each verb once. Every L2 read,
-search, list, count, export and delete is filtered by :func:`ltm.domain.scope.scope_where` (the
+search, list, count, export and delete is filtered by :func:`ltm.domain.filters.scope_where` (the
 scope and the read rule); every mutation is serialized per scope, audited, and allowed or refused
 by :mod:`ltm.domain.privilege` inside the verb itself, so no surface can skip the policy.
 """
@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..domain import privilege as policy
+from ..domain.filters import Criteria
 from ..domain.models import Episode, EpisodeInput, Profile
-from ..domain.scope import Criteria, Scope
+from ..domain.scope import Scope
 from ..domain.timefields import now_utc
 from ..ports import Embedder, KeyValueStore, VectorIndex
+from . import health as setup_checks
+from . import transfer
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
@@ -27,6 +31,7 @@ from .block_renderer import BlockRenderer
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
+from .health import HealthReport
 from .known_scopes import KnownScopes, known_scopes
 from .ledger import UsageLedger
 from .locks import ScopeLocks
@@ -41,9 +46,22 @@ from .scope_index import ScopeIndex
 from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
+from .transfer import ImportReport
 from .turn import Injection, Publish, SnapshotWriter, prepare_turn
 from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
+
+
+@dataclass(frozen=True)
+class Overview:
+    """A memory space at a glance (``!memory`` and the console's overview): its knowledge base's
+    settings, its memories counted by status (``None`` without a knowledge base), the size of its
+    audit log and its last injection."""
+
+    kb: KbSettings | None
+    counts: dict[str, int] | None
+    audit_total: int
+    injection: InjectionSnapshot | None
 
 
 class MemoryService:
@@ -108,10 +126,6 @@ class MemoryService:
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         """:meth:`.registry.KbRegistry.register_kb`."""
         return await self.registry.register_kb(kb_id, creation)
-
-    async def unregister_kb(self, kb_id: str) -> None:
-        """:meth:`.registry.KbRegistry.unregister_kb`."""
-        return await self.registry.unregister_kb(kb_id)
 
     async def kb_settings(self, kb_id: str) -> KbSettings | None:
         """:meth:`.registry.KbRegistry.kb_settings`."""
@@ -480,12 +494,55 @@ class MemoryService:
         """:meth:`.people.People.opted_out`."""
         return await self.people.opted_out(scope, actor)
 
+    # ------------------------------------------------------------------ whole-scope verbs (command and console)
+    async def overview(self, scope: Scope) -> Overview:
+        """The memory space at a glance (an open read, as ``!memory``)."""
+        kb = await self.kb_settings(scope.collection) if scope.collection else None
+        counts = await self.count_by_status(scope) if scope.collection else None
+        return Overview(kb, counts, await self.audit_count(scope), await self.last_injection(scope))
+
+    async def health(
+        self, scope: Scope, pipeline_kbs: Sequence[str] | None = None, *, probe: bool = True, actor: Actor | None = None
+    ) -> HealthReport:
+        """The setup checks of ``scope`` (:func:`.health.run_health`); the isolation probe is an admin's."""
+        return await setup_checks.run_health(self, scope, pipeline_kbs, probe=probe, actor=actor)
+
+    async def export_scope(
+        self,
+        scope: Scope,
+        actor: Actor,
+        *,
+        layer: str = "l2",
+        statuses: Sequence[str] | None = None,
+        page: int = 1,
+        page_size: int | None = None,
+    ) -> dict[str, Any]:
+        """The ``ltm-export/1`` document of ``scope`` (:func:`.transfer.export_scope`); an admin's verb."""
+        return await transfer.export_scope(
+            self, scope, actor, layer=layer, statuses=statuses, page=page, page_size=page_size
+        )
+
+    async def import_scope(self, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
+        """Import an export document into ``scope`` (:func:`.transfer.import_scope`); an admin's verb."""
+        return await transfer.import_scope(self, scope, payload, actor)
+
+    def background_report(self) -> dict[str, Any]:
+        """What this process carries in the background (the console's diagnostics): recovery, the
+        queued and running jobs, the recall index's snapshot writes."""
+        return {
+            "recovering": self.recovering,
+            "pending": [str(k) for k in self.background.pending()],
+            "jobs": dict(self.background.counts),
+            "snapshots": dict(self.writes.index.snapshot_counts),
+        }
+
 
 __all__ = [
     "REMEMBER_RETRY_WINDOW_S",
     "Actor",
     "EpisodePage",
     "MemoryService",
+    "Overview",
     "RecalledEpisode",
     "RecallResult",
     "Remembered",

@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..domain.filters import Criteria
 from ..domain.models import Episode, EpisodeInput, Profile
-from ..domain.scope import Criteria, Scope
+from ..domain.scope import Scope
 from ..ports import KeyValueStore, VectorIndex
 from .block_renderer import BlockRenderer
 from .episodes import RememberPlan

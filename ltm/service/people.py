@@ -31,17 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..domain.errors import NotFoundError, ScopeError, ValidationError
+from ..domain.filters import Criteria
+from ..domain.keys import check_id
 from ..domain.models import Episode, Profile
-from ..domain.scope import (
-    Criteria,
-    Scope,
-    audit_log_key,
-    check_id,
-    l1_lock_key,
-    l2_lock_key,
-    profile_storage_key,
-    speaker_profile_key,
-)
+from ..domain.scope import Scope
+from ..domain.storage_keys import audit_log_key, l1_lock_key, l2_lock_key, profile_storage_key, speaker_profile_key
 from ..domain.timefields import to_iso
 from ..ports import KeyValueStore
 from .audit import AuditLog

@@ -15,11 +15,11 @@ from typing import Any
 
 from ..domain import privilege as policy
 from ..domain.errors import PermissionDenied, ValidationError
+from ..domain.keys import key_part_value
 from ..domain.models import Profile, apply_profile_patch, validate_profile_patch
-from ..domain.scope import (
+from ..domain.scope import Scope
+from ..domain.storage_keys import (
     PROFILE_PREFIX,
-    Scope,
-    key_part_value,
     l1_lock_key,
     parse_storage_key,
     profile_storage_key,

@@ -18,10 +18,12 @@ from ..domain import budget as budget_rules
 from ..domain import ranking, timewindow
 from ..domain import rerank as rerank_rules
 from ..domain import trace as trace_rules
+from ..domain.audience import reader_audience
 from ..domain.credentials import redact_text
 from ..domain.episode_views import recall_view
+from ..domain.filters import ACTIVE, AS_OF_STATUSES, Criteria, scope_filter, scope_where
 from ..domain.models import Episode, Profile
-from ..domain.scope import ACTIVE, AS_OF_STATUSES, Criteria, Scope, reader_audience, scope_filter, scope_where
+from ..domain.scope import Scope
 from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
 from ..domain.trust import trust_label

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.filters import Criteria, filter_conditions, matches_conditions, scope_filter
 from ..domain.lexical import BM25Index
-from ..domain.scope import Criteria, filter_conditions, matches_conditions, scope_filter
 from ..ports import KeyValueStore, VectorIndex
 from .background import Background
 from .index_snapshot import SnapshotStore

@@ -29,8 +29,11 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..domain.actors import Actor
+from ..domain.filters import Criteria
+from ..domain.keys import kb_part
 from ..domain.models import Episode
-from ..domain.scope import Criteria, Scope, kb_part, parse_audit_log_key, user_key_scope
+from ..domain.scope import Scope, user_key_scope
+from ..domain.storage_keys import parse_audit_log_key
 from ..domain.timefields import to_iso, ts
 from ..ports import KeyValueStore
 from .audit import AuditLog

@@ -12,7 +12,7 @@ Per scope (collection, user key) a :class:`ScopeIndex` holds what ranking needs 
   numeric columns and the sender the vector leg pre-filters on.
 
 Answers follow the one filter builder: every row returned has passed
-:func:`ltm.domain.scope.matches` against the query's ``where``; the numeric/sender columns only
+:func:`ltm.domain.filters.matches` against the query's ``where``; the numeric/sender columns only
 narrow the scan first (they reject nothing ``matches`` would accept). A scope whose rows are not all
 held (more than ``max_docs`` active rows) or not all carry a vector of the query's dimension gives
 no vector answer: the caller asks the host's vector search instead.
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.filters import filter_conditions, matches_conditions
 from ..domain.lexical import BM25Index
 from ..domain.refs import RefTable
-from ..domain.scope import filter_conditions, matches_conditions
 from . import index_snapshot
 from .row_codec import NUMERIC, VECTOR_KEY, decode_vector, numeric_row, pack_metadata, unpack_metadata
 
@@ -123,7 +123,7 @@ class ScopeIndex:
 
     def short_refs(self, shown: Sequence[str], audience: Sequence[str] | None = None) -> dict[str, str]:
         """Short references for ``shown`` (:mod:`ltm.domain.refs`), unique among the held rows a
-        reader of ``audience`` (:func:`ltm.domain.scope.reader_audience`; None: every row) can
+        reader of ``audience`` (:func:`ltm.domain.audience.reader_audience`; None: every row) can
         read, so a reference is never lengthened by a row hidden from its reader (its length
         would say that a hidden id starts with the same digits). The whole ids when not every
         active row is held (uniqueness could not be known)."""

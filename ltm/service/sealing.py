@@ -42,7 +42,8 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..domain.scope import filter_conditions, kb_part
+from ..domain.filters import filter_conditions
+from ..domain.keys import kb_part
 from ..ports import KeyValueStore, ListPage, VectorHit, VectorIndex, VectorItem, VectorRecord, is_unknown_outcome
 from .row_codec import VECTOR_KEY
 

@@ -1,6 +1,6 @@
 """Injection snapshots: what the last turn of a scope injected, kept for the console's Last Injection.
 
-One record per scope (plugin storage :func:`ltm.domain.scope.inject_key`), overwritten each turn.
+One record per scope (plugin storage :func:`ltm.domain.storage_keys.inject_key`), overwritten each turn.
 It is a record of what was shown, not memory: it is not journaled or audited.
 
 :class:`InjectionSnapshot` is the record and its one codec (:meth:`~InjectionSnapshot.to_record`,
@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..domain.scope import INJECT_PREFIX, Scope, inject_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import INJECT_PREFIX, inject_key
 from .writes.engine import WriteEngine
 
 # The fields of the stored record, in the order it is written; any other key is kept in ``extra``.

@@ -46,8 +46,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..domain.episode_views import EXPORT_FIELDS, export_record
+from ..domain.episode_views import export_record
 from ..domain.errors import LtmError, ValidationError
+from ..domain.filters import Criteria
 from ..domain.models import (
     CONFIDENCE_CLASSES,
     ORIGINS,
@@ -59,7 +60,8 @@ from ..domain.models import (
     new_episode_id,
     validate_episode_input,
 )
-from ..domain.scope import Criteria, Scope, l2_lock_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import l2_lock_key
 from ..domain.text import check_data, unstorable
 from ..domain.timefields import normalize_optional, to_iso
 from . import content_gate as gate
@@ -81,7 +83,6 @@ WRITE_CHUNK = 64
 IMPORT_STATUSES = ("active", "superseded", "archived")
 _CONFIDENCE_RANK = {"unverified": 0, "inferred": 1, "stated": 2, "confirmed": 3}
 
-EPISODE_FIELDS = EXPORT_FIELDS
 IGNORED_ON_IMPORT = ("user_key", "scope_key", "session_name", "bot_uuid", "file_id", "document_id")
 
 

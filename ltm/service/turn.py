@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain.budget import estimate_tokens
-from ..domain.scope import Scope, inject_key
+from ..domain.scope import Scope
+from ..domain.storage_keys import inject_key
 from ..domain.timefields import now_utc, to_iso
 from ..ports import is_connection_lost
 from .background import Background

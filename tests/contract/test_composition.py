@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from ltm.domain.errors import ScopeError
+from ltm.domain.filters import Criteria
 from ltm.domain.models import Episode
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Scope
 from ltm.domain.tombstone import value_key
 from ltm.service import MemoryService
 from ltm.service.compose import wire

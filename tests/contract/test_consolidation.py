@@ -24,8 +24,10 @@ from components.commands.consolidate import consolidate_preview, consolidate_run
 from ltm.adapters.host_chat import message_text
 from ltm.domain import consolidation as rules
 from ltm.domain.errors import ConflictError, FencedError, LtmError, NotFoundError, ValidationError
+from ltm.domain.filters import Criteria
 from ltm.domain.models import Episode, content_hash
-from ltm.domain.scope import Criteria, Scope, l2_lock_key
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import l2_lock_key
 from ltm.i18n import LANGUAGES, LOCALES_DIR, catalog
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import (
@@ -975,7 +977,7 @@ class TestCascades:
         p1 = (await env.cons.preview(a, ADMIN)).proposal
         p2 = (await env.cons.preview(a2, ADMIN)).proposal
         assert p1 and p2
-        await env.svc.unregister_kb(KB)
+        await env.svc.registry.unregister_kb(KB)
         assert await env.cons.on_kb_deleted(KB) == 1
         keys = set(await env.proposals())
         assert keys == {f"{PREFIX}{a2.user_key}/{p2.id}"}
@@ -989,7 +991,7 @@ class TestCascades:
         task = asyncio.create_task(env.cons.preview(a, ADMIN))
         await asyncio.wait_for(env.model.entered.wait(), 5)
         if how in ("both", "unregister_only"):
-            await env.svc.unregister_kb(KB)
+            await env.svc.registry.unregister_kb(KB)
         if how in ("both", "hook_only"):
             await env.cons.on_kb_deleted(KB)
         env.model.gate.set()

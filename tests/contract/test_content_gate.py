@@ -27,9 +27,11 @@ import pytest
 
 from ltm.domain.candidates import Proposal as CandidateProposal
 from ltm.domain.errors import InstructionLikeError, LtmError
+from ltm.domain.filters import Criteria
 from ltm.domain.instructions import INSTRUCTION_LIKE
 from ltm.domain.models import Episode
-from ltm.domain.scope import Criteria, Scope, profile_storage_key
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import profile_storage_key
 from ltm.i18n import t
 from ltm.service import Actor, content_gate
 from ltm.service.consolidation import ConsolidationSettings

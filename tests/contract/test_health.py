@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ltm.adapters.numpy_index import NumpyIndex
-from ltm.domain.scope import filter_conditions
+from ltm.domain.filters import filter_conditions
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import MemoryService
 from ltm.service.health import GREEN, RED, run_health

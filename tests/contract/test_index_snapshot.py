@@ -22,7 +22,8 @@ from langbot_plugin.entities.io.errors import ConnectionClosedError
 
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.domain.errors import BackendError
-from ltm.domain.scope import ACTIVE, Criteria, Scope, scope_filter
+from ltm.domain.filters import ACTIVE, Criteria, scope_filter
+from ltm.domain.scope import Scope
 from ltm.service import Actor, MemoryService, Settings, index_snapshot
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex
@@ -313,7 +314,7 @@ async def test_removing_a_knowledge_base_deletes_its_snapshots(tmp_path: Path) -
     a, s, [_] = await snapshotted(world, LIVE)
     snap = index_snapshot.base_key(KB, s.user_key) + "snap"
     assert await world.kv.get(snap) is not None
-    await a.unregister_kb(KB)
+    await a.registry.unregister_kb(KB)
     await asyncio.sleep(0.05)
     assert await world.kv.get(snap) is None
 

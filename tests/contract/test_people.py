@@ -17,7 +17,8 @@ import pytest
 
 from ltm.domain.candidates import Proposal
 from ltm.domain.errors import ScopeError, ValidationError
-from ltm.domain.scope import Criteria, Scope, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
+from ltm.domain.scope import Scope
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consent import OptedOutError
 from ltm.service.people import FORGET_ME_TTL_S

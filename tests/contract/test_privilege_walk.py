@@ -32,8 +32,9 @@ from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.candidates import Proposal
 from ltm.domain.errors import LtmError, PermissionDenied
+from ltm.domain.filters import Criteria
 from ltm.domain.privilege import POLICY
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
@@ -71,7 +72,6 @@ OUTSIDE_MATRIX = {
     "MemoryService.known_kbs": "knowledge-base list (host lifecycle)",
     "MemoryService.resolve_kb": "knowledge-base lookup (host lifecycle)",
     "MemoryService.register_kb": "the host creates a knowledge base (engine lifecycle)",
-    "MemoryService.unregister_kb": "the host deletes a knowledge base (engine lifecycle)",
     "MemoryService.ingest_document": "the host's document upload into the engine (an operator's action in LangBot)",
     "MemoryService.delete_document": "the host's document delete (an operator's action in LangBot)",
     "MemoryService.fences": "write fences of the installation (recovery)",
@@ -83,6 +83,7 @@ OUTSIDE_MATRIX = {
     "MemoryService.stop_recovery": "recovery of the installation's journal",
     "MemoryService.wait_recovered": "recovery of the installation's journal",
     "MemoryService.stop_background": "the host revokes the installation (its queued background work stops)",
+    "MemoryService.background_report": "the console's diagnostics: this process's background work, no memory",
     "ReviewQueue.guard": "the statement guard composed into every write",
     "ReviewQueue.propose": "the listener queues the speaker's own statement",
     "ReviewQueue.extract": "the listener's candidate extraction from the speaker's own words",
@@ -164,6 +165,7 @@ ROWS: dict[str, tuple[str, Call]] = {
     "MemoryService.count_by_status": ("summary", lambda e, a: e.svc.count_by_status(e.scope)),
     "MemoryService.last_injection": ("summary", lambda e, a: e.svc.last_injection(e.scope)),
     "MemoryService.audit_count": ("summary", lambda e, a: e.svc.audit_count(e.scope)),
+    "MemoryService.overview": ("summary", lambda e, a: e.svc.overview(e.scope)),
     "MemoryService.get_profile": ("profile", lambda e, a: e.svc.get_profile(e.scope, "session")),
     "MemoryService.speaker_profiles": ("profile", lambda e, a: e.svc.speaker_profiles(e.scope)),
     "MemoryService.list_episodes": ("list", lambda e, a: e.svc.list_episodes(e.scope, statuses=None)),
@@ -180,6 +182,8 @@ ROWS: dict[str, tuple[str, Call]] = {
     "MemoryService.audit_page": ("audit", lambda e, a: e.svc.audit_page(e.scope, 1, 10)),
     "health.run_health": ("health", lambda e, a: health.run_health(e.svc, e.scope, [KB], probe=False, actor=a)),
     "health.run_health(probe)": ("health.probe", lambda e, a: health.run_health(e.svc, e.scope, [KB], actor=a)),
+    "MemoryService.health": ("health", lambda e, a: e.svc.health(e.scope, [KB], probe=False, actor=a)),
+    "MemoryService.health(probe)": ("health.probe", lambda e, a: e.svc.health(e.scope, [KB], actor=a)),
     "ReviewQueue.list": ("candidates", lambda e, a: e.review.list(e.scope, all_statuses=True)),
     "ReviewQueue.get": ("candidates", lambda e, a: e.review.get(e.scope, e.ids["candidate"])),
     "ReviewQueue.list_tombstones": ("tombstones", lambda e, a: e.review.list_tombstones(e.scope)),
@@ -207,6 +211,9 @@ ROWS: dict[str, tuple[str, Call]] = {
     "transfer.import_scope": ("import", lambda e, a: transfer.import_scope(e.svc, e.scope, IMPORT_DOC, a)),
     "transfer.export_scope": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l2")),
     "transfer.export_scope(l1)": ("export", lambda e, a: transfer.export_scope(e.svc, e.scope, a, layer="l1")),
+    "MemoryService.import_scope": ("import", lambda e, a: e.svc.import_scope(e.scope, IMPORT_DOC, a)),
+    "MemoryService.export_scope": ("export", lambda e, a: e.svc.export_scope(e.scope, a, layer="l2")),
+    "MemoryService.export_scope(l1)": ("export", lambda e, a: e.svc.export_scope(e.scope, a, layer="l1")),
     "MemoryService.audit_export": ("audit.export", lambda e, a: e.svc.audit_export(e.scope, a)),
     "MemoryService.audit_document": ("audit.export", lambda e, a: e.svc.audit_document(e.scope, a)),
     "MemoryService.clear_scope_fences": ("fences.clear", lambda e, a: e.svc.clear_scope_fences(e.scope, a)),
@@ -237,6 +244,9 @@ WRITES = {
     "transfer.import_scope",
     "transfer.export_scope",  # audited: scope.export
     "transfer.export_scope(l1)",
+    "MemoryService.import_scope",
+    "MemoryService.export_scope",  # audited: scope.export
+    "MemoryService.export_scope(l1)",
     "MemoryService.set_opt_out(out)",  # audited: privacy.optout, then privacy.optin
     "MemoryService.set_opt_out(in)",
     "MemoryService.erase_person",  # Carol's memories go

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ltm.domain.filters import ACTIVE, Criteria, scope_filter
 from ltm.domain.models import Episode
-from ltm.domain.scope import ACTIVE, Criteria, scope_filter
 from ltm.ports import ListPage, VectorRecord, WriteOutcomeUnknown
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.recall_index import RecallIndex

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.domain.models import build_episode, validate_episode_input
-from ltm.domain.scope import Criteria, scope_filter
 from ltm.ports import VectorRecord
 from ltm.service.row_codec import VECTOR_KEY, encode_vector
 from ltm.service.sealing import SEAL_KEY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ltm.domain.errors import ConflictError, NotFoundError, ScopeError, ValidationError
-from ltm.domain.scope import Criteria
+from ltm.domain.filters import Criteria
 from ltm.service import Actor, MemoryService
 from tests.support import ADMIN, scope_of
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ltm.domain.scope import Criteria, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.service import index_snapshot
 from tests.contract.test_index_snapshot import LIVE, VICTIM, World, cold, ids, snapshotted
 from tests.support import KB, scope_of

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from ltm.domain.errors import BackendError, ScopeError, ValidationError
-from ltm.domain.scope import Criteria, Scope
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
 from ltm.service import Actor, MemoryService
 from ltm.service.transfer import (
     IGNORED_ON_IMPORT,

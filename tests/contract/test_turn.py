@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ltm.domain.scope import inject_key
+from ltm.domain.storage_keys import inject_key
 from ltm.service import Settings
 from ltm.service.injection import BEGIN, END
 from ltm.service.snapshots import FIELDS, InjectionSnapshot, SnapshotOwner

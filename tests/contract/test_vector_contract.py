@@ -1,7 +1,7 @@
 """One contract for every VectorIndex: numpy, real Chroma, real Qdrant (local) and the host adapter
 over a real ``BasePlugin`` whose runtime handler is the fake LangBot host.
 
-Every filter comes from :func:`ltm.domain.scope.scope_filter` and every record's metadata from
+Every filter comes from :func:`ltm.domain.filters.scope_filter` and every record's metadata from
 :meth:`ltm.domain.models.Episode.to_metadata`, so the real filter builder and record shape are what
 each engine is tested with. Each exclusion is preceded by a positive control (the row is visible
 where it should be) so that an empty result cannot pass by accident.
@@ -28,8 +28,9 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.host_index import HostVectorIndex, similarity_of, strip_host_keys
 from ltm.adapters.numpy_index import NumpyIndex, _Row, _Snapshot, filter_mask
 from ltm.adapters.qdrant_index import QdrantIndex
+from ltm.domain.filters import Criteria, matches, scope_filter
 from ltm.domain.models import Episode, EpisodeInput, build_episode
-from ltm.domain.scope import Criteria, Scope, derive_scope, matches, scope_filter
+from ltm.domain.scope import Scope, derive_scope
 from ltm.domain.timefields import OPEN_END_TS, parse_instant
 from ltm.ports import VectorHit, VectorIndex, VectorRecord
 from tests.support.backends import ENGINES_WITH_HOST

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm.domain.scope import Criteria
+from ltm.domain.filters import Criteria
 from ltm.service import Actor
 from ltm.service.writes import KvHolds, PlanError, WriteStep
 from tests.support import build_service, scope_of

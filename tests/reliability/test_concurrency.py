@@ -18,7 +18,9 @@ import pytest
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope, l2_lock_key
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from tests.support import KB, DelegatingIndex, make_index, stored_audit_entries

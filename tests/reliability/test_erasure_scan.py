@@ -24,7 +24,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.scope import Criteria, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.service import Actor, index_snapshot
 from ltm.service.compose import build
 from ltm.service.installation import Installation

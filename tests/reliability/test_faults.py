@@ -60,7 +60,9 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.adapters.host_index import strip_host_keys
 from ltm.domain.errors import FencedError, LtmError
-from ltm.domain.scope import Criteria, Scope, l2_lock_key
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from tests.support import consolidated, reviewed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm.domain.scope import Criteria, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.service import Actor
 from tests.support import KB, build_service, reviewed, scope_of
 

@@ -37,7 +37,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
 from ltm.domain.errors import LtmError
-from ltm.domain.scope import LEDGER_PREFIX
+from ltm.domain.storage_keys import LEDGER_PREFIX
 from ltm.i18n import error_text, t
 from ltm.service import Actor
 from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX

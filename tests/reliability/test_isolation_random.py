@@ -48,7 +48,9 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.errors import NotFoundError
-from ltm.domain.scope import Criteria, Scope, speaker_profile_key
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
 from ltm.service.compose import build
 from ltm.service.snapshots import InjectionSnapshot
@@ -636,7 +638,7 @@ def _consolidation_answer(messages: list[dict[str, str]]) -> str:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def listings(world: World) -> Listings:
     from ltm.domain.candidates import Proposal
-    from ltm.domain.scope import l2_lock_key
+    from ltm.domain.storage_keys import l2_lock_key
     from ltm.service.consolidation import ConsolidationSettings
 
     svc = world.service

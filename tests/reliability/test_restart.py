@@ -22,7 +22,9 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.sqlite_kv import SqliteKeyValueStore
 from ltm.domain.errors import FencedError
-from ltm.domain.scope import Criteria, Scope, audit_log_key, l2_lock_key
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import audit_log_key, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.writes import DELETE_BATCH

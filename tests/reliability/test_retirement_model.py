@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from ltm.domain.errors import LtmError
-from ltm.domain.scope import Criteria, scope_filter
+from ltm.domain.filters import Criteria, scope_filter
 from ltm.service import MemoryService, index_snapshot
 from ltm.service.transfer import import_scope
 from tests.support import ADMIN, scope_of

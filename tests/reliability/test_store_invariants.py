@@ -20,7 +20,8 @@ import pytest
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.host_index import HostVectorIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
-from ltm.domain.scope import Criteria, Scope, filter_conditions, scope_filter
+from ltm.domain.filters import Criteria, filter_conditions, scope_filter
+from ltm.domain.scope import Scope
 from ltm.ports import ListPage, VectorHit
 from ltm.service import MemoryService, Settings
 from ltm.service import consolidation as consolidation_mod

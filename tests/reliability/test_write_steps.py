@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from ltm.domain.errors import BackendError, FencedError
-from ltm.domain.scope import Criteria, Scope, l2_lock_key
+from ltm.domain.filters import Criteria
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
 from tests.support import ADMIN, KB, DelegatingIndex, build_service, consolidated, reviewed, scope_of

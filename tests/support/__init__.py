@@ -18,7 +18,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from ltm.adapters.embedders import HashingEmbedder  # noqa: E402
 from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
-from ltm.domain.scope import Scope, audit_log_key, owned_keys  # noqa: E402
+from ltm.domain.scope import Scope
+from ltm.domain.storage_keys import audit_log_key, owned_keys
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 from ltm.service.registry import EmbedderFor  # noqa: E402

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ltm.domain.scope import Criteria
+from ltm.domain.filters import Criteria
 from ltm.service.transfer import episode_record
 from tests.surfaces.test_command_memory import ADMIN_ID, Harness, engine_harness, joined_document
 

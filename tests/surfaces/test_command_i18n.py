@@ -10,8 +10,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 from components.commands.render import HELP_ORDER
+from ltm.domain.filters import STATUSES
 from ltm.domain.privilege import POLICY, READ
-from ltm.domain.scope import STATUSES
 from ltm.domain.trace import REASONS
 from ltm.domain.vocabulary import CANDIDATE_STATUSES, candidate_status_key
 from ltm.i18n import DEFAULT, LANGUAGES, LOCALES_DIR, catalog

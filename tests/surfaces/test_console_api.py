@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from components.pages.console import MemoryConsole
+from ltm.domain.filters import STATUSES
 from ltm.domain.ledger import DAYS_KEPT, MAX_RECORD_BYTES, TURNS_KEPT, TurnUsage
 from ltm.domain.models import CLAIM_TYPES, CONFIDENCE_CLASSES, ORIGINS
-from ltm.domain.scope import STATUSES, Scope
+from ltm.domain.scope import Scope
 from ltm.domain.trace import REASONS
 from ltm.i18n import CONSOLE, LANGUAGES, t
 from ltm.service import MemoryService, transfer

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.scope import (
+from ltm.domain.filters import Criteria
+from ltm.domain.storage_keys import (
     AUDIT_PREFIX,
     CAND_PREFIX,
     FENCE_PREFIX,
     INJECT_PREFIX,
     TOMB_PREFIX,
-    Criteria,
     inject_key,
     l2_lock_key,
 )

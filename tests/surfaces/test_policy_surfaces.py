@@ -177,7 +177,7 @@ class TestAdminVerbsInTheService:
     async def test_bulk_delete_export_import_need_an_admin_in_the_plugins_service(self) -> None:
         """The verbs only ``!memory`` guarded before: the plugin's own service refuses a member
         whatever surface calls it, and writes nothing (no row, no audit entry)."""
-        from ltm.domain.scope import Criteria
+        from ltm.domain.filters import Criteria
         from ltm.service.transfer import export_scope, import_scope
 
         h = await host_harness()

@@ -11,8 +11,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ltm.domain.audience import SHARED, audience_of, audience_of_key, may_read
 from ltm.domain.models import build_episode, validate_episode_input
-from ltm.domain.scope import SHARED, Scope, audience_of, audience_of_key, derive_scope, may_read
+from ltm.domain.scope import Scope, derive_scope
 
 BOT = "b1"
 

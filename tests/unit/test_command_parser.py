@@ -20,8 +20,8 @@ from components.commands.parser import (
     parse,
     tokenize,
 )
+from ltm.domain.filters import STATUSES
 from ltm.domain.privilege import POLICY
-from ltm.domain.scope import STATUSES
 from ltm.i18n import LANGUAGES, catalog, t
 
 

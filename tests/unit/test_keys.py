@@ -23,21 +23,15 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
 from ltm.domain.candidates import Proposal
-from ltm.domain.scope import (
-    DIGEST_MARK,
-    KEY_PART_MAX,
-    MAX_ID_CHARS,
+from ltm.domain.keys import DIGEST_MARK, KEY_PART_MAX, MAX_ID_CHARS, bot_part, key_part, key_part_value, parse_owner_key
+from ltm.domain.scope import derive_scope
+from ltm.domain.storage_keys import (
     audit_log_key,
-    bot_part,
     candidate_key,
-    derive_scope,
     inject_key,
-    key_part,
-    key_part_value,
     l1_lock_key,
     l2_lock_key,
     parse_lock_key,
-    parse_owner_key,
     parse_storage_key,
     profile_storage_key,
     proposal_key,

@@ -1,4 +1,5 @@
-"""The house's layering, pinned: components and pages never touch adapters; the domain is pure;
+"""The house's layering, pinned: components and pages never touch adapters (and import only the public
+API, `ltm.service`, and `ltm.i18n`: tests/unit/test_surface_api.py); the domain is pure;
 the service knows nothing of LangBot; plugin code never prints (stdout is the RPC channel)."""
 
 from __future__ import annotations

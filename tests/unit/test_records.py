@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from ltm.domain import records as rec
 from ltm.domain.actors import Actor, actor_record
 from ltm.domain.contractions import CONTRACTIONS, expand
+from ltm.domain.filters import STATUSES
 from ltm.domain.models import Episode, Profile
-from ltm.domain.scope import STATUSES, Scope, derive_scope, scope_of_record, user_key_scope
+from ltm.domain.scope import Scope, derive_scope, scope_of_record, user_key_scope
 
 # ------------------------------------------------------------------------------------ strategies
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)

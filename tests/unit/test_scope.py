@@ -7,15 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ltm.domain.errors import ScopeError, ValidationError
-from ltm.domain.scope import (
-    Criteria,
-    derive_scope,
-    filter_conditions,
-    matches,
-    scope_filter,
-    session_name_of,
-    split_session_name,
-)
+from ltm.domain.filters import Criteria, filter_conditions, matches, scope_filter
+from ltm.domain.keys import session_name_of, split_session_name
+from ltm.domain.scope import derive_scope
 
 
 class TestKeys:
@@ -91,7 +85,13 @@ class TestFilterBuilder:
 
 
 def test_scope_fence_keys_are_the_scopes_own_and_no_other() -> None:
-    from ltm.domain.scope import l1_lock_key, l2_lock_key, scope_fence_keys, session_profile_key, speaker_profile_key
+    from ltm.domain.storage_keys import (
+        l1_lock_key,
+        l2_lock_key,
+        scope_fence_keys,
+        session_profile_key,
+        speaker_profile_key,
+    )
 
     alice = derive_scope(session_name="person_alice", bot_uuid="bot", collection="kb1")
     alicia = derive_scope(session_name="person_alice2", bot_uuid="bot", collection="kb1")  # a prefix only

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from components.commands import render
-from ltm.domain.scope import ACTIVE, AS_OF_STATUSES, STATUSES
+from ltm.domain.filters import ACTIVE, AS_OF_STATUSES, STATUSES
 from ltm.domain.vocabulary import (
     CANDIDATE_STATUSES,
     DEFAULT_STATUS,

@@ -18,7 +18,8 @@ from typing import Any
 from ...domain import consolidation as rules
 from ...domain import records as rec
 from ...domain.errors import LtmError
-from ...domain.scope import PROPOSAL_PREFIX, Scope, l2_lock_key, owned_keys, proposal_key, user_key_scope
+from ...domain.scope import Scope, user_key_scope
+from ...domain.storage_keys import PROPOSAL_PREFIX, l2_lock_key, owned_keys, proposal_key
 from ...domain.timefields import parse_instant
 from ..neighbours import ConsolidationHost
 from ..writes.actor import Actor

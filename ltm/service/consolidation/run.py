@@ -26,21 +26,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...domain import consolidation as rules
+from ...domain.audience import narrowest_audience
 from ...domain.errors import (
     ConflictError,
     FencedError,
     NotFoundError,
     ValidationError,
 )
+from ...domain.filters import ACTIVE, Criteria
 from ...domain.models import Episode
-from ...domain.scope import (
-    ACTIVE,
-    Criteria,
-    Scope,
-    l2_lock_key,
-    narrowest_audience,
-    proposal_key,
-)
+from ...domain.scope import Scope
+from ...domain.storage_keys import l2_lock_key, proposal_key
 from ...domain.timefields import to_iso
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from .. import content_gate as gate

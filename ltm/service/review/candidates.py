@@ -23,9 +23,11 @@ from typing import Any
 
 from ...domain import candidates as rules
 from ...domain.actors import actor_record
+from ...domain.audience import audience_of, may_read, reader_audience
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.records import Record
-from ...domain.scope import CAND_PREFIX, Scope, audience_of, candidate_key, l2_lock_key, may_read, reader_audience
+from ...domain.scope import Scope
+from ...domain.storage_keys import CAND_PREFIX, candidate_key, l2_lock_key
 from ...domain.tombstone import value_key
 from ..writes.actor import Actor
 from ..writes.errors import backend, need_l2
@@ -263,7 +265,7 @@ class CandidateStore(ReviewPart):
 
     @staticmethod
     def readable(scope: Scope, cand: Candidate) -> bool:
-        """The read rule of episodes (:func:`ltm.domain.scope.reader_audience`) for a candidate: the
+        """The read rule of episodes (:func:`ltm.domain.audience.reader_audience`) for a candidate: the
         audience of what is written where it was proposed."""
         return may_read(scope, audience_of(Scope.from_describe(cand.scope)))
 

@@ -35,11 +35,13 @@ from typing import Any
 
 from ...domain import candidates as rules
 from ...domain.actors import actor_record
+from ...domain.audience import audience_of, tombstone_audience
 from ...domain.conflict import find_conflicts
 from ...domain.errors import ConflictError, InstructionLikeError, ParkedError, TombstonedError
 from ...domain.expiry import bounds_validity
-from ...domain.models import Episode, EpisodeInput, Profile, content_hash
-from ...domain.scope import ACTIVE, Criteria, Scope, audience_of, tombstone_audience
+from ...domain.filters import ACTIVE, Criteria
+from ...domain.models import DETAIL_FIELDS, Episode, EpisodeInput, Profile, content_hash
+from ...domain.scope import Scope
 from ...domain.tombstone import value_key
 from ...ports import MODEL_TIMEOUT_S, ChatModel
 from .. import content_gate as gate
@@ -61,7 +63,6 @@ CONFLICT_SCAN_LIMIT = 2_000
 CONFLICT_ORIGINS: tuple[str, ...] = ("tool", "command", "console")
 # Which statements that read as instructions to the assistant wait for review is the content
 # gate's table (ltm.service.content_gate.PATHS: the paths whose action is "park").
-EPISODE_FIELDS = ("importance", "tags", "event_at", "valid_from", "valid_until", "claim_type", "source_ref")
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ class ReviewQueue(ReviewPart):
         conflicts = await self._episode_conflicts(scope, data.content)
         if not conflicts:
             return
-        fields = {k: getattr(data, k) for k in EPISODE_FIELDS}
+        fields = {k: getattr(data, k) for k in DETAIL_FIELDS}
         cand = await self.candidates.insert(
             scope,
             rules.Proposal(data.content, "", rules.classify(data.content) or "correction"),
@@ -210,7 +211,7 @@ class ReviewQueue(ReviewPart):
                 status=PENDING,
                 conflicts=[],
                 source_ref=data.source_ref,
-                episode_fields={k: getattr(data, k) for k in EPISODE_FIELDS},
+                episode_fields={k: getattr(data, k) for k in DETAIL_FIELDS},
                 flags=[gate.INSTRUCTION_LIKE],
             )
             cid = cand.id

@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from ...domain.errors import ValidationError
-from ...domain.scope import Scope, candidate_key, kb_part, parse_storage_key, review_base, tombstone_key
+from ...domain.keys import kb_part
+from ...domain.scope import Scope
+from ...domain.storage_keys import candidate_key, parse_storage_key, review_base, tombstone_key
 from ...domain.text import MAX_REASON
 from ...domain.timefields import to_iso
 from ..neighbours import ReviewHost

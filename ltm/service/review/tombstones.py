@@ -9,7 +9,7 @@ queue's guard refuses a tombstoned value on every ``remember``, document ingest 
 
 Audience (issue 35): a tombstone records the audience of the memory it came from (a forgotten
 episode's, a rejected candidate's) and is listed, shown, lifted and enforced only where that
-audience reads (:func:`ltm.domain.scope.may_read`, :func:`ltm.domain.scope.write_audiences`), so a
+audience reads (:func:`ltm.domain.audience.may_read`, :func:`ltm.domain.audience.write_audiences`), so a
 private chat's decision and its reason never reach a group. A member's ``forget --never`` binds only
 that member's own statements (:func:`ltm.domain.tombstone.value_key` with ``own``); an admin's binds
 the value for the memory's audience.
@@ -24,19 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...domain.actors import actor_record
+from ...domain.audience import SHARED, may_read, tombstone_audience, write_audiences
 from ...domain.errors import NotFoundError, TombstonedError
+from ...domain.keys import kb_part
 from ...domain.records import Record
-from ...domain.scope import (
-    SHARED,
-    TOMB_PREFIX,
-    Scope,
-    kb_part,
-    l2_lock_key,
-    may_read,
-    owned_keys,
-    tombstone_audience,
-    write_audiences,
-)
+from ...domain.scope import Scope
+from ...domain.storage_keys import TOMB_PREFIX, l2_lock_key, owned_keys
 from ...domain.tombstone import TOMBSTONE_ID_PREFIX, guard_keys, subject_of, value_key
 from ..retire import RetireEvent
 from ..writes import Actor, KvCites, WriteStep, backend, caller_of, need_l2, require_admin
@@ -59,7 +52,7 @@ class Tombstone(Record):
     at: str
     sources: list[str] = field(default_factory=list)  # candidate / episode ids, newest last
     count: int = 1
-    # who may read it (ltm.domain.scope.audience_of of the memory it came from); a record stored
+    # who may read it (ltm.domain.audience.audience_of of the memory it came from); a record stored
     # before tombstones had one is shared, as it was enforced then
     audience: str = SHARED
 

@@ -29,8 +29,10 @@ from typing import Any, TypeVar
 
 from ...domain.backends import READBACK_DELAYS_S
 from ...domain.errors import BackendError, FencedError, LtmError
+from ...domain.filters import Criteria, scope_where
 from ...domain.models import Episode
-from ...domain.scope import Criteria, Scope, l2_lock_key, scope_where
+from ...domain.scope import Scope
+from ...domain.storage_keys import l2_lock_key
 from ...domain.text import check_text
 from ...domain.timefields import now_utc
 from ...ports import Embedder, KeyValueStore, VectorIndex, is_unknown_outcome

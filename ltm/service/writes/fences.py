@@ -12,7 +12,9 @@ import logging
 from typing import Any
 
 from ...domain.errors import FencedError
-from ...domain.scope import FENCE_PREFIX, Scope, kb_part, parse_lock_key, scope_fence_keys
+from ...domain.keys import kb_part
+from ...domain.scope import Scope
+from ...domain.storage_keys import FENCE_PREFIX, parse_lock_key, scope_fence_keys
 from ...domain.timefields import to_iso
 from .actor import Actor
 from .errors import backend

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...domain.errors import BackendError
-from ...domain.scope import Scope, audit_log_key
+from ...domain.scope import Scope
+from ...domain.storage_keys import audit_log_key
 from ...domain.timefields import to_iso
 from ..background import Background, checkpoint
 from .actor import Actor

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ...domain.filters import Criteria, scope_where
 from ...domain.models import Episode
-from ...domain.scope import Criteria, Scope, scope_where
+from ...domain.scope import Scope
 from ...ports import VectorIndex
 from .errors import backend, need_l2
 

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ...domain.scope import Scope, audit_log_key
+from ...domain.scope import Scope
+from ...domain.storage_keys import audit_log_key
 from ...domain.timefields import now_utc, to_iso
 from ...ports import KeyValueStore, VectorIndex
 from ..audit import AuditEntry, AuditLog
