@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from ltm.service.injection import read_block
+from tests.support.block_reader import read_block
 
 BEGIN, END = "<ltm-memory-data>", "</ltm-memory-data>"
 

@@ -31,8 +31,8 @@ from ..domain.timefields import parse_instant, to_iso, ts
 from ..domain.vocabulary import listed_statuses
 from . import content_gate as gate
 from .consent import require_consent
-from .recall_index import ScopeIndex
 from .retire import RetireEvent, RetirePipeline
+from .scope_index import ScopeIndex
 from .settings import Settings
 from .writes.actor import Actor, caller_of, require_admin
 from .writes.engine import WriteEngine

@@ -21,7 +21,6 @@ from ..domain.models import build_episode, validate_episode_input
 from ..domain.scope import Scope, derive_scope
 from ..i18n import t
 from ..ports import VectorRecord
-from .injection import template_check_async
 from .neighbours import HealthHost
 from .readback import read_until
 from .writes.actor import Actor, require_admin
@@ -73,7 +72,7 @@ async def run_health(
 ) -> HealthReport:
     """The setup checks of ``scope``; with ``probe``, the isolation probe too, which writes two
     temporary records and so is a memory admin's (``actor``; refused without one)."""
-    template = await template_check_async(service.settings.memory_block_template)
+    template = await service.block_renderer.check_async(service.settings.memory_block_template)
     checks: list[Check] = [Check("memory_block_template", *template)]
     kb = await service.kb_settings(scope.collection) if scope.collection else None
     if kb is None:

@@ -3,7 +3,7 @@ the scope from the host's vector store.
 
 The host's filtered list grows with the whole collection (embedded Chroma: ~1.4 s for a scope of
 1,000 rows among 100k), a storage read does not. A **snapshot** holds exactly what
-:class:`~ltm.service.recall_index.ScopeIndex` holds - the active rows' ids, packed metadata,
+:class:`~ltm.service.scope_index.ScopeIndex` holds - the active rows' ids, packed metadata,
 float16 vectors, numeric columns and BM25 state - in one storage value under
 ``recall/<kb>/<digest of the user key>/snap``, and is read in the same round trip as the scope's
 **stamp** (``.../stamp``).

@@ -12,8 +12,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..domain.keys import kb_part
-from ..domain.storage_keys import CAND_PREFIX, TOMB_PREFIX, parse_storage_key
 from .consolidation import Consolidator
 from .memory_service import MemoryService
 from .review import ReviewQueue
@@ -53,6 +51,7 @@ class Installation:
         """The installation was revoked: its recovery and every queued or running background job stop."""
         self.service.stop_recovery()
         self.service.stop_background()
+        self.service.block_renderer.close()
 
     async def delete_kb(self, kb_id: str) -> KbDeletion:
         """The host deleted the knowledge base ``kb_id``: its settings, recall index and snapshots,
@@ -61,21 +60,13 @@ class Installation:
         the knowledge base is left), consolidation proposals and the last-turn snapshots that
         showed its memories. The audit log stays: it is the record of what was done."""
         rows = frozenset(await self.service.sealed.keyring.ids_of(kb_id))  # before its keyrings go
-        await self.service.registry.unregister_kb(kb_id)
+        await self.service.unregister_kb(kb_id)
         leftovers = await self.service.erasure.drop_kb(kb_id)  # document indexes, fences of other processes
         proposals = await self.consolidator.on_kb_deleted(kb_id) if self.consolidator is not None else 0
-        kv = self.service.kv
-        candidates = tombstones = 0
-        for prefix, layout in ((CAND_PREFIX, "candidate"), (TOMB_PREFIX, "tombstone")):
-            for key in await kv.keys(f"{prefix}{kb_part(kb_id)}/"):
-                parsed = parse_storage_key(key)
-                if parsed is None or parsed.layout != layout or parsed.kb != kb_part(kb_id):
-                    continue  # a key of another knowledge base that merely starts like this one
-                await kv.delete(key)
-                if layout == "candidate":
-                    candidates += 1
-                else:
-                    tombstones += 1
+        # the queue owns its records; an installation without one asks a queue made over the
+        # service (records a past run with a review queue kept go all the same)
+        review = self.review if self.review is not None else ReviewQueue(self.service)
+        candidates, tombstones = await review.delete_kb(kb_id)
         self.service.snapshot_writer.discard_collection(kb_id)  # none written after the drop
         injections = await self.service.snapshots.drop_collection(kb_id)
         # an older snapshot names no knowledge base: it stays, without the rows of this one

@@ -27,6 +27,7 @@ from . import transfer
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
+from .block_renderer import BlockRenderer
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
@@ -37,10 +38,11 @@ from .locks import ScopeLocks
 from .people import Holdings, People, PersonErasure
 from .profiles import Profiles
 from .recall import Recall, RecalledEpisode, RecallResult
-from .recall_index import RecallIndex, ScopeIndex
+from .recall_index import RecallIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retention import Retention
 from .retire import RetireEvent
+from .scope_index import ScopeIndex
 from .sealing import SealedVectors
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
@@ -83,7 +85,7 @@ class MemoryService:
         self.writes = WriteEngine(
             kv,
             vectors,
-            RecallIndex(vectors, kv=kv, background=self.background),
+            RecallIndex(vectors, kv=kv, background=self.background, settings=settings),
             lambda scope: self.registry.embedder(scope),
             clock,
             background=self.background,
@@ -113,6 +115,8 @@ class MemoryService:
         self.writes.on_erased = self.erasure.after_delete
         # the last-turn snapshot is written after the turn (the reply does not need it)
         self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)
+        # the memory block off the event loop, and a turn's refusal of the operator's template
+        self.block_renderer = BlockRenderer()
         # the store and the clock are read at use: tests swap them on the service
         self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
 
@@ -439,6 +443,7 @@ class MemoryService:
             self.recall,
             self.save_injection,
             self.settings,
+            self.block_renderer,
             scope,
             text,
             speaker_name=speaker_name,

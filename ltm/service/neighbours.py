@@ -18,6 +18,7 @@ from ..domain.filters import Criteria
 from ..domain.models import Episode, EpisodeInput, Profile
 from ..domain.scope import Scope
 from ..ports import KeyValueStore, VectorIndex
+from .block_renderer import BlockRenderer
 from .episodes import RememberPlan
 from .locks import ScopeLocks
 from .profiles import ProfilePlan
@@ -29,7 +30,7 @@ from .writes.plan import WriteStep
 from .writes.reads import Reader
 
 
-class Stores(Protocol):
+class ServiceContext(Protocol):
     """The clock, settings and locks of the service (read-only: parts are joined once, at build)."""
 
     @property
@@ -163,7 +164,7 @@ class Storage(Protocol):
     def kv(self) -> KeyValueStore: ...
 
 
-class ReviewHost(Stores, Storage, Reads, Profiles, Protocol):
+class ReviewHost(ServiceContext, Storage, Reads, Profiles, Protocol):
     """What the review queue (queue, candidates, tombstones) uses."""
 
     @property
@@ -187,7 +188,7 @@ class ReviewHost(Stores, Storage, Reads, Profiles, Protocol):
     ) -> Scope: ...
 
 
-class ConsolidationHost(Stores, Storage, Reads, Protocol):
+class ConsolidationHost(ServiceContext, Storage, Reads, Protocol):
     """What consolidation (the run and its proposals) uses."""
 
     @property
@@ -199,7 +200,7 @@ class ConsolidationHost(Stores, Storage, Reads, Protocol):
     async def kb_settings(self, kb_id: str) -> KbSettings | None: ...
 
 
-class TransferHost(Stores, Reads, Profiles, Protocol):
+class TransferHost(ServiceContext, Reads, Profiles, Protocol):
     """What export and import use."""
 
     @property
@@ -224,5 +225,8 @@ class HealthHost(Protocol):
 
     @property
     def writes(self) -> HealthWrites: ...
+
+    @property
+    def block_renderer(self) -> BlockRenderer: ...
 
     async def kb_settings(self, kb_id: str) -> KbSettings | None: ...

@@ -28,7 +28,8 @@ from ..domain.text import check_text
 from ..domain.timefields import parse_instant, to_iso
 from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
-from .recall_index import RecallIndex, ScopeIndex
+from .recall_index import RecallIndex
+from .scope_index import ScopeIndex
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -107,10 +108,6 @@ class Recall:
 
     async def scope_index(self, scope: Scope, settings: Settings | None = None) -> ScopeIndex:
         """The scope's recall index (built on first use from one paged list of its active rows)."""
-        s = settings or self.settings
-        self.index.configure(
-            budget_bytes=s.recall_index_mb << 20, ttl=float(s.recall_index_ttl_seconds), max_docs=s.lexical_max_docs
-        )
         embedder = await self._embedder(scope)
         return await self._backend(self.index.get(scope.collection, scope.user_key, embedder.embed), "recall index")
 

@@ -25,7 +25,8 @@ from ..domain.storage_keys import inject_key
 from ..domain.timefields import now_utc, to_iso
 from ..ports import is_connection_lost
 from .background import Background
-from .injection import context_payload, has_content, render_block_async
+from .block_renderer import BlockRenderer
+from .injection import context_payload, has_content
 from .prefetch import note_time
 from .recall import RecallResult
 from .settings import Settings
@@ -190,6 +191,7 @@ async def prepare_turn(
     recall: Recaller,
     save: SaveSnapshot,
     settings: Settings,
+    renderer: BlockRenderer,
     scope: Scope,
     text: str,
     *,
@@ -220,7 +222,7 @@ async def prepare_turn(
     payload = context_payload(result, speaker)
     # off the event loop: an operator's template never stalls another chat's turn
     template = settings.memory_block_template
-    block = await render_block_async(payload, settings.language, template) if has_content(payload) else ""
+    block = await renderer.render_async(payload, settings.language, template) if has_content(payload) else ""
     snapshot = snapshot_of(result, block, speaker, query_id)
     injection = Injection(block, payload, snapshot)
     writes = list(publish(injection)) if publish is not None else []

@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 from ltm.domain.models import Episode, Profile
 from ltm.domain.scope import derive_scope
 from ltm.domain.text import neutralize
+from ltm.service.block_renderer import BlockRenderer
 from ltm.service.health import AMBER, GREEN, run_health
-from ltm.service.injection import BEGIN, END, context_payload, escape_json, read_block, render_block, template_check
+from ltm.service.injection import BEGIN, END, context_payload, escape_json, render_block
 from ltm.service.memory_service import RecalledEpisode, RecallResult
 from ltm.service.settings import Settings
+from ltm.service.template_check import template_check
 from ltm.templates import MAX_TEMPLATE_BYTES
+from tests.support.block_reader import read_block
 
 OPERATOR = """Things you know about this chat (reference data only):
 {{ begin }}
@@ -110,11 +113,15 @@ def test_a_bad_template_falls_back_to_the_shipped_one_with_a_health_warning(
 
 async def test_the_health_report_carries_the_template_check() -> None:
     scope = derive_scope(session_name="person_x", bot_uuid="b", collection="")
-    bad = SimpleNamespace(settings=Settings.from_config({"memory_block_template": BAD["syntax"]}))
+    bad = SimpleNamespace(
+        settings=Settings.from_config({"memory_block_template": BAD["syntax"]}), block_renderer=BlockRenderer()
+    )
     report = await run_health(bad, scope, [])  # type: ignore[arg-type]
     check = {c.name: c for c in report.checks}["memory_block_template"]
     assert check.verdict == AMBER and check.args["reason"] == "syntax"
-    good = SimpleNamespace(settings=Settings.from_config({"memory_block_template": OPERATOR}))
+    good = SimpleNamespace(
+        settings=Settings.from_config({"memory_block_template": OPERATOR}), block_renderer=BlockRenderer()
+    )
     report = await run_health(good, scope, [])  # type: ignore[arg-type]
     assert {c.name: c for c in report.checks}["memory_block_template"].verdict == GREEN  # control
 

@@ -36,9 +36,10 @@ from ltm.i18n import t
 from ltm.service import Actor, content_gate
 from ltm.service.consolidation import ConsolidationSettings
 from ltm.service.content_gate import InstructionLikeProfileError, UnguardedPathError
-from ltm.service.injection import context_payload, read_block, render_block
+from ltm.service.injection import context_payload, render_block
 from ltm.service.transfer import import_scope
 from tests.support import ADMIN, KB, consolidated, scope_of
+from tests.support.block_reader import read_block
 from tests.support.console.state import stored_state
 from tests.support.review import ScriptedModel, World, review_world
 

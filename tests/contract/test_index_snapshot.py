@@ -465,7 +465,7 @@ async def test_a_snapshot_write_on_a_closed_connection_is_not_a_warning(
         raise error
 
     world.kv.set = failing_set  # type: ignore[method-assign]
-    with caplog.at_level(logging.INFO, logger="ltm.service.recall_index"):
+    with caplog.at_level(logging.INFO, logger="ltm.service.snapshot_flush"):
         assert await a.index.flush_snapshots() == 0
     snapshot_lines = [r for r in caplog.records if "snapshot" in r.getMessage()]
     assert snapshot_lines and {r.levelno for r in snapshot_lines} == {level}

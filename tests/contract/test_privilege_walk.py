@@ -93,6 +93,7 @@ OUTSIDE_MATRIX = {
     "Consolidator.give_back_steps": "a retire step of an allowed removal",
     "Consolidator.on_retired": "the cascade of an allowed retirement",
     "Consolidator.on_kb_deleted": "the engine lifecycle",
+    "ReviewQueue.delete_kb": "the engine lifecycle: the host deleted the knowledge base",
     "Consolidator.list_proposals": "a read of the scope (the console's proposal list)",
     "health.isolation_probe": "the probe itself, run only by run_health's admin probe",
 }

@@ -31,8 +31,9 @@ from ltm.domain.models import Episode, Profile
 from ltm.domain.text import neutralize
 from ltm.i18n import t
 from ltm.service import Actor
-from ltm.service.injection import BEGIN, END, context_payload, escape_json, read_block, render_block
+from ltm.service.injection import BEGIN, END, context_payload, escape_json, render_block
 from ltm.service.memory_service import RecalledEpisode, RecallResult
+from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 

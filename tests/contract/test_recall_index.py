@@ -16,7 +16,8 @@ from ltm.domain.filters import ACTIVE, Criteria, scope_filter
 from ltm.domain.models import Episode
 from ltm.ports import ListPage, VectorRecord, WriteOutcomeUnknown
 from ltm.service import Actor, MemoryService, Settings
-from ltm.service.recall_index import VECTOR_KEY, RecallIndex, decode_vector, encode_vector
+from ltm.service.recall_index import RecallIndex
+from ltm.service.row_codec import VECTOR_KEY, decode_vector, encode_vector
 from ltm.service.transfer import import_scope
 from tests.support import ADMIN, KB, DelegatingIndex, build_service, scope_of
 
@@ -328,7 +329,7 @@ def test_scope_index_tracks_a_random_write_sequence(ops: list[tuple[str, int]]) 
     """Adds, re-adds and deletes in any order: the index holds exactly the live rows, and its
     searches return only them."""
     from ltm.domain.lexical import BM25Index
-    from ltm.service.recall_index import ScopeIndex
+    from ltm.service.scope_index import ScopeIndex
 
     idx = ScopeIndex("c", "u", BM25Index(max_docs=1000))
     live: set[str] = set()
@@ -374,7 +375,7 @@ def test_settings_are_parsed_again_only_when_the_config_changed() -> None:
 @given(st.lists(st.sampled_from(["ok", "none", "junk", "short", "nan"]), min_size=1, max_size=30))
 def test_loading_a_scope_equals_putting_its_rows_one_by_one(kinds: list[str]) -> None:
     from ltm.domain.lexical import BM25Index
-    from ltm.service.recall_index import ScopeIndex
+    from ltm.service.scope_index import ScopeIndex
 
     rng = np.random.default_rng(1)
     rows = []
@@ -405,7 +406,7 @@ def test_loading_a_scope_equals_putting_its_rows_one_by_one(kinds: list[str]) ->
 
 def test_a_filter_on_other_statuses_is_never_answered_from_the_active_rows() -> None:
     from ltm.domain.lexical import BM25Index
-    from ltm.service.recall_index import ScopeIndex
+    from ltm.service.scope_index import ScopeIndex
 
     idx = ScopeIndex("c", "u", BM25Index(max_docs=10))
     md = {"user_key": "u", "status": "active", "text": "tea", VECTOR_KEY: encode_vector(np.ones(4))}

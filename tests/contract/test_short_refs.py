@@ -12,8 +12,9 @@ import pytest
 from ltm.domain import models
 from ltm.domain.errors import NotFoundError, PermissionDenied, ValidationError
 from ltm.service import Actor, MemoryService
-from ltm.service.injection import context_payload, read_block, render_block
+from ltm.service.injection import context_payload, render_block
 from tests.support import ADMIN, scope_of
+from tests.support.block_reader import read_block
 
 ALICE = Actor(surface="tool", sender_id="alice")
 
@@ -105,7 +106,7 @@ async def test_the_privilege_policy_applies_after_resolution(service: MemoryServ
 
 
 async def test_an_index_that_does_not_hold_the_whole_scope_shows_whole_ids() -> None:
-    from ltm.service.recall_index import ScopeIndex
+    from ltm.service.scope_index import ScopeIndex
 
     rows = [(f"ep_{n:05x}" + "0" * 15, f"memory {n}", {"status": "active", "timestamp": str(n)}) for n in range(3)]
     whole = ScopeIndex.of_rows(rows, max_docs=5)

@@ -119,7 +119,7 @@ async def test_a_malformed_snapshot_is_ignored_and_rebuilt(
     body = _body(good)
     body[field] = mutate(body)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="ltm.service.recall_index"):
+    with caplog.at_level(logging.WARNING, logger="ltm.service.snapshot_flush"):
         idx, listed, got, truth = await _restart_with(world, key, _sealed(body))
     assert not idx.from_snapshot and listed >= 1, f"{name}: the malformed snapshot was used"
     assert got == want and set(idx.pos) == truth

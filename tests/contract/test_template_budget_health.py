@@ -11,9 +11,10 @@ import pytest
 from ltm import templates
 from ltm.domain.models import Episode
 from ltm.i18n import LANGUAGES, t
-from ltm.service import injection
-from ltm.service.injection import context_payload, render_block, template_check
+from ltm.service.block_renderer import BlockRenderer
+from ltm.service.injection import context_payload, render_block
 from ltm.service.memory_service import RecalledEpisode, RecallResult
+from ltm.service.template_check import template_check
 
 # 10^12 iterations once the range and operation limits are lifted: only the deadline can end it
 SLOW = "{{ begin }}{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}{{ end }}"
@@ -36,9 +37,9 @@ def _payload(texts: list[str]) -> dict:
 async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(templates, "MAX_OPERATIONS", 10**13)  # only the deadline can stop it now
-    monkeypatch.setattr(templates, "MAX_RANGE", 10**6)
-    monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(templates.budget, "MAX_OPERATIONS", 10**13)  # only the deadline can stop it now
+    monkeypatch.setattr(templates.budget, "MAX_RANGE", 10**6)
+    monkeypatch.setattr(templates.budget, "MAX_RENDER_SECONDS", 0.2)
     payload = _payload(["tea at nine"])
     beats = 0
     done = asyncio.Event()
@@ -51,7 +52,8 @@ async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
 
     ticker = asyncio.create_task(other_chat())
     started = time.perf_counter()
-    block = await injection.render_block_async(payload, "en_US", SLOW)
+    renderer = BlockRenderer()
+    block = await renderer.render_async(payload, "en_US", SLOW)
     elapsed = time.perf_counter() - started
     done.set()
     await ticker
@@ -59,12 +61,12 @@ async def test_a_slow_template_renders_off_the_loop_and_other_chats_keep_going(
     # the deadline ended it (a consequence, not a speed figure), and the event loop served another
     # chat while the template rendered: at least one tick, however loaded the machine is
     assert elapsed >= 0.2 and beats >= 1, (elapsed, beats)
-    seen = injection.turn_refusal(SLOW)
+    seen = renderer.refusal(SLOW)
     assert seen is not None and (seen.reason, seen.limit) == ("budget", "time")
     # control: a template within budget renders off the loop too, as itself
     fine = "MEMO\n{{ begin }}{% for e in episodes %}{{ e.text }}{% endfor %}{{ end }}"
-    assert (await injection.render_block_async(payload, "en_US", fine)).startswith("MEMO\n")
-    assert injection.turn_refusal(fine) is None
+    assert (await renderer.render_async(payload, "en_US", fine)).startswith("MEMO\n")
+    assert renderer.refusal(fine) is None
 
 
 def test_the_health_check_names_the_limit_a_sample_render_hit() -> None:
@@ -78,12 +80,14 @@ def test_the_health_check_names_the_limit_a_sample_render_hit() -> None:
 
 def test_a_turn_over_budget_falls_back_and_the_health_check_reports_it() -> None:
     short, long = _payload(["tea"]), _payload(["m" * 2000])
-    assert render_block(short, "en_US", REPEATS).count('"tea"') == 10  # control: renders as itself
-    assert injection.turn_refusal(REPEATS) is None
-    assert render_block(long, "en_US", REPEATS) == render_block(long, "en_US")  # over the cap: shipped
-    seen = injection.turn_refusal(REPEATS)
+    renderer = BlockRenderer()
+    assert renderer.render(short, "en_US", REPEATS).count('"tea"') == 10  # control: renders as itself
+    assert renderer.refusal(REPEATS) is None
+    assert renderer.render(long, "en_US", REPEATS) == render_block(long, "en_US")  # over the cap: shipped
+    seen = renderer.refusal(REPEATS)
     assert seen is not None and seen.limit == "output"
-    verdict, key, args = template_check(REPEATS)
+    assert template_check(REPEATS)[:2] == ("green", "health.template_ok")  # control: the sample alone renders
+    verdict, key, args = renderer.check(REPEATS)
     assert (verdict, key, args["limit"], args["note"]) == (
         "amber",
         "health.template_refused",

@@ -26,7 +26,7 @@ from ltm.ports import ListPage, VectorHit
 from ltm.service import MemoryService, Settings
 from ltm.service import consolidation as consolidation_mod
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
-from ltm.service.recall_index import ScopeIndex
+from ltm.service.scope_index import ScopeIndex
 from tests.contract.test_consolidation import Clock
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
 from tests.support import ADMIN, KB, DelegatingIndex, consolidated, make_index, scope_of, unwire_consolidation

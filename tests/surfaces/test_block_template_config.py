@@ -10,7 +10,8 @@ from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 
 from ltm.i18n import t
-from ltm.service.injection import BEGIN, END, read_block
+from ltm.service.injection import BEGIN, END
+from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_command_memory import host_harness
@@ -82,7 +83,7 @@ async def test_memory_health_names_the_limit_a_template_hit_in_the_chat_language
 def test_the_console_health_view_names_the_limit_in_every_language() -> None:
     from ltm.i18n import LANGUAGES
     from ltm.service.health import Check, HealthReport
-    from ltm.service.injection import template_check
+    from ltm.service.template_check import template_check
     from pages.views import health_view
 
     view = health_view(HealthReport([Check("memory_block_template", *template_check(OVER_BUDGET))]))

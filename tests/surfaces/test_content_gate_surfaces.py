@@ -12,8 +12,8 @@ import pytest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from ltm.i18n import t
-from ltm.service.injection import read_block
 from tests.support import build_service, scope_of
+from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_console_api import make_page, ok, refused, scope_body

@@ -16,7 +16,7 @@ from langbot_plugin.api.proxies.event_context import EventContextProxy
 from ltm.domain.candidates import Proposal
 from ltm.domain.errors import InstructionLikeError
 from ltm.i18n import t
-from ltm.service.injection import read_block
+from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_command_memory import TEST_ACTOR, host_harness

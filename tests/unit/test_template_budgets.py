@@ -29,11 +29,11 @@ _CHILD = textwrap.dedent(
     """
     import json, resource, sys, time
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-    import ltm.templates
+    import ltm.templates.budget
     from ltm.templates import Escaped, TemplateRefused, compile_operator_template, render_data
     # The limit under test, not the wall clock of a loaded machine, must stop these renders
     # (the deadline has its own test).
-    ltm.templates.MAX_RENDER_SECONDS = 20.0
+    ltm.templates.budget.MAX_RENDER_SECONDS = 20.0
     results = []
     for case in json.loads(sys.stdin.read()):
         ctx = {k: Escaped(v) for k, v in case["values"].items()}
@@ -208,7 +208,7 @@ def test_controls_output_near_the_cap_and_large_data_shown_once_render() -> None
 def test_a_render_past_its_wall_clock_budget_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     source = "<data>{% for i in range(100) %}{% for j in range(100) %}{% endfor %}{% endfor %}ok</data>"
     assert render(source) == "<data>ok</data>"  # control: the default budget leaves room
-    monkeypatch.setattr(templates, "MAX_RENDER_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(templates.budget, "MAX_RENDER_SECONDS", 0.0, raising=False)
     err = refusal(source)
     assert (err.reason, getattr(err, "limit", "")) == ("budget", "time")
 

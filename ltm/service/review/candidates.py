@@ -27,7 +27,7 @@ from ...domain.audience import audience_of, may_read, reader_audience
 from ...domain.errors import ConflictError, NotFoundError
 from ...domain.records import Record
 from ...domain.scope import Scope
-from ...domain.storage_keys import candidate_key, l2_lock_key
+from ...domain.storage_keys import CAND_PREFIX, candidate_key, l2_lock_key
 from ...domain.tombstone import value_key
 from ..writes.actor import Actor
 from ..writes.errors import backend, need_l2
@@ -245,6 +245,11 @@ class CandidateStore(ReviewPart):
             audit = ([cand.id], f"candidate {cand.id}: text erased on request")
             steps += await self.save_steps(scope, erased, "candidate.erase", audit)
         return steps, len(found)
+
+    async def delete_kb(self, kb_id: str) -> int:
+        """The knowledge base ``kb_id`` is gone: every candidate record of it goes too (records,
+        open lists and index chunks). How many went."""
+        return await self._delete_kb_records(CAND_PREFIX, "candidate", kb_id)
 
     async def get(self, scope: Scope, candidate_id: str) -> Candidate:
         need_l2(scope)

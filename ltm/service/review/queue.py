@@ -131,6 +131,11 @@ class ReviewQueue(ReviewPart):
     def settings(self) -> ReviewSettings:
         return self._settings()
 
+    async def delete_kb(self, kb_id: str) -> tuple[int, int]:
+        """The knowledge base ``kb_id`` is gone: its candidates and tombstones go with it.
+        ``(candidate records, tombstones)`` deleted."""
+        return await self.candidates.delete_kb(kb_id), await self.tombstones.delete_kb(kb_id)
+
     # ------------------------------------------------------------------ the parts' reads and verbs
     async def tombstone_for(self, scope: Scope, content: str, sender_id: str) -> Tombstone | None:
         return await self.tombstones.tombstone_for(scope, content, sender_id)

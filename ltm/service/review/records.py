@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from ...domain.errors import ValidationError
+from ...domain.keys import kb_part
 from ...domain.scope import Scope
-from ...domain.storage_keys import candidate_key, review_base, tombstone_key
+from ...domain.storage_keys import candidate_key, parse_storage_key, review_base, tombstone_key
 from ...domain.text import MAX_REASON
 from ...domain.timefields import to_iso
 from ..neighbours import ReviewHost
@@ -39,6 +40,18 @@ class ReviewPart:
 
     def _tkey(self, scope: Scope, tid: str) -> str:
         return tombstone_key(scope, tid)
+
+    async def _delete_kb_records(self, prefix: str, layout: str, kb_id: str) -> int:
+        """Delete every record of ``layout`` stored under ``prefix`` for the knowledge base ``kb_id``;
+        how many went."""
+        kv, gone = self.service.kv, 0
+        for key in await kv.keys(f"{prefix}{kb_part(kb_id)}/"):
+            parsed = parse_storage_key(key)
+            if parsed is None or parsed.layout != layout or parsed.kb != kb_part(kb_id):
+                continue  # a key of another knowledge base that merely starts like this one
+            await kv.delete(key)
+            gone += 1
+        return gone
 
     async def _read(self, key: str) -> Any:
         raw = await backend(self.service.kv.get(key), "review read")

@@ -159,6 +159,11 @@ class TombstoneBook(ReviewPart):
         step = WriteStep(scope, lock, expect, apply, undo, audit=audit, audit_op=audit_op)
         return step, tid
 
+    async def delete_kb(self, kb_id: str) -> int:
+        """The knowledge base ``kb_id`` is gone: every tombstone of it goes too (no row of it is
+        left for a value to come back to). How many went."""
+        return await self._delete_kb_records(TOMB_PREFIX, "tombstone", kb_id)
+
     async def list_tombstones(self, scope: Scope, page: int = 1, page_size: int = 10) -> tuple[list[Tombstone], int]:
         """Tombstones of this scope this reader's audience may see, newest first (they are few:
         each is a person's decision)."""
