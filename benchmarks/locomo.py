@@ -557,6 +557,7 @@ GRID = {
     "when_boost": (0.0, 0.1, 0.2, 0.4),
     "info_weight": (0.0, 0.1, 0.2, 0.4),
     "session_weight": (0.0, 0.1, 0.2, 0.4),
+    "proximity_weight": (0.0, 0.2, 0.4, 0.6),
 }
 
 
