@@ -557,6 +557,7 @@ GRID = {
     "when_boost": (0.0, 0.1, 0.2, 0.4),
     "info_weight": (0.0, 0.1, 0.2, 0.4),
     "session_weight": (0.0, 0.1, 0.2, 0.4),
+    "proximity_weight": (0.0, 0.2, 0.4, 0.6),
 }
 
 
@@ -575,7 +576,9 @@ def _cat_means(rows: Sequence[tuple[int, float, float]]) -> dict[str, float]:
     return out
 
 
-def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str, Any]:
+def leave_one_out(
+    scopes: Sequence[ServiceScope], rc: RecallConfig, knobs: Sequence[str] | None = None
+) -> dict[str, Any]:
     """For each conversation: pick the grid point best on the other ones, score it on this one.
 
     Every grid point is scored by the plugin's own recall over the conversations already
@@ -584,9 +587,11 @@ def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str,
     in-sample figures are the run's own. Reports, overall and per category, the held-out recall
     (every question scored by the point picked without its conversation) next to the in-sample
     recall of the shipped defaults on the same questions; a large gap in any category means a
-    constant is fitted to these files.
+    constant is fitted to these files. ``knobs``: tune only these knobs of :data:`GRID` (the
+    others stay at the shipped defaults); all of them by default.
     """
     k = max(rc.k, 10)
+    grid = {name: GRID[name] for name in (knobs or GRID)}
 
     def evaluate(point: dict[str, Any]) -> _Scores:
         per: _Scores = {}
@@ -615,14 +620,14 @@ def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str,
         return mean(got, train, 1) + mean(got, train, 2)
 
     shipped = replace(ranking.RankSettings(), **rc.rank)
-    start = {name: float(getattr(shipped, name)) for name in GRID}
+    start = {name: float(getattr(shipped, name)) for name in grid}
 
     def pick(train: Sequence[str]) -> dict[str, float]:
         """Coordinate ascent over the grid from the shipped defaults, on ``train`` only (one pass
         per knob, twice): the full product is too slow to run on every change."""
         point = dict(start)
         for _ in range(2):
-            for knob, values in GRID.items():
+            for knob, values in grid.items():
                 point[knob] = max(values, key=lambda v: fit({**point, knob: v}, train))
         return point
 
@@ -653,7 +658,7 @@ def leave_one_out(scopes: Sequence[ServiceScope], rc: RecallConfig) -> dict[str,
         "held_out": held_out,
         "gap": gaps,
         "max_gap": max(gaps.values()) if gaps else 0.0,
-        "grid": {k: list(v) for k, v in GRID.items()},
+        "grid": {k: list(v) for k, v in grid.items()},
         "search": "coordinate ascent from the defaults, two passes",
         "points_evaluated": len(memo),
         "folds": folds,
@@ -714,6 +719,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --rerank-local: also rows fusing the model's rank with the fused rank (weights, e.g. 0.5,0.7)",
     )
     ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out check of the tuned weights")
+    ap.add_argument(
+        "--loo-knobs", default="", help="with --loo: tune only these comma-separated knobs of the grid (default all)"
+    )
     ap.add_argument("--per-question", action="store_true", help="include every question's ranked dia_ids in the JSON")
     ap.add_argument(
         "--embedder",
@@ -794,7 +802,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("per conversation (ours): " + ", ".join(f"{c} {v[f'recall_at_{ks[0]}']:.3f}" for c, v in per_conv.items()))
     loo: dict[str, Any] | None = None
     if args.loo:
-        loo = leave_one_out(result.scopes, rc)
+        knobs = [k.strip() for k in args.loo_knobs.split(",") if k.strip()] or None
+        if knobs and (unknown := [k for k in knobs if k not in GRID]):
+            raise SystemExit(f"--loo-knobs: unknown {unknown}; known: {', '.join(GRID)}")
+        loo = leave_one_out(result.scopes, rc, knobs)
         for f in loo["folds"]:
             print(
                 f"LOO held out {f['held_out']}: picked {f['picked']} ->"

@@ -77,3 +77,18 @@ def test_a_run_reports_the_ranking_it_used(tmp_path: Any) -> None:
     assert res["config"]["recall"]["rank_overrides"] == {"vector_weight": 0.6}
     assert res["config"]["recall"]["rank"]["info_weight"] == ranking.RankSettings().info_weight
     assert ranking.rank.__module__ == "ltm.domain.ranking"  # the run left the real function in place
+
+
+def test_loo_knobs_tune_only_the_named_knobs(tmp_path: Any) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("1", "2"):
+        (data / f"{name}.json").write_text(json.dumps(TestLoCoMoHarness.CONV), encoding="utf-8")
+    out = tmp_path / "r.json"
+    args = [str(data), "--out", str(out), "--embedder", "hashing", "--loo"]
+    assert main([*args, "--loo-knobs", "proximity_weight"]) == 0
+    res = json.loads(out.read_text(encoding="utf-8"))
+    assert list(res["leave_one_out"]["grid"]) == ["proximity_weight"]
+    assert all(set(f["picked"]) == {"proximity_weight"} for f in res["leave_one_out"]["folds"])
+    with pytest.raises(SystemExit, match="--loo-knobs"):
+        main([*args, "--loo-knobs", "no_such_knob"])
