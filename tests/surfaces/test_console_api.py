@@ -65,6 +65,9 @@ async def ok(page: MemoryConsole, endpoint: str, body: Any = None, method: str =
 async def refused(page: MemoryConsole, endpoint: str, body: Any = None, method: str = "POST") -> str:
     """The request fails with a message and writes nothing."""
     svc = page.plugin.service
+    # the recall index's stored copies of earlier writes are due after a delay: written now, not
+    # during the refused call on a slow machine
+    await svc.index.flush_snapshots()
     before = await stored_state(svc)
     resp = await call(page, endpoint, body, method)
     assert resp.error, f"{endpoint} should have been refused: {resp.data!r}"

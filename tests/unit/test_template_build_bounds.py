@@ -24,6 +24,13 @@ PEAK_BYTES = 8 * 1024 * 1024
 L = "{% set l = [''] * 15000 %}"  # a list of 15,000 empty strings: as long as it is written out
 
 
+@pytest.fixture(autouse=True)
+def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The size limits under test, not the wall clock of a loaded machine (tracemalloc slows every
+    allocation), must stop these renders; the deadline has its own test."""
+    monkeypatch.setattr(templates.budget, "MAX_RENDER_SECONDS", 60.0)
+
+
 @contextmanager
 def traced() -> Iterator[list[int]]:
     """The peak of the memory allocated in the block (``got[0]``, bytes)."""
