@@ -47,10 +47,15 @@ CHATS = ("person_websocket_alice", "group_websocketgroup")
 CITIES = ("Lisbon", "Porto", "Kyoto", "Lagos", "Quito", "Hanoi", "Oslo", "Perth", "Tunis", "Lima")
 
 
+def pier(chat: int, n: int) -> str:
+    """The number only the n-th memory of a chat holds (the chat is its first digit)."""
+    return f"{chat + 1}{n:05d}"
+
+
 def fact(chat: int, n: int) -> str:
-    """The n-th seeded memory of a chat: distinct words, so each can be recalled by itself."""
+    """The n-th seeded memory of a chat: a number of its own, so each can be recalled by itself."""
     who = "I" if chat == 0 else "The team"
-    return f"{who} noted item {n}: the {CITIES[n % len(CITIES)]} locker code is {chat}{n:05d}"
+    return f"{who} noted item {n}: the {CITIES[n % len(CITIES)]} ferry leaves from pier {pier(chat, n)}"
 
 
 def seed_document(kb: str, memories: int, bot: str = BOT, isolation: str = "session") -> list[str]:
@@ -175,7 +180,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.move", description=__doc__.split("\n\n")[0])
     ap.add_argument("--memories", type=int, default=2000)
-    ap.add_argument("--chunk", type=int, default=200)
+    ap.add_argument("--chunk", type=int, default=50)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")

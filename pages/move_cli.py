@@ -33,6 +33,10 @@ PLUGIN = "ltm-team/LongTermMemory"
 PAGE = "console"
 Call = Callable[[str, dict[str, Any]], Any]
 KINDS = ("episode", "kv", "audit")
+# Records per page API call: LangBot gives a page API call 30 s, and a chunk's rows are embedded
+# and written through the host within it (about 4-15 s for 50 on a busy 2-core machine).
+CHUNK = 50
+RETRIES = 3
 
 
 class MoveError(RuntimeError):
@@ -55,11 +59,28 @@ def _sum(into: dict[str, int], add: dict[str, int]) -> None:
         into[k] = into.get(k, 0) + int(v)
 
 
+def _again(call: Call, endpoint: str, body: dict[str, Any]) -> Any:
+    """One chunk, sent again when the call failed on the way (a host timeout, a lost connection):
+    a restore is idempotent by record id, so what the first try wrote is skipped. A refusal of the
+    plugin (:class:`MoveError`) is not retried."""
+    for attempt in range(RETRIES):
+        try:
+            return call(endpoint, body)
+        except MoveError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the transport's errors differ by client
+            if attempt == RETRIES - 1:
+                raise
+            log.warning("%s failed (%s); sending the chunk again", endpoint, exc)
+            time.sleep(5.0 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def restore_lines(
     call: Call,
     lines: Sequence[str],
     kb_map: dict[str, str] | None = None,
-    chunk: int = 200,
+    chunk: int = CHUNK,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Check, restore and verify a whole document; returns the summary (``ok`` when every record
@@ -85,7 +106,7 @@ def restore_lines(
     conflicts = missing = differing = gated = 0
     started = time.monotonic()
     for i in range(0, len(body), chunk):
-        r = call("/restore", {"lines": [header, *body[i : i + chunk]], "kb_map": kb_map or {}})
+        r = _again(call, "/restore", {"lines": [header, *body[i : i + chunk]], "kb_map": kb_map or {}})
         _sum(written, r["written"])
         _sum(skipped, r["skipped"])
         conflicts += int(r["conflict_count"])
@@ -95,7 +116,7 @@ def restore_lines(
     restore_s = time.monotonic() - started
     started = time.monotonic()
     for i in range(0, len(body), chunk):
-        r = call("/restore", {"lines": [header, *body[i : i + chunk]], "kb_map": kb_map or {}, "verify": True})
+        r = _again(call, "/restore", {"lines": [header, *body[i : i + chunk]], "kb_map": kb_map or {}, "verify": True})
         _sum(verified, r["verified"])
         missing += int(r["missing_count"])
         differing += int(r["differing_count"])
@@ -175,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="backup: the file to write")
     ap.add_argument("--in", dest="src", type=Path, help="restore: the file to read")
     ap.add_argument("--kb-map", action="append", default=[], help="<source kb>=<target kb> (repeatable)")
-    ap.add_argument("--chunk", type=int, default=200)
+    ap.add_argument("--chunk", type=int, default=CHUNK)
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if a.token:

@@ -123,6 +123,9 @@ ENDPOINTS = {
     "/tombstone/lift",
     "/people",  # tests/surfaces/test_console_people.py
     "/people/erase",
+    "/backup",  # tests/surfaces/test_console_move.py
+    "/restore/check",
+    "/restore",
 }
 
 
