@@ -1,6 +1,6 @@
 """Issue 37.3 in the real LangBot 4.11.2: 2,000 memories over two chats move from one LangBot
 (SQLite + Chroma) to another (``LTM_E2E_MOVE_DB`` / ``LTM_E2E_MOVE_VDB``, default PostgreSQL +
-Chroma; pgvector once the stack offers it) through the console's page API, driven by
+pgvector, where the plugin keeps its metadata in its sidecar) through the console's page API, driven by
 ``pages.move_cli`` exactly as an operator's script; the restore is checked (digest and counts),
 verified (every record read back), restored again (nothing changes), and both chats recall the same
 facts after the move. The time per 1,000 memories goes to ``test-output/move.json``.
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.move import CHATS, fact, pier, seed_document
-from e2e.backends import BackendSettings
+from e2e.backends import VECTOR_DBS, BackendSettings
 from e2e.stack import WEBCHAT_BOT_UUID, Stack
 from pages.move_cli import fetch_backup, restore_lines
 from tests.e2e.test_langbot_e2e import retrieved_texts
@@ -38,8 +38,9 @@ CHUNK = 50
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[Stack]:
+    default_vdb = "pgvector" if "pgvector" in VECTOR_DBS else "chroma"
     backends = BackendSettings(
-        db=os.environ.get("LTM_E2E_MOVE_DB", "postgresql"), vdb=os.environ.get("LTM_E2E_MOVE_VDB", "chroma")
+        db=os.environ.get("LTM_E2E_MOVE_DB", "postgresql"), vdb=os.environ.get("LTM_E2E_MOVE_VDB", default_vdb)
     )
     s = Stack(backends=backends)
     s.start()

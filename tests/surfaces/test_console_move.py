@@ -10,12 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from langbot_plugin.api.definition.components.page import PageRequest
+
 from ltm.domain.scope import Criteria
 from ltm.service import backup as bk
 from pages import move as move_routes
 from tests.support import KB, build_service
 from tests.support.console.seed import seeded_service
+from tests.support.reliability import component
 from tests.surfaces.test_console_api import make_page, ok, refused
+from tests.surfaces.test_metadata_dropping import U2, plugin_on, recall, remember
 
 TARGET_KB = "kb-moved-0002"
 
@@ -102,3 +107,36 @@ async def test_an_unknown_backup_id_or_part_is_refused(tmp_path: Path) -> None:
     assert await refused(page, "/backup", {"backup_id": first["backup_id"], "part": first["parts"]})
     assert await refused(page, "/restore", {"lines": "not a list"})
     assert await refused(page, "/restore", {"lines": ["{}"]})
+
+
+async def _page(ctl: Any, endpoint: str, body: dict[str, Any]) -> Any:
+    resp = await component(ctl, "Page", "console").answer(PageRequest(endpoint=endpoint, method="POST", body=body))
+    assert not resp.error, (endpoint, resp.error)
+    return resp.data
+
+
+@pytest.mark.parametrize(("source", "target"), [("chroma", "pgvector"), ("pgvector", "milvus"), ("valkey", "chroma")])
+async def test_memory_moves_between_stores_through_the_console(source: str, target: str) -> None:
+    """Issue 37.3: an ltm-backup/1 of a plugin on one store, restored through the console into a
+    plugin on another (the sidecar's store on either side), is read back record for record, and
+    the moved memory is recalled in its own chat and not in another's."""
+    fake, ctl = await plugin_on(source)
+    await remember(ctl, fake, 1, "Alice drinks jasmine tea every morning")
+    await remember(ctl, fake, 2, "Bob keeps rooibos in the office", session=U2)
+    first = await _page(ctl, "/backup", {})
+    assert first["parts"] == 1
+    lines = first["lines"]
+    assert json.loads(lines[-1])["counts"]["episode"] == 2
+    assert "side/" not in "".join(json.loads(x)["id"] for x in lines[1:-1])  # the target keeps its own
+    fake2, ctl2 = await plugin_on(target)
+    recs = [json.loads(x) for x in lines[1:-1]]
+    await _page(ctl2, "/restore/check", {
+        "header": lines[0], "trailer": lines[-1], "shas": [r["sha"] for r in recs], "kinds": [r["k"] for r in recs],
+    })  # fmt: skip
+    done = await _page(ctl2, "/restore", {"lines": lines[:-1]})
+    assert done["written"]["episode"] == 2 and done["conflict_count"] == 0
+    check = await _page(ctl2, "/restore", {"lines": lines[:-1], "verify": True})
+    assert check["missing_count"] == 0 and check["differing_count"] == 0
+    assert sum(check["verified"].values()) == len(recs)
+    assert "jasmine" in await recall(ctl2, fake2, 3, "what does Alice drink")
+    assert "jasmine" not in await recall(ctl2, fake2, 4, "what does Alice drink", session=U2)
