@@ -293,6 +293,8 @@ async def backup(service: BackupHost, actor: Actor) -> list[str]:
             parsed = parse_storage_key(key)
             owner = parsed.owner if parsed is not None else ""
             kb = _kb_of_key(key, {kb_part(k): k for k in iso_of})
+            if not kb and key.startswith(KB_KEYED):
+                continue  # a deleted knowledge base's leftover: its memory is gone
             lines.append(record_line("kv", kb, owner, key, raw.decode("utf-8", "replace")))
             counts["kv"] += 1
     audit = service.writes.audit_log

@@ -18,7 +18,7 @@ from ltm.domain.errors import LtmError, PermissionDenied, ValidationError
 from ltm.domain.scope import Criteria
 from ltm.service import Actor, MemoryService
 from ltm.service import backup as bk
-from tests.support import ADMIN, KB, build_service, scope_of
+from tests.support import ADMIN, KB, build_service, reviewed, scope_of
 
 OPERATOR = Actor.console("ops")
 TARGET_KB = "kb-target-0001"
@@ -34,6 +34,9 @@ async def seeded(tmp: Path) -> MemoryService:
     await svc.remember(group, {"content": "my api key is sk-abcdefghijklmnopqrstuvwx"}, ADMIN)
     await svc.set_status(alice, first.episode.id, "archived", ADMIN, "moved")
     await svc.update_profile(alice, {"name": "Alice", "add_notes": ["likes hiking"]}, ADMIN)
+    reviewed(svc)  # a tombstone book: forget for good leaves one
+    gone = await svc.remember(group, {"content": "The office plant is plastic"}, ADMIN)
+    await svc.forget(group, gone.episode.id, ADMIN, "wrong", never=True)
     return svc
 
 
@@ -86,7 +89,10 @@ async def test_round_trip_keeps_every_record_and_its_id(tmp_path: Path) -> None:
     got = await verify(lines, dst)
     counts = json.loads(lines[-1])["counts"]
     assert got.verified["episode"] == counts["episode"] == 4
-    assert got.verified["kv"] == counts["kv"] and counts["kv"] >= 1
+    assert got.verified["kv"] == counts["kv"] and counts["kv"] >= 2
+    kinds = {json.loads(x)["id"].split("/")[0] for x in lines[1:-1] if json.loads(x)["k"] == "kv"}
+    assert kinds == {"profile", "tomb"}, kinds  # the tombstone moves too (keyed under the new KB)
+    assert any(k.startswith(f"tomb/{TARGET_KB}/") for k in await dst.kv.keys("tomb/"))
     assert got.verified["audit"] == counts["audit"] and not got.missing and not got.differing
     alice = await dst.scope_for(kb_id=TARGET_KB, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
     profile = await dst.get_profile(alice, "session")
