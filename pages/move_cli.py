@@ -34,8 +34,8 @@ PAGE = "console"
 Call = Callable[[str, dict[str, Any]], Any]
 KINDS = ("episode", "kv", "audit")
 # Records per page API call: LangBot gives a page API call 30 s, and a chunk's rows are embedded
-# and written through the host within it (about 4-15 s for 50 on a busy 2-core machine).
-CHUNK = 50
+# and written through the host within it (8-30 s for 50 on a busy 2-core machine with pgvector).
+CHUNK = 25
 RETRIES = 3
 
 

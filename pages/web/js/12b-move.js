@@ -3,7 +3,7 @@
   // document (shown with Copy: the dashboard's sandboxed frame saves no files); Restore takes that
   // document (a file chosen here, or pasted), checks it whole, writes it in chunks with progress,
   // then reads every record back. The same page API as `python -m pages.move_cli`.
-  var MOVE_CHUNK = 50; // records per call: LangBot gives a page API call 30 s
+  var MOVE_CHUNK = 25; // records per call: LangBot gives a page API call 30 s
 
   function moveBackup() {
     return run('move', function () {
