@@ -791,6 +791,8 @@ READ_ONLY = (
     - {
         "/export",  # an export is audited
         "/fences/clear",
+        "/backup",  # a backup is audited in every memory it read
+        "/restore",
     }
 )
 
