@@ -6,21 +6,25 @@ nothing, a restore twice writes nothing, a second backup id is not served a firs
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
+from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from ltm.domain.scope import Criteria
 from ltm.service import backup as bk
 from pages import move as move_routes
 from tests.support import KB, build_service
 from tests.support.console.seed import seeded_service
-from tests.support.reliability import component
+from tests.support.host_runtime import FakeHostHandler
+from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_console_api import make_page, ok, refused
-from tests.surfaces.test_metadata_dropping import U2, plugin_on, recall, remember
+from tests.surfaces.test_plugin_smoke import BOT, query_vars
+from tests.surfaces.test_plugin_smoke import KB as HOST_KB
 
 TARGET_KB = "kb-moved-0002"
 
@@ -109,13 +113,45 @@ async def test_an_unknown_backup_id_or_part_is_refused(tmp_path: Path) -> None:
     assert await refused(page, "/restore", {"lines": ["{}"]})
 
 
+U1 = Session(launcher_type="person", launcher_id="u1", sender_id="u1", bot_uuid=BOT)
+U2 = Session(launcher_type="person", launcher_id="u2", sender_id="u2", bot_uuid=BOT)
+# stores that drop metadata are served by the sidecar (ADR 0008, issue 37.1) once it is in the tree
+SIDECAR = importlib.util.find_spec("ltm.service.sidecar") is not None
+PAIRS = [("chroma", "chroma")] + [
+    pytest.param(a, b, marks=pytest.mark.skipif(not SIDECAR, reason="needs the sidecar (issue 37.1)"))
+    for a, b in (("chroma", "pgvector"), ("pgvector", "milvus"), ("valkey", "chroma"))
+]
+
+
+async def plugin_on(vdb: str) -> tuple[FakeHostHandler, Any]:
+    fake = FakeHostHandler(bots=[BOT], vdb=vdb)
+    fake.add_knowledge_base(HOST_KB)
+    ctl = await load_plugin(fake, {})
+    await component(ctl, "KnowledgeEngine", "memory_engine").on_knowledge_base_create(
+        HOST_KB, {"embedding_model": "emb-1", "isolation": "session"}
+    )
+    return fake, ctl
+
+
+async def remember(ctl: Any, fake: FakeHostHandler, qid: int, content: str, session: Session = U1) -> dict[str, Any]:
+    who = str(session.launcher_id)
+    fake.add_query(qid, query_vars("remember this", session=who, sender=who), bot_uuid=BOT, pipeline_kbs=[HOST_KB])
+    return await component(ctl, "Tool", "remember").call({"content": content}, session, qid)
+
+
+async def recall(ctl: Any, fake: FakeHostHandler, qid: int, query: str, session: Session = U1) -> str:
+    who = str(session.launcher_id)
+    fake.add_query(qid, query_vars(query, session=who, sender=who), bot_uuid=BOT, pipeline_kbs=[HOST_KB])
+    return str(await component(ctl, "Tool", "recall_memory").call({"query": query}, session, qid))
+
+
 async def _page(ctl: Any, endpoint: str, body: dict[str, Any]) -> Any:
     resp = await component(ctl, "Page", "console").answer(PageRequest(endpoint=endpoint, method="POST", body=body))
     assert not resp.error, (endpoint, resp.error)
     return resp.data
 
 
-@pytest.mark.parametrize(("source", "target"), [("chroma", "pgvector"), ("pgvector", "milvus"), ("valkey", "chroma")])
+@pytest.mark.parametrize(("source", "target"), PAIRS)
 async def test_memory_moves_between_stores_through_the_console(source: str, target: str) -> None:
     """Issue 37.3: an ltm-backup/1 of a plugin on one store, restored through the console into a
     plugin on another (the sidecar's store on either side), is read back record for record, and
