@@ -36,6 +36,9 @@ Endpoints (method, body fields besides ``scope`` and ``lang``):
 ``/tombstone/lift``         POST    ``id``, ``reason``
 ``/people``                 POST    ``bot_uuid``, ``sender_id``: what one person said (``ltm-person/1``)
 ``/people/erase``           POST    ``bot_uuid``, ``sender_id``: that person's erasure (as ``forget-me``)
+``/backup``                 POST    ``backup_id``, ``part``: the installation's ``ltm-backup/1``, in parts
+``/restore/check``          POST    ``header``, ``trailer``, ``shas``, ``kinds``: the document's digest
+``/restore``                POST    ``lines`` (header first), ``kb_map``, ``verify``: one chunk
 ==========================  ======  ==========================================================
 
 ``/episode/forget`` also takes ``never`` (bool): forget for good (a tombstone on the value). The
@@ -65,6 +68,7 @@ from ltm.service import (
     speaker_profile_key,
 )
 from pages import consolidation as consolidation_routes
+from pages import move as move_routes
 
 from . import views
 from .requests import MAX_PAGE, MAX_QUERY, BadRequest, Body, scope_fields, scope_of
@@ -467,6 +471,9 @@ ROUTES: dict[str, Route] = {
     "/tombstone/lift": Route(_POST, _tombstone_lift),
     "/people": Route(_POST, _people),
     "/people/erase": Route(_POST, _people_erase),
+    "/backup": Route(_POST, lambda c: move_routes.backup_route(c.service, c.body, c.actor)),
+    "/restore/check": Route(_POST, lambda c: move_routes.check_route(c.service, c.body, c.actor)),
+    "/restore": Route(_POST, lambda c: move_routes.restore_route(c.service, c.body, c.actor)),
 }
 
 

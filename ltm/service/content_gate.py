@@ -105,8 +105,8 @@ PATHS: dict[str, GuardedPath] = {
     "import": GuardedPath(
         _EPISODE,
         FLAG,
-        ("ltm.service.transfer:import_scope",),
-        "!memory import l2 / the console import: an admin's records",
+        ("ltm.service.transfer:import_scope", "ltm.service.backup:restored_episode"),
+        "!memory import l2 / the console import / a restore of an ltm-backup/1: an admin's records",
     ),
     "document": GuardedPath(
         _EPISODE,

@@ -127,6 +127,9 @@ ENDPOINTS = {
     "/tombstone/lift",
     "/people",  # tests/surfaces/test_console_people.py
     "/people/erase",
+    "/backup",  # tests/surfaces/test_console_move.py
+    "/restore/check",
+    "/restore",
 }
 
 
@@ -792,6 +795,8 @@ READ_ONLY = (
     - {
         "/export",  # an export is audited
         "/fences/clear",
+        "/backup",  # a backup is audited in every memory it read
+        "/restore",
     }
 )
 

@@ -8,7 +8,7 @@
       b.setAttribute('aria-selected', b.getAttribute('data-tab') === name ? 'true' : 'false');
     });
     Array.prototype.forEach.call(document.querySelectorAll('.panel'), function (p) { p.hidden = p.id !== 'panel-' + name; });
-    if (!S.scope && name !== 'people') { // the People panel names a person, not a memory space
+    if (!S.scope && name !== 'people' && name !== 'move') { // People names a person, Move the installation: no memory space
       var body = panelBody(name);
       if (body) fill(body, [h('div', { className: 'empty', text: T('scope.pick_first') })]);
       return;

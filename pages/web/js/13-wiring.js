@@ -61,6 +61,8 @@
     $('people-find').addEventListener('click', findPerson);
     $('people-sender').addEventListener('keydown', function (ev) { if (ev.key === 'Enter') findPerson(); });
     $('people-bot').addEventListener('focus', function () { if (!$('people-bot').value) $('people-bot').value = $('f-bot').value; });
+    $('move-backup').addEventListener('click', moveBackup);
+    $('move-restore').addEventListener('click', moveRestoreFile);
   }
 
   function start() {
