@@ -82,7 +82,8 @@ async def test_every_surface_works_and_two_chats_stay_apart(vdb: str) -> None:
     mine, theirs = await recall(ctl, fake, 3, "what tea"), await recall(ctl, fake, 4, "what tea", U2)
     assert "jasmine" in mine and "rooibos" not in mine
     assert "rooibos" in theirs and "jasmine" not in theirs
-    # the engine (before the listener: a turn's block already served counts as retrieved): the runner's retrieval gets the scope's rows
+    # the engine: the runner's retrieval gets the scope's rows (before the listener: a turn whose
+    # block was served answers nothing)
     engine = component(ctl, "KnowledgeEngine", "memory_engine")
     u1 = {"top_k": 3, "session_name": "person_u1", "bot_uuid": BOT, "sender_id": "u1"}
     got = await engine.retrieve(
