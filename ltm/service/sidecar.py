@@ -138,11 +138,14 @@ def decode_shard(raw: bytes | None) -> tuple[str, dict[str, dict[str, Any] | Non
         raise SidecarCorrupt(f"a stored metadata value does not decode: {type(exc).__name__}") from exc
 
 
-def merge_scope(values: dict[str, bytes | None]) -> tuple[str, list[dict[str, dict[str, Any]]], list[int]]:
+def merge_scope(
+    values: dict[str, bytes | None],
+) -> tuple[str, list[dict[str, dict[str, Any]]], list[int], set[int]]:
     """A scope's metadata from its stored values (last part of each key: a shard number, or ``d``
     and a delta's sequence): the shards, every delta applied in order over them (a delta names the
     final state of each row it touches, so applying it again over shards that already hold it, as
-    after a compaction cut short, changes nothing). Returns the user key, the shards, the deltas."""
+    after a compaction cut short, changes nothing). Returns the user key, the shards, the deltas and
+    the shards they touch."""
     user_key = ""
     shards: list[dict[str, dict[str, Any]]] = [{} for _ in range(SHARDS)]
     deltas: list[tuple[int, dict[str, dict[str, Any] | None]]] = []
@@ -155,13 +158,15 @@ def merge_scope(values: dict[str, bytes | None]) -> tuple[str, list[dict[str, di
         elif part.isdigit() and int(part) < SHARDS:
             shards[int(part)].update({rid: e for rid, e in rows.items() if e is not None})
     deltas.sort(key=lambda d: d[0])
+    touched: set[int] = set()
     for _, rows in deltas:
         for rid, entry in rows.items():
+            touched.add(shard_of(rid))
             if entry is None:
                 shards[shard_of(rid)].pop(rid, None)
             else:
                 shards[shard_of(rid)][rid] = entry
-    return user_key, shards, [seq for seq, _ in deltas]
+    return user_key, shards, [seq for seq, _ in deltas], touched
 
 
 def file_id_filter(fids: Sequence[str]) -> dict[str, Any]:
@@ -191,6 +196,7 @@ class _Scope:
     ghosts: set[str] = field(default_factory=set)  # rows whose vector the host did not hold
     deltas: list[int] = field(default_factory=list)  # the sequence numbers of the stored deltas
     stored: set[int] = field(default_factory=set)  # the shards stored (a compaction deletes the emptied)
+    dirty: set[int] = field(default_factory=set)  # the shards the deltas touch (a compaction rewrites them)
 
     def rows(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -281,9 +287,10 @@ class SidecarVectors:
             raws = await asyncio.gather(*(self.kv.get(k) for k in names))
             if self._gen.get(key, 0) != gen or self._scopes.get(key) is not held:
                 continue  # a write (or another read) got there first: take what it left
-            owner, shards, deltas = merge_scope(dict(zip(names, raws, strict=True)))
+            owner, shards, deltas, dirty = merge_scope(dict(zip(names, raws, strict=True)))
             stored = {int(n.rsplit("/", 1)[-1]) for n in names if n.rsplit("/", 1)[-1].isdigit()}
-            fresh = _Scope(owner or user_key, shards, self.clock(), held.ghosts if held else set(), deltas, stored)
+            ghosts = held.ghosts if held else set()
+            fresh = _Scope(owner or user_key, shards, self.clock(), ghosts, deltas, stored, dirty)
             self._scopes[key] = fresh
             return fresh
 
@@ -307,6 +314,7 @@ class SidecarVectors:
             self._forget_scope(collection, tag)
             raise
         for rid, entry in changes.items():
+            held.dirty.add(shard_of(rid))
             if entry is None:
                 held.shards[shard_of(rid)].pop(rid, None)
             else:
@@ -317,12 +325,13 @@ class SidecarVectors:
             self._untidy.add((collection, tag))  # the removed rows' sealed metadata: folded away soon
 
     async def _compact(self, collection: str, tag: str, held: _Scope) -> None:
-        """Fold the deltas into the shards: every shard written from the cache, then the deltas
-        deleted. Cut short anywhere, the stored state reads the same (the deltas still there apply
+        """Fold the deltas into the shards: each shard they touch written from the cache, then the
+        deltas deleted. Cut short anywhere, the stored state reads the same (the deltas still there apply
         again over shards that hold them already), so a failure is logged, never raised (a
         cancellation is)."""
         try:
-            for n, rows in enumerate(held.shards):
+            for n in sorted(held.dirty):
+                rows = held.shards[n]
                 key = shard_key(collection, tag, n)
                 if rows:
                     await self.kv.set(key, encode_shard(held.user_key, dict(rows)))
@@ -330,6 +339,7 @@ class SidecarVectors:
                 elif n in held.stored:
                     await self.kv.delete(key)
                     held.stored.discard(n)
+            held.dirty.clear()
             for seq in sorted(held.deltas):  # oldest first: what is left reads the same at each step
                 await self.kv.delete(delta_key(collection, tag, seq))
                 held.deltas.remove(seq)

@@ -291,7 +291,7 @@ def _sidecar_rows(fake: FakeHostHandler, kbs: tuple[str, ...], keys: dict[str, b
             if key.startswith(side_prefix(kb)):
                 scopes.setdefault(key.rsplit("/", 1)[0], {})[key] = raw
         for values in scopes.values():
-            user_key, shards, _ = merge_scope(values)
+            user_key, shards, _, _ = merge_scope(values)
             for rid, entry in ((rid, e) for shard in shards for rid, e in shard.items()):
                 if held.get(host_file_id(kb, user_key, rid)) != rid:
                     continue  # no vector on the host: not a row
