@@ -637,6 +637,26 @@ class SidecarVectors:
                 n += len(names[i : i + IN_BATCH])
         return n
 
+    async def reconcile_all(self) -> dict[str, dict[str, int]]:
+        """:meth:`reconcile` every knowledge base whose backend drops metadata (the journal's
+        recovery runs it after a restart, before any write)."""
+        out: dict[str, dict[str, int]] = {}
+        if getattr(self.inner, "keeps_metadata", False):
+            return out
+        for key in await self.kv.keys(KB_PREFIX):
+            collection = key[len(KB_PREFIX) :]
+            if collection and collection not in self.reconciled and await self.dropping(collection):
+                out[collection] = await self.reconcile(collection)
+        return out
+
+    async def prepare(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        """Read the metadata of the scopes ``records`` belong to (the write engine calls it before
+        its host write, with the seal: a read that fails there refuses the write, never fences it)."""
+        if not await self.dropping(collection):
+            return
+        for user_key in sorted({str(r.metadata.get("user_key") or "") for r in records} - {""}):
+            await self._load(collection, scope_tag(collection, user_key), user_key)
+
     async def reconcile(self, collection: str) -> dict[str, int]:
         """Compare the host's rows and the stored metadata of ``collection`` by file id: a vector no
         metadata names (a write cut between its two halves, a delete whose vector delete failed) is
