@@ -230,3 +230,28 @@ async def test_a_dropped_knowledge_base_leaves_no_vector_and_no_metadata() -> No
     await side.drop_collection(KB)
     assert fake.vector_rows(KB)["ids"] == []
     assert not [k for k in kv._data if k.startswith(SIDE_PREFIX)]  # noqa: SLF001
+
+
+async def test_the_recovery_after_a_restart_deletes_a_vector_its_cut_write_left() -> None:
+    """A write cut between its vector and its metadata (a crash) leaves a vector no filter names;
+    the journal's recovery after the restart reconciles and deletes it. The row was never visible."""
+    from ltm.service import Actor
+    from tests.support.reliability import EMBEDDING_MODEL, host_service
+
+    fake = FakeHostHandler(vdb="milvus", bots=["bot1"])
+    svc = host_service(fake)
+    fake.add_knowledge_base(KB)
+    await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL})
+    alice = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+    kept, _ = await svc.remember(
+        alice, {"content": "Alice drinks jasmine tea"}, Actor(surface="tool", sender_id="alice")
+    )
+    cut, _ = await svc.remember(alice, {"content": "Alice lives in Berlin"}, Actor(surface="tool", sender_id="alice"))
+    last = max(k for k in fake.storage if k.startswith(SIDE_PREFIX))  # the second write's metadata
+    del fake.storage[last]  # as if the process died before storing it
+    assert len(fake.vector_rows(KB)["ids"]) == 2
+    again = host_service(fake)
+    await again.recover()
+    assert fake.vector_rows(KB)["ids"] == [kept.id]  # the cut write's vector is gone
+    listed = (await again.list_episodes(alice, statuses=None)).items
+    assert [e.id for e in listed] == [kept.id] and cut.id not in {e.id for e in listed}
