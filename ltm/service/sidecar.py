@@ -53,6 +53,7 @@ import numpy as np
 
 from ..domain.backends import (
     DROPS_METADATA,
+    FILE_ID_END,
     FILE_ID_MARK,
     host_file_id,
     scope_tag,
@@ -599,6 +600,10 @@ class SidecarVectors:
         try:
             await self.inner.drop_collection(collection)
             if await self.dropping(collection) or await self.kv.keys(side_prefix(collection)):
+                try:  # Milvus and pgvector compare file ids as strings: every plugin row in one call
+                    await self.inner.delete(collection, {"file_id": {"$gte": FILE_ID_MARK, "$lt": FILE_ID_END}})
+                except Exception as exc:  # Valkey Search: no range on its TAG field
+                    log.info("no range delete of %s's rows (%s); they are listed and deleted", collection, exc)
                 await self._sweep(collection, keep=lambda tag: False)
         finally:
             for key in await self.kv.keys(side_prefix(collection)):

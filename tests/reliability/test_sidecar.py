@@ -223,8 +223,10 @@ def _tag() -> str:
     return scope_tag(KB, ALICE.user_key)
 
 
-async def test_a_dropped_knowledge_base_leaves_no_vector_and_no_metadata() -> None:
-    side, fake, kv = make()
+@pytest.mark.parametrize("vdb", DROPPING_HOSTS)
+async def test_a_dropped_knowledge_base_leaves_no_vector_and_no_metadata(vdb: str) -> None:
+    """Milvus and pgvector delete every plugin row by a file-id range, Valkey Search by a listing."""
+    side, fake, kv = make(vdb)
     await side.upsert(KB, [rec(episode(ALICE, "Alice one")), rec(episode(BOB, "Bob one"))])
     assert fake.vector_rows(KB)["ids"] and stored_rows(kv)
     await side.drop_collection(KB)
