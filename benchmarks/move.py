@@ -33,8 +33,9 @@ from ltm.adapters.chroma_index import ChromaIndex
 from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+from ltm.domain.audience import audience_of
 from ltm.domain.models import Episode, content_hash, new_episode_id
-from ltm.domain.scope import audience_of, derive_scope
+from ltm.domain.scope import derive_scope
 from ltm.domain.timefields import to_iso
 from ltm.service import backup as bk
 from ltm.service.memory_service import Actor, MemoryService

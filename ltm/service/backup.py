@@ -59,17 +59,17 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..domain.errors import PermissionDenied, ValidationError
+from ..domain.filters import Criteria
+from ..domain.keys import kb_part
 from ..domain.models import Episode, is_record_id
-from ..domain.scope import (
+from ..domain.scope import Scope
+from ..domain.storage_keys import (
     CAND_PREFIX,
     NO_KB_LOG,
     PROFILE_PREFIX,
     PROPOSAL_PREFIX,
     TOMB_PREFIX,
-    Criteria,
-    Scope,
     audit_log_key,
-    kb_part,
     l1_lock_key,
     l2_lock_key,
     parse_audit_log_key,

@@ -46,6 +46,7 @@ from ..domain.filters import filter_conditions
 from ..domain.keys import kb_part
 from ..ports import KeyValueStore, ListPage, VectorHit, VectorIndex, VectorItem, VectorRecord, is_unknown_outcome
 from .row_codec import VECTOR_KEY
+from .sidecar import SidecarVectors
 
 log = logging.getLogger(__name__)
 
@@ -259,14 +260,29 @@ def _where_ids(where: dict[str, Any]) -> tuple[str | None, list[str] | None]:
 
 class SealedVectors:
     """A :class:`~ltm.ports.VectorIndex` that seals every memory row it writes and opens every row it
-    reads; anything else of the wrapped index (its name, ``keeps_metadata``) is the wrapped one's."""
+    reads; anything else of the wrapped index (its name, ``keeps_metadata``) is the wrapped one's.
+    The store it writes to is the sidecar over the given one (:mod:`.sidecar`)."""
 
     def __init__(self, inner: VectorIndex, kv: KeyValueStore) -> None:
-        self.inner = inner
+        # under the seal, the sidecar (ADR 0008): on a backend that drops metadata it keeps the
+        # scope in file_id and the (sealed) metadata in plugin storage; elsewhere it passes through.
+        # A new one per service: a restart keeps nothing in memory
+        base = inner.inner if isinstance(inner, SidecarVectors) else inner
+        self.inner: VectorIndex = SidecarVectors(base, kv)
         self.keyring = Keyring(kv)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    @property
+    def store(self) -> VectorIndex:
+        """The store the rows are written to, as the service reads it raw: the one it was given,
+        or the sidecar over it when that is not known to keep metadata (the host's: on a backend
+        that drops metadata the sidecar holds the rows' metadata)."""
+        side = self.inner
+        if isinstance(side, SidecarVectors) and getattr(side.inner, "keeps_metadata", False):
+            return side.inner
+        return side
 
     async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
         """Seal (:meth:`seal_records`) and write. A write the store refused takes its new keys back."""
@@ -287,6 +303,8 @@ class SealedVectors:
         passes as it is). Returns them and the ids whose key is new, per user key. The write engine
         calls it before its host write, so a key that cannot be stored sends nothing."""
         await self.keyring.settle(collection)
+        if isinstance(self.inner, SidecarVectors):  # the sidecar's reads too, before the host write
+            await self.inner.prepare(collection, records)
         by_scope: dict[str, list[VectorRecord]] = {}
         for r in records:
             if _sealable(r.metadata):
@@ -360,8 +378,11 @@ class SealedVectors:
         self.keyring.owe(collection, user_key, ids)
 
     async def settle_keys(self) -> None:
-        """Destroy every key owed for deleted rows now (the erase after a deleting mutation)."""
+        """Destroy every key owed for deleted rows now (the erase after a deleting mutation); the
+        sidecar folds away the metadata of the rows a delete removed (ADR 0008)."""
         await self.keyring.settle_all()
+        if isinstance(self.inner, SidecarVectors):
+            await self.inner.tidy()
 
     async def drop_collection(self, collection: str) -> None:
         """Drop the collection; its keyrings go even when the store refuses (the host may have

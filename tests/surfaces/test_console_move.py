@@ -15,7 +15,7 @@ import pytest
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from ltm.domain.scope import Criteria
+from ltm.domain.filters import Criteria
 from ltm.service import backup as bk
 from pages import move as move_routes
 from tests.support import KB, build_service

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ltm.domain.errors import LtmError, PermissionDenied, ValidationError
-from ltm.domain.scope import Criteria
+from ltm.domain.filters import Criteria
 from ltm.service import Actor, MemoryService
 from ltm.service import backup as bk
 from tests.support import ADMIN, KB, build_service, reviewed, scope_of
