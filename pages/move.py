@@ -20,8 +20,7 @@ import time
 import uuid
 from typing import Any
 
-from ltm.service import Actor, MemoryService
-from ltm.service import backup as bk
+from ltm.service import BACKUP_MAX_CHUNK_LINES, BACKUP_MAX_LINE_CHARS, Actor, MemoryService
 
 from .requests import BadRequest, Body
 
@@ -46,10 +45,10 @@ async def backup_route(service: MemoryService, body: Body, actor: Actor) -> dict
     bid = body.text("backup_id", max_len=64)
     part = body.integer("part", 0, 0, 1_000_000)
     if not bid:
-        lines = await bk.backup(service, actor)
+        lines = await service.backup(actor)
         bid = _keep(lines)
     else:
-        bk.require_operator("backup", actor, service.settings)
+        service.require_mover("backup", actor)
         kept = _KEPT.get(bid)
         if kept is None:
             raise BadRequest("move.expired")
@@ -88,16 +87,15 @@ def _kb_map(body: Body) -> dict[str, str]:
 
 
 async def check_route(service: MemoryService, body: Body, actor: Actor) -> dict[str, Any]:
-    bk.require_operator("restore", actor, service.settings)
-    header = body.text("header", required=True, max_len=bk.MAX_LINE_CHARS)
-    trailer = body.text("trailer", required=True, max_len=bk.MAX_LINE_CHARS)
+    header = body.text("header", required=True, max_len=BACKUP_MAX_LINE_CHARS)
+    trailer = body.text("trailer", required=True, max_len=BACKUP_MAX_LINE_CHARS)
     shas = _lines(body, "shas", 5_000_000)
     kinds = _lines(body, "kinds", 5_000_000)
-    return bk.check_document(header, trailer, shas, kinds)
+    return service.check_backup(actor, header, trailer, shas, kinds)
 
 
 async def restore_route(service: MemoryService, body: Body, actor: Actor) -> dict[str, Any]:
-    lines = _lines(body, "lines", bk.MAX_CHUNK_LINES + 2)
+    lines = _lines(body, "lines", BACKUP_MAX_CHUNK_LINES + 2)
     verify = body.raw.get("verify") is True
-    report = await bk.restore(service, actor, lines, _kb_map(body), verify=verify)
+    report = await service.restore_backup(actor, lines, _kb_map(body), verify=verify)
     return {"verify": verify, **report.to_dict()}

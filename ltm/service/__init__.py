@@ -26,6 +26,9 @@ from ..domain.vocabulary import DEFAULT_STATUS, candidate_status_key, listed_sta
 from ..ports import HOST_CALLS, note_host_call
 from ..templates import render_shipped
 from .background import CHAT_GRACE_S, OPERATOR_GRACE_S
+from .backup import MAX_CHUNK_LINES as BACKUP_MAX_CHUNK_LINES
+from .backup import MAX_LINE_CHARS as BACKUP_MAX_LINE_CHARS
+from .backup import RestoreReport
 from .consolidation import Consolidator, Preview, RunResult
 from .episodes import EXPIRES_BY
 from .health import HealthReport, explain
@@ -39,6 +42,10 @@ from .turn import Injection
 from .turns import ServedTurns, identity
 
 __all__ = [
+    # moving a whole installation (ltm-backup/1)
+    "BACKUP_MAX_CHUNK_LINES",
+    "BACKUP_MAX_LINE_CHARS",
+    "RestoreReport",
     # the façade, its caller and its settings
     "Actor",
     "MemoryService",

@@ -60,7 +60,7 @@ class Installation:
         the knowledge base is left), consolidation proposals and the last-turn snapshots that
         showed its memories. The audit log stays: it is the record of what was done."""
         rows = frozenset(await self.service.sealed.keyring.ids_of(kb_id))  # before its keyrings go
-        await self.service.unregister_kb(kb_id)
+        await self.service.registry.unregister_kb(kb_id)
         leftovers = await self.service.erasure.drop_kb(kb_id)  # document indexes, fences of other processes
         proposals = await self.consolidator.on_kb_deleted(kb_id) if self.consolidator is not None else 0
         # the queue owns its records; an installation without one asks a queue made over the

@@ -22,11 +22,13 @@ from ..domain.models import Episode, EpisodeInput, Profile
 from ..domain.scope import Scope
 from ..domain.timefields import now_utc
 from ..ports import Embedder, KeyValueStore, VectorIndex
+from . import backup as installation_backup
 from . import health as setup_checks
 from . import transfer
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
+from .backup import RestoreReport
 from .block_renderer import BlockRenderer
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
@@ -525,6 +527,28 @@ class MemoryService:
     async def import_scope(self, scope: Scope, payload: Any, actor: Actor) -> ImportReport:
         """Import an export document into ``scope`` (:func:`.transfer.import_scope`); an admin's verb."""
         return await transfer.import_scope(self, scope, payload, actor)
+
+    async def backup(self, actor: Actor) -> list[str]:
+        """The ``ltm-backup/1`` document of the whole installation, as lines (:func:`.backup.backup`);
+        the console operator's verb."""
+        return await installation_backup.backup(self, actor)
+
+    def require_mover(self, verb: str, actor: Actor) -> None:
+        """The one policy of ``backup`` and ``restore``: the console's operator, a memory admin."""
+        installation_backup.require_operator(verb, actor, self.settings)
+
+    def check_backup(
+        self, actor: Actor, header: str, trailer: str, shas: Sequence[str], kinds: Sequence[str]
+    ) -> dict[str, Any]:
+        """Check a whole backup document's lines before any chunk is restored (:func:`.backup.check_document`)."""
+        self.require_mover("restore", actor)
+        return installation_backup.check_document(header, trailer, shas, kinds)
+
+    async def restore_backup(
+        self, actor: Actor, lines: Sequence[str], kb_map: dict[str, str] | None = None, *, verify: bool = False
+    ) -> RestoreReport:
+        """Restore (or, with ``verify``, read back) one chunk of a backup (:func:`.backup.restore`)."""
+        return await installation_backup.restore(self, actor, lines, kb_map, verify=verify)
 
     def background_report(self) -> dict[str, Any]:
         """What this process carries in the background (the console's diagnostics): recovery, the

@@ -15,6 +15,10 @@ from tests.unit.test_layering import files, violations
 
 PUBLIC_API = frozenset(
     {
+        # moving a whole installation (ltm-backup/1)
+        "BACKUP_MAX_CHUNK_LINES",
+        "BACKUP_MAX_LINE_CHARS",
+        "RestoreReport",
         # the façade, its caller and its settings
         "Actor",
         "MemoryService",
@@ -141,7 +145,7 @@ def test_surfaces_import_only_the_public_api() -> None:
 def test_every_public_name_is_used_by_a_surface_or_returned_by_a_verb() -> None:
     """The API holds what the surfaces use: a name no surface imports is one a verb hands them
     (a return or a raised type they handle by its attributes) - listed here so none is left over."""
-    returned_only = {"ImportReport", "Overview", "RecallResult", "RecalledEpisode", "RetireEvent"}
+    returned_only = {"ImportReport", "Overview", "RecallResult", "RecalledEpisode", "RestoreReport", "RetireEvent"}
     used: set[str] = set()
     for path in files("components", "pages"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
