@@ -599,8 +599,10 @@ class SidecarVectors:
         its metadata go. The metadata goes even when the host refuses (it may have removed the
         knowledge base already): nothing is left that names a row."""
         try:
-            await self.inner.drop_collection(collection)
-            if await self.dropping(collection) or await self.kv.keys(side_prefix(collection)):
+            dropping = await self.dropping(collection)
+            if not dropping:  # a dropping store would ignore the host index's schema filter (a WARNING)
+                await self.inner.drop_collection(collection)
+            if dropping or await self.kv.keys(side_prefix(collection)):
                 try:  # Milvus and pgvector compare file ids as strings: every plugin row in one call
                     await self.inner.delete(collection, {"file_id": {"$gte": FILE_ID_MARK, "$lt": FILE_ID_END}})
                 except Exception as exc:  # Valkey Search: no range on its TAG field
