@@ -1606,7 +1606,10 @@ def main(argv: list[str] | None = None) -> int:
         "--vdb",
         default=env_backends.vdb,
         choices=list(lb_backends.VECTOR_DBS),
-        help="LangBot's vdb.use (default: $LTM_E2E_VDB or chroma); seekdb and milvus run embedded",
+        help=(
+            "LangBot's vdb.use (default: $LTM_E2E_VDB or chroma); seekdb and milvus run embedded, "
+            "pgvector in LangBot's own PostgreSQL (needs --db postgresql)"
+        ),
     )
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
