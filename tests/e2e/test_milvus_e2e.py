@@ -13,15 +13,14 @@ suite needs a KB that works).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from e2e.stack import WEBCHAT_BOT_UUID, Stack, StackError, descendants
+from e2e.stack import WEBCHAT_BOT_UUID, Stack, StackError
 from ltm.i18n import t
+from tests.e2e.store_reader import milvus_state
 from tests.e2e.test_langbot_e2e import call_tool
 
 pytestmark = [
@@ -35,73 +34,6 @@ pytestmark = [
 MESSAGE = t("error.backend_unsupported", "en_US")
 EMBEDDING_DIM = 384  # the fake model server's MiniLM (e2e/fake_openai.py)
 MILVUS_DEFAULT_DIM = 1536
-
-# Reads the KB's Milvus collection through the Milvus Lite gRPC server inside LangBot's process (the
-# .db directory is flock-ed by it): row count and vector dimension, or null when there is no collection.
-_PROBE = """
-import json, sys
-from pymilvus import MilvusClient
-for port in sys.argv[1:]:
-    try:
-        c = MilvusClient(uri=f"http://127.0.0.1:{port}", timeout=3)
-        names = c.list_collections()
-    except Exception:
-        continue
-    out = {}
-    for name in names:
-        c.load_collection(name)
-        rows = c.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
-        dim = next(f["params"]["dim"] for f in c.describe_collection(name)["fields"] if f["name"] == "vector")
-        texts = [r.get("text") for r in c.query(name, filter='id != ""', output_fields=["text"], limit=20)]
-        out[name] = {"rows": rows, "dim": dim, "texts": texts}
-    print(json.dumps({"port": port, "collections": out}))
-    break
-else:
-    print(json.dumps({"error": "no Milvus Lite server among " + ",".join(sys.argv[1:])}))
-"""
-
-
-def _listening_ports(pids: list[int]) -> list[str]:
-    inodes: set[str] = set()
-    for pid in pids:
-        fd_dir = Path(f"/proc/{pid}/fd")
-        try:
-            for fd in fd_dir.iterdir():
-                link = os.readlink(fd)
-                if link.startswith("socket:["):
-                    inodes.add(link[8:-1])
-        except OSError:
-            continue
-    ports = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            cols = line.split()
-            if cols[3] == "0A" and cols[9] in inodes:  # LISTEN
-                ports.append(str(int(cols[1].rsplit(":", 1)[1], 16)))
-    return ports
-
-
-def milvus_state(stack: Stack) -> dict:
-    """Rows, dimension and texts of every collection in LangBot's own Milvus Lite (this stack's only
-    KB is the memory KB: its physical name is ``lb_<uuid5>``, vector/mgr.py)."""
-    proc = stack.processes["langbot"]
-    assert proc.pid
-    pids = [proc.pid, *descendants(proc.pid)]
-    ports = [p for p in _listening_ports(pids) if p != str(stack.api_port)]
-    out = subprocess.run(
-        [str(stack.host_venv / "bin" / "python"), "-c", _PROBE, *ports],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert lines, f"no answer from the Milvus probe: {out.stdout[-500:]} {out.stderr[-1500:]}"
-    return json.loads(lines[-1])
 
 
 def test_a_kb_on_milvus_is_kept_unusable_and_every_surface_says_why(stack: Stack) -> None:
