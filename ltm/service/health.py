@@ -2,8 +2,10 @@
 
 The isolation probe writes two temporary records under two probe keys, then checks that search,
 list and delete each stay inside their key, verifying deletes by reading back (the host's Chroma
-and Qdrant return 0 from a delete-by-filter even when they deleted). A backend that drops metadata
-(the host's Milvus or pgvector) fails the probe: its filters are ignored, so scopes would leak.
+and Qdrant return 0 from a delete-by-filter even when they deleted). On a backend that drops
+metadata (the host's Milvus, pgvector, Valkey Search) the probe goes through the sidecar like every
+verb (ltm/service/sidecar.py, ADR 0008): the host is asked with the file ids of one key's rows, so
+it passes only because the store's own file_id filter keeps the keys apart.
 Read-backs wait for a write to become visible (SeekDB's search lags its writes by up to ~2 s).
 """
 
@@ -158,8 +160,11 @@ async def isolation_probe(service: HealthHost, collection: str, vector: Sequence
     except Exception as exc:
         problems.append(f"backend error: {str(exc)[:200]}")
     finally:
-        for r in records:
+        for scope, r in zip(scopes, records, strict=True):
             try:
+                # by file_id, the one field every backend keeps and filters; on a dropping backend
+                # the sidecar finds the row by its scope (ADR 0008), so that first
+                await vectors.delete(collection, scope_filter(scope.user_key, Criteria(statuses=None, ids=(r.id,))))
                 await vectors.delete(collection, file_id_where(r.id))
             except Exception as exc:  # cleanup is best effort; the verdict already says what failed
                 log.warning("probe cleanup failed: %s", exc)

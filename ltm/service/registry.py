@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..domain.backends import usable
+from ..domain.backends import DROPS_METADATA, PROBE_VERSION
 from ..domain.errors import ScopeError, ValidationError
 from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
@@ -54,59 +54,95 @@ class KbRegistry:
 
     async def register_kb(self, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
         """Register a memory KB and probe its vector backend once (the verdict is stored with it).
-        A backend that drops metadata does not fail the creation (LangBot would answer a bare 500
-        and roll the KB back): the KB is kept, marked unusable, and every surface says why."""
+        A backend that drops metadata (Milvus, pgvector, Valkey Search) is served through the
+        sidecar (ltm/service/sidecar.py, ADR 0008): its scopes ride in file_id, its metadata in
+        plugin storage."""
         if not kb_id:
             raise ValidationError("knowledge base id required", key="error.kb_missing")
-        kb = replace(KbSettings.from_creation(kb_id, creation), backend="")  # the host never sets it
+        kb = replace(KbSettings.from_creation(kb_id, creation), backend="", metric="", probe=0)  # never the host's
         if kb.embedding_model:
-            kb = replace(kb, backend=await self._probe(kb))
+            kb = await self._probed_kb(kb)
         async with self.writes.locks.hold("install"):
             await self.writes.kv.set(KB_PREFIX + kb_id, json.dumps(kb.to_dict()).encode())
             self._kb_cache[kb_id] = kb
             self._kb_ids = None
+        self._adopt(kb)
         log.info("memory knowledge base registered: %s (isolation=%s, backend=%s)", kb_id, kb.isolation, kb.backend)
-        if not usable(kb.backend):
-            log.error("memory knowledge base %s is unusable: its vector backend drops metadata", kb_id)
         return kb
 
-    async def _probe(self, kb: KbSettings) -> str:
+    async def _probed_kb(self, kb: KbSettings) -> KbSettings:
+        """``kb`` with what a probe found now (its verdict left as it was when inconclusive)."""
         self._probed[kb.kb_id] = time.monotonic()
-        return await probe_backend(
-            self.writes.vectors, self.embedder_for(kb.kb_id, kb), kb.kb_id, self.writes.readback_delays
-        )
+        vectors = getattr(self.writes.vectors, "direct", self.writes.vectors)  # the store itself
+        found = await probe_backend(vectors, self.embedder_for(kb.kb_id, kb), kb.kb_id, self.writes.readback_delays)
+        if not found.verdict:
+            return kb
+        if kb.backend and kb.backend != found.verdict:
+            log.error(
+                "memory knowledge base %s: its backend was judged %s by an older probe and is %s: rows "
+                "written before are not migrated",
+                kb.kb_id,
+                kb.backend,
+                found.verdict,
+            )
+        return replace(kb, backend=found.verdict, metric=found.metric, probe=PROBE_VERSION)
+
+    def _adopt(self, kb: KbSettings) -> None:
+        """Hand the verdict to the vector store (the sidecar keeps the rows of a dropping backend)."""
+        adopt = getattr(self.writes.vectors, "adopt_verdict", None)
+        if callable(adopt):
+            adopt(kb.kb_id, kb.backend, kb.metric)
+        if kb.backend == DROPS_METADATA:
+            self._reconcile_later(kb.kb_id)
+
+    def _reconcile_later(self, kb_id: str) -> None:
+        """Once per process, in the background: compare the host's rows and the stored metadata of a
+        KB on a dropping backend (what a write cut by a restart left)."""
+        vectors = self.writes.vectors
+        reconcile = getattr(vectors, "reconcile", None)
+        done = getattr(vectors, "reconciled", None)
+        if not callable(reconcile) or not isinstance(done, set) or kb_id in done:
+            return
+        done.add(kb_id)
+
+        async def run() -> None:
+            try:
+                await reconcile(kb_id)
+            except Exception as exc:  # tried again by the next process; nothing of it is visible
+                done.discard(kb_id)
+                log.warning("reconciling the vectors and metadata of %s failed: %s", kb_id, exc)
+
+        self.writes.background.submit(("sidecar-reconcile", kb_id), run, interruptible=True)
 
     async def checked(self, kb: KbSettings) -> KbSettings:
-        """``kb`` with its backend verdict: probed now when unknown (once per :data:`PROBE_RETRY_S`
-        while inconclusive) and stored; a KB registered before the probe existed gets one too."""
-        if kb.backend or not kb.embedding_model:
+        """``kb`` with its backend verdict: probed now when unknown or found by an older probe (once
+        per :data:`PROBE_RETRY_S` while inconclusive) and stored; a KB registered before the probe
+        existed, or marked unusable by the probe before ADR 0008, gets one too."""
+        if (kb.backend and kb.probe >= PROBE_VERSION) or not kb.embedding_model:
             return kb
         lock = self._probe_locks.setdefault(kb.kb_id, asyncio.Lock())
         async with lock:
             current = self._kb_cache.get(kb.kb_id) or kb
             last = self._probed.get(kb.kb_id)
-            if current.backend or (last is not None and time.monotonic() - last < PROBE_RETRY_S):
+            if (current.backend and current.probe >= PROBE_VERSION) or (
+                last is not None and time.monotonic() - last < PROBE_RETRY_S
+            ):
                 return current
-            verdict = await self._probe(current)
-            if not verdict:
+            probed = await self._probed_kb(current)
+            if probed == current:
                 return current
-            current = replace(current, backend=verdict)
             async with self.writes.locks.hold("install"):
-                await self.writes.kv.set(KB_PREFIX + kb.kb_id, json.dumps(current.to_dict()).encode())
-                self._kb_cache[kb.kb_id] = current
-            return current
+                await self.writes.kv.set(KB_PREFIX + kb.kb_id, json.dumps(probed.to_dict()).encode())
+                self._kb_cache[kb.kb_id] = probed
+            self._adopt(probed)
+            return probed
 
     async def require_usable(self, kb_id: str) -> KbSettings | None:
-        """The KB's settings; refused with the one message when its backend drops metadata."""
+        """The KB's settings, its backend verdict checked (every verdict is usable: ADR 0008)."""
         kb = await self.kb_settings(kb_id)
         if kb is None:
             return None
-        kb = await self.checked(kb)
-        if not usable(kb.backend):
-            raise ScopeError(
-                "the vector backend of this knowledge base drops metadata", key="error.backend_unsupported"
-            )
-        return kb
+        return await self.checked(kb)
 
     async def unregister_kb(self, kb_id: str) -> None:
         """The host deleted the KB: forget its settings, its recall index, its fences, its vectors."""
@@ -130,6 +166,8 @@ class KbRegistry:
         raw = await backend(self.writes.kv.get(KB_PREFIX + kb_id), "storage read")
         kb = KbSettings.from_creation(kb_id, json.loads(raw)) if raw else None
         self._kb_cache[kb_id] = kb
+        if kb is not None:
+            self._adopt(kb)
         return kb
 
     async def known_kbs(self) -> list[str]:

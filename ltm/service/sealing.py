@@ -45,6 +45,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..domain.scope import filter_conditions, kb_part
 from ..ports import KeyValueStore, ListPage, VectorHit, VectorIndex, VectorItem, VectorRecord, is_unknown_outcome
 from .row_codec import VECTOR_KEY
+from .sidecar import SidecarVectors
 
 log = logging.getLogger(__name__)
 
@@ -258,10 +259,15 @@ def _where_ids(where: dict[str, Any]) -> tuple[str | None, list[str] | None]:
 
 class SealedVectors:
     """A :class:`~ltm.ports.VectorIndex` that seals every memory row it writes and opens every row it
-    reads; anything else of the wrapped index (its name, ``keeps_metadata``) is the wrapped one's."""
+    reads; anything else of the wrapped index (its name, ``keeps_metadata``) is the wrapped one's.
+    The store it writes to is the sidecar over the given one (:mod:`.sidecar`)."""
 
     def __init__(self, inner: VectorIndex, kv: KeyValueStore) -> None:
-        self.inner = inner
+        # under the seal, the sidecar (ADR 0008): on a backend that drops metadata it keeps the
+        # scope in file_id and the (sealed) metadata in plugin storage; elsewhere it passes through.
+        # A new one per service: a restart keeps nothing in memory
+        base = inner.inner if isinstance(inner, SidecarVectors) else inner
+        self.inner: VectorIndex = SidecarVectors(base, kv)
         self.keyring = Keyring(kv)
 
     def __getattr__(self, name: str) -> Any:

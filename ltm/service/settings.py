@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ltm.domain.backends import VERDICTS
+from ltm.domain.backends import METRICS, VERDICTS
 from ltm.i18n import normalize_lang
 
 T = TypeVar("T")
@@ -105,8 +105,12 @@ class KbSettings:
     rerank_model: str = ""  # the host's rerank model (uuid); empty: fused order only
     rerank_timeout_s: float = 3.0  # past this the fused order is kept
     # what the backend probe found (ltm.domain.backends): "" = not known yet, "keeps_metadata",
-    # "drops_metadata" (the KB is kept but unusable). Never taken from the host's creation settings.
+    # "drops_metadata" (the scopes ride in file_id, the metadata in plugin storage: ADR 0008), the
+    # metric of the host's search answers and the probe's version. Never taken from the host's
+    # creation settings.
     backend: str = ""
+    metric: str = ""
+    probe: int = 0
 
     @classmethod
     def from_creation(cls, kb_id: str, creation: dict[str, Any] | None) -> KbSettings:
@@ -125,6 +129,8 @@ class KbSettings:
             rerank_model=str(c.get("rerank_model") or "").strip(),
             rerank_timeout_s=float_setting(c.get("rerank_timeout_s"), 3.0, 0.1, 30.0),
             backend=str(c.get("backend") or "") if c.get("backend") in VERDICTS else "",
+            metric=str(c.get("metric") or "") if c.get("metric") in METRICS else "",
+            probe=int_setting(c.get("probe"), 0, 0, 1000) if c.get("probe") not in (None, "") else 0,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,6 +143,8 @@ class KbSettings:
             "rerank_model": self.rerank_model,
             "rerank_timeout_s": self.rerank_timeout_s,
             "backend": self.backend,
+            "metric": self.metric,
+            "probe": self.probe,
         }
 
 

@@ -68,13 +68,20 @@ async def test_probe_not_yet_visible_is_inconclusive_never_red() -> None:
     assert fake.vector_rows(KB)["ids"] == []
 
 
-async def test_a_leak_it_sees_is_still_red() -> None:
-    """Positive control of the two above: a backend that drops the filters is red at once, lag or not."""
-    fake = FakeHostHandler(vdb="milvus", search_visible_after_s=0.2)
+@pytest.mark.parametrize("vdb", ["milvus", "pgvector", "valkey"])
+async def test_a_leak_it_sees_is_still_red(vdb: str) -> None:
+    """Positive control of the two above: a backend that drops the filters is red at once, lag or
+    not, when the scope is not kept in its file_id (the sidecar's isolation switched off); with it,
+    the same backend is green because its own file_id filter keeps the keys apart (ADR 0008)."""
+    fake = FakeHostHandler(vdb=vdb, search_visible_after_s=0.2)
     svc = host_service(fake)
     fake.add_knowledge_base(KB)
     await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL})
     vec = (await svc.embedder_for(KB, await svc.kb_settings(KB)).embed(["health probe"]))[0]
+    check = await isolation_probe(svc, KB, vec)
+    assert check.verdict == GREEN, check
+    assert fake.vector_rows(KB)["ids"] == []
+    svc.sealed.inner.isolate = False  # the host gets the scope filter as it is, and drops it
     check = await isolation_probe(svc, KB, vec)
     assert check.verdict == RED and "another key" in check.args["detail"], check
     assert fake.vector_rows(KB)["ids"] == []  # removed by file_id although its filters are dropped
@@ -159,15 +166,32 @@ async def test_an_inconclusive_probe_is_retried_on_first_use() -> None:
     assert scope.collection == KB
     old = registry.PROBE_RETRY_S
     registry.PROBE_RETRY_S = 0.0
-    try:
-        from ltm.domain.errors import ScopeError
-
-        with pytest.raises(ScopeError) as err:
-            await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1")
-        assert err.value.key == "error.backend_unsupported"
+    try:  # the retry finds the backend dropping metadata: served through the sidecar (ADR 0008)
+        scope = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1")
+        assert scope.collection == KB
     finally:
         registry.PROBE_RETRY_S = old
     assert (await svc.kb_settings(KB)).backend == "drops_metadata"  # stored: no probe on the next use
+    assert await svc.sealed.inner.dropping(KB)  # handed to the sidecar
+
+
+async def test_a_kb_marked_unusable_before_adr_0008_is_probed_again_and_works() -> None:
+    """A KB registered under the old verdict (drops_metadata, no probe version) becomes usable on
+    its next use: probed again (its metric measured), then served through the sidecar."""
+    import json
+
+    from ltm.service.writes import Actor
+
+    fake = FakeHostHandler(vdb="pgvector")
+    svc = host_service(fake)
+    fake.add_knowledge_base(KB)
+    old = {"embedding_model": EMBEDDING_MODEL, "isolation": "session", "backend": "drops_metadata"}
+    await svc.kv.set("kb/" + KB, json.dumps(old).encode())
+    scope = await svc.scope_for(kb_id=KB, session_name="person_alice", bot_uuid="bot1", sender_id="alice")
+    kb = await svc.kb_settings(KB)
+    assert (kb.backend, kb.metric, kb.probe) == ("drops_metadata", "cosine", 2)
+    ep, _ = await svc.remember(scope, {"content": "Alice drinks jasmine tea"}, Actor(surface="tool", sender_id="alice"))
+    assert [r.episode.id for r in (await svc.recall(scope, "tea", limit=3)).episodes] == [ep.id]
 
 
 async def test_read_until_is_bounded_and_stops_when_done() -> None:

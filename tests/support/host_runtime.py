@@ -23,13 +23,25 @@ facts from shared/reference/langbot-plugin-sdk.md, "SDK ref"), read in the host 
   named like the host does (``lb_<uuid5(instance:workspace:kb)>``), in Chroma's **default space,
   squared L2** (host ref §4: identical vector 0.0). Filters are handed to Chroma verbatim, so its
   validation errors are the real ones.
-- ``vdb="milvus"`` instead answers like the host's Milvus (``pkg/vector/vdbs/milvus.py``; pgvector
-  and Valkey Search drop metadata the same way): a record keeps only ``text``, ``file_id`` and the
-  chunk ``uuid``, and an insert lacking one of them is refused (seen on Milvus Lite); a filter goes
-  through a port of ``filter_utils.normalize_filter`` + ``strip_unsupported_fields`` (any other
-  field, ``$and`` included, is dropped), a delete whose filter became empty is skipped (0); the
-  first call on a KB creates its collection, with the vectors' dimension on an insert and 1536 on
-  anything else (search, list, delete), and a vector of another dimension is refused.
+- ``vdb="milvus"`` instead answers like the host's Milvus (``pkg/vector/vdbs/milvus.py``): a record
+  keeps only ``text``, ``file_id`` and the chunk ``uuid``, and an insert lacking one of them is
+  refused (seen on Milvus Lite); a filter goes through a port of ``filter_utils.normalize_filter`` +
+  ``strip_unsupported_fields`` (any other field, ``$and`` included, is dropped), a delete whose
+  filter became empty is skipped (0); the first call on a KB creates its collection, with the
+  vectors' dimension on an insert and 1536 on anything else (search, list, delete), and a vector
+  of another dimension is refused. A search reports the cosine similarity as its distance.
+- ``vdb="pgvector"`` answers like ``pkg/vector/vdbs/pgvector_db.py`` + ``vector/mgr.py``: the three
+  columns ``text`` (the document when the metadata has none), ``file_id``, ``chunk_uuid`` (each
+  ``''`` when absent), the same filter stripping; the KB's dimension is fixed by its first upsert
+  and must be one of ``allowed_dimensions`` (384, 512, 768, 1024, 1536, 3072); a search before any
+  upsert fails; ids must be unique within an upsert; listings are ordered by id with an exact
+  total; a search reports the cosine distance; a delete by filter returns the row count.
+- ``vdb="valkey"`` answers like ``pkg/vector/vdbs/valkey_search.py``: the whole metadata is kept
+  (``metadata_json``) and returned, but the only filterable field is the ``file_id`` TAG (case
+  folded, split on commas; ``$eq``/``$ne``/``$in``/``$nin``; a range on it is an error); no index
+  before the first upsert (search and list answer empty); listings come in an order of the
+  index's own; a search reports the cosine distance.
+  On these three, vectors are kept in plain dicts (``dropping_rows``), ranked by cosine here.
 - ``search_visible_after_s`` delays what vector search sees (SeekDB: a new vector is found only
   0.1-2 s after its write) while listing sees a write at once, as on SeekDB.
 """
@@ -38,8 +50,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import logging
+import math
 import time
 import uuid
 from collections import defaultdict, deque
@@ -78,6 +92,14 @@ MILVUS_FIELDS = frozenset({"text", "file_id", "chunk_uuid"})
 MILVUS_ALIASES = {"uuid": "chunk_uuid"}
 MILVUS_DEFAULT_DIM = 1536
 FILTER_OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"})  # filter_utils.SUPPORTED_OPS
+# the fields each metadata-dropping backend filters on, and its aliases (vdbs/*.py)
+DROPPING_FIELDS: dict[str, tuple[frozenset[str], dict[str, str]]] = {
+    "milvus": (MILVUS_FIELDS, MILVUS_ALIASES),
+    "pgvector": (frozenset({"text", "file_id", "chunk_uuid"}), {"uuid": "chunk_uuid"}),
+    "valkey": (frozenset({"file_id"}), {}),  # _SUPPORTED_FILTER_FIELDS: the file_id TAG only
+}
+VDBS = ("chroma", *DROPPING_FIELDS)
+PG_ALLOWED_DIMS = (384, 512, 768, 1024, 1536, 3072)  # pgvector_db.DEFAULT_ALLOWED_DIMENSIONS
 
 Responder = Callable[[str, list[dict[str, Any]], list[dict[str, Any]]], "str | dict[str, Any]"]
 
@@ -117,9 +139,14 @@ class FakeHostHandler(Handler):
         search_visible_after_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if vdb not in ("chroma", "milvus"):
+        if vdb not in VDBS:
             raise ValueError(f"unknown vdb {vdb!r}")
         self.vdb = vdb
+        self.pg_allowed_dims = PG_ALLOWED_DIMS
+        self.pg_dims: dict[str, int] = {}  # kb -> knowledge_bases.embedding_dimension
+        self.valkey_dims: dict[str, int] = {}  # kb -> the dimension its FT index was created with
+        # kb -> id -> (vector, the row as the backend stores it): Milvus, pgvector, Valkey Search
+        self.dropping_rows: dict[str, dict[str, tuple[list[float], dict[str, Any]]]] = {}
         self.search_visible_after_s = search_visible_after_s
         self.clock = clock
         self._written_at: dict[tuple[str, str], float] = {}  # (kb, id) -> when upserted
@@ -127,7 +154,8 @@ class FakeHostHandler(Handler):
         self.instance_uuid = instance_uuid or str(uuid.uuid4())
         self.workspace_uuid = workspace_uuid or str(uuid.uuid4())
         self.wrap_errors = wrap_errors
-        self.embedder = embedder or HashingEmbedder(dim=64)
+        # pgvector accepts only its allowed dimensions: its default embedder is 384-wide
+        self.embedder = embedder or HashingEmbedder(dim=384 if vdb == "pgvector" else 64)
         self.embedding_models: dict[str, Any] = {}  # empty: any uuid uses self.embedder
         self.llm_responder = llm_responder
         self.bots = list(bots or ["fake-bot"])
@@ -192,7 +220,16 @@ class FakeHostHandler(Handler):
         return [data for act, data in self.calls if act is action]
 
     def vector_rows(self, kb_id: str) -> dict[str, Any]:
-        """Raw stored rows of a knowledge base (ids, metadatas, documents), for assertions."""
+        """Raw stored rows of a knowledge base (ids, metadatas, documents), for assertions; on a
+        metadata-dropping backend the metadata it returns."""
+        if self.vdb != "chroma":
+            rows = self.dropping_rows.get(self._resolve_kb(kb_id), {})
+            mds = [self._dropping_metadata(stored) for _, stored in rows.values()]
+            docs = [
+                stored.get("document") if self.vdb == "valkey" else md["text"]
+                for (_, stored), md in zip(rows.values(), mds, strict=True)
+            ]
+            return {"ids": list(rows), "metadatas": mds, "documents": docs}
         col = self._collection(self._resolve_kb(kb_id))
         return col.get(include=["metadatas", "documents"])
 
@@ -365,23 +402,10 @@ class FakeHostHandler(Handler):
             }
             for item in (metadata or [{} for _ in vectors])
         ]
-        if self.vdb == "milvus":
-            if vectors:
-                self._milvus_dim(cid, kb_id, len(vectors[0]))  # created before the insert is checked
-                for vec in vectors:
-                    self._milvus_check_dim(cid, kb_id, vec)
-            for item in metadata or [{} for _ in vectors]:  # every schema field is required
-                for key, fld in (("text", "text"), ("file_id", "file_id"), ("uuid", "chunk_uuid")):
-                    if key not in item:
-                        raise _HostError(
-                            f"[VectorStoreError/DataNotMatchException] [collection_id={cid}] <DataNotMatchException: "
-                            f"(code=1, message=Insert missed an field `{fld}` to collection without set "
-                            "nullable==true or set default_value)>"
-                        )
-            # add_embeddings keeps text, file_id and uuid (as chunk_uuid); every other key is lost
-            scoped = [{k: item[k] for k in ("text", "file_id") if k in item} | _chunk(item) for item in scoped]
+        if self.vdb != "chroma":
+            return self._dropping_upsert(cid, kb_id, vectors, ids, scoped, documents)
         kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors, "metadatas": scoped}
-        if documents is not None and self.vdb != "milvus":  # Milvus keeps no document besides text
+        if documents is not None:
             kwargs["documents"] = documents
         if not vectors:
             return {}
@@ -389,12 +413,83 @@ class FakeHostHandler(Handler):
             self._collection(kb_id).upsert(**kwargs)  # Chroma merges metadata on upsert
         except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
             raise self._vector_error(cid, exc) from None
+        self._written(kb_id, ids)
+        return {}
+
+    def _written(self, kb_id: str, ids: list[str]) -> None:
         now = self.clock()
         for i in ids:
             self._written_at[(kb_id, i)] = now
-        return {}
 
-    # ------------------------------------------------------------------ Milvus (pkg/vector/vdbs/milvus.py)
+    # ------------------------------------------------------------------ Milvus, pgvector, Valkey Search
+    # pkg/vector/vdbs/milvus.py, pgvector_db.py, valkey_search.py: each row is kept as the backend
+    # keeps it (a stored dict), filters go through a port of filter_utils.normalize_filter +
+    # strip_unsupported_fields and the backend's own comparison, searches rank by cosine here.
+
+    def _dropping_upsert(
+        self,
+        cid: str,
+        kb_id: str,
+        vectors: list[list[float]],
+        ids: list[str],
+        scoped: list[dict[str, Any]],
+        documents: list[str] | None,
+    ) -> dict[str, Any]:
+        if not vectors:
+            return {}
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id, len(vectors[0]))  # created before the insert is checked
+            for vec in vectors:
+                self._milvus_check_dim(cid, kb_id, vec)
+            for item in scoped:  # every schema field is required
+                for key, fld in (("text", "text"), ("file_id", "file_id"), ("uuid", "chunk_uuid")):
+                    if key not in item:
+                        raise _HostError(
+                            f"[VectorStoreError/DataNotMatchException] [collection_id={cid}] <DataNotMatchException: "
+                            f"(code=1, message=Insert missed an field `{fld}` to collection without set "
+                            "nullable==true or set default_value)>"
+                        )
+        elif self.vdb == "pgvector":
+            dim = len(vectors[0])
+            if dim not in self.pg_allowed_dims:
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    f"Embedding dimension {dim} is not enabled for this deployment"
+                )
+            have = self.pg_dims.setdefault(kb_id, dim)  # knowledge_bases.embedding_dimension, set once
+            if have != dim:
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    f"Knowledge base embedding dimension is {have}, not {dim}"
+                )
+            if len(set(ids)) != len(ids) or any(not isinstance(i, str) or not i.strip() for i in ids):
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    "pgvector vector IDs must be unique non-empty strings per upsert"
+                )
+        else:  # valkey: the index is created with the first vectors' dimension
+            dim = len(vectors[0])
+            if any(len(v) != dim for v in vectors[1:]):
+                raise _HostError(f"[VectorStoreError/ValueError] [collection_id={cid}] mixed dimensions")
+            self.valkey_dims.setdefault(kb_id, dim)
+        rows = self.dropping_rows.setdefault(kb_id, {})
+        for n, (rid, vec, item) in enumerate(zip(ids, vectors, scoped, strict=True)):
+            doc = documents[n] if documents is not None and n < len(documents) else None
+            if self.vdb == "milvus":  # add_embeddings: text, file_id, uuid as chunk_uuid; all else lost
+                stored = {"text": item["text"], "file_id": item["file_id"], "chunk_uuid": item["uuid"]}
+            elif self.vdb == "pgvector":  # the three columns; a missing one is ''
+                stored = {
+                    "text": item.get("text", doc or ""),
+                    "file_id": item.get("file_id", ""),
+                    "chunk_uuid": item.get("uuid", item.get("chunk_uuid", "")),
+                }
+            else:  # valkey: metadata_json verbatim, the file_id tag (encoded), the document
+                stored = {"metadata_json": json.dumps(item, ensure_ascii=False), "document": doc}
+                if item.get("file_id") is not None:
+                    stored["file_id"] = str(item["file_id"])
+            rows[str(rid).strip() if self.vdb == "pgvector" else rid] = (list(map(float, vec)), stored)
+        self._written(kb_id, ids)
+        return {}
 
     def _milvus_dim(self, cid: str, kb_id: str, dim: int | None = None) -> int:
         """``_get_or_create_collection_internal``: the first call creates the collection, with the
@@ -412,8 +507,8 @@ class FakeHostHandler(Handler):
                 f"expected dim {want}, got {len(vector)}"
             )
 
-    def _milvus_where(self, cid: str, filters: dict[str, Any] | None) -> dict[str, Any] | None:
-        """``_build_milvus_expr`` as a Chroma ``where`` over the stored fields; None = no filter."""
+    def _kept_triples(self, cid: str, filters: dict[str, Any] | None) -> list[tuple[str, str, Any]]:
+        """``normalize_filter`` + ``strip_unsupported_fields`` of the backend: the conditions it keeps."""
         triples: list[tuple[str, str, Any]] = []
         for fld, cond in (filters or {}).items():  # normalize_filter
             if isinstance(cond, dict):
@@ -423,42 +518,68 @@ class FakeHostHandler(Handler):
                     triples.append((fld, op, value))
             else:
                 triples.append((fld, "$eq", cond))  # a bare value, "$and": [...] included
+        fields, aliases = DROPPING_FIELDS[self.vdb]
         kept = []
         for fld, op, value in triples:  # strip_unsupported_fields: dropped with a WARNING only
-            resolved = MILVUS_ALIASES.get(fld, fld)
-            if resolved in MILVUS_FIELDS:
-                kept.append({resolved: {op: value}})
+            resolved = aliases.get(fld, fld)
+            if resolved in fields:
+                if self.vdb == "valkey" and op in ("$gt", "$gte", "$lt", "$lte"):
+                    # _triples_to_ft: float(value), then a numeric range on a TAG field
+                    try:
+                        float(value)
+                    except (TypeError, ValueError) as exc:
+                        raise self._vector_error(cid, exc) from None
+                    raise self._vector_error(cid, ValueError(f"Invalid range query on TAG field @{resolved}"))
+                kept.append((resolved, op, value))
             else:
                 logger.warning("Filter field %r is not supported by this backend and will be ignored", fld)
-        if not kept:
-            return None
-        return kept[0] if len(kept) == 1 else {"$and": kept}
+        return kept
 
-    @staticmethod
-    def _milvus_metadata(stored: dict[str, Any] | None) -> dict[str, Any]:
-        md = stored or {}
-        return {"text": md.get("text", ""), "file_id": md.get("file_id", ""), "uuid": md.get("chunk_uuid", "")}
+    def _stored_match(self, stored: dict[str, Any], triples: list[tuple[str, str, Any]]) -> bool:
+        for fld, op, value in triples:
+            if self.vdb == "valkey":  # a TAG field: case folded, split on ',', trimmed
+                raw = stored.get(fld)
+                tags = {t.strip().lower() for t in str(raw).split(",")} if raw is not None else set()
+                wanted = {str(v).strip().lower() for v in (value if op in ("$in", "$nin") else [value])}
+                hit = bool(tags & wanted)
+                ok = hit if op in ("$eq", "$in") else not hit
+            else:
+                got = stored.get(fld)
+                ok = _compare(op, got, value)
+            if not ok:
+                return False
+        return True
 
-    def _visible_to_search(self, kb_id: str, record_id: str) -> bool:
-        written = self._written_at.get((kb_id, record_id))
-        return written is None or self.clock() >= written + self.search_visible_after_s
+    def _dropping_metadata(self, stored: dict[str, Any]) -> dict[str, Any]:
+        if self.vdb == "valkey":
+            try:
+                return json.loads(stored.get("metadata_json") or "{}")
+            except ValueError:
+                return {}
+        return {
+            "text": stored.get("text", ""),
+            "file_id": stored.get("file_id", ""),
+            "uuid": stored.get("chunk_uuid", ""),
+        }
 
-    def _hidden_count(self, kb_id: str) -> int:
-        if self.search_visible_after_s <= 0:
-            return 0
-        return sum(1 for (kb, rid) in list(self._written_at) if kb == kb_id and not self._visible_to_search(kb, rid))
+    def _dropping_selected(self, cid: str, kb_id: str, filters: dict[str, Any] | None) -> list[str]:
+        rows = self.dropping_rows.get(kb_id, {})
+        triples = self._kept_triples(cid, filters)
+        ids = [rid for rid, (_, stored) in rows.items() if self._stored_match(stored, triples)]
+        if self.vdb == "pgvector":
+            return sorted(ids)  # ORDER BY vector_id
+        if self.vdb == "valkey":  # FT.SEARCH without SORTBY: an order of its own, not insertion
+            return sorted(ids, key=lambda i: hashlib.sha1(i.encode()).hexdigest())
+        return ids  # Milvus query: primary-key order within a segment (insertion here)
 
     def _vector_search(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
         kb_id = self._resolve_kb(cid)
-        col = self._collection(kb_id)
         filters = data.get("filters")
         search_type = data.get("search_type", "vector")
-        if self.vdb == "milvus":
-            self._milvus_dim(cid, kb_id)  # a search before any insert creates the collection: 1536
-            if search_type == "vector":
-                self._milvus_check_dim(cid, kb_id, data["query_vector"])
-            filters = self._milvus_where(cid, filters)
+        if self.vdb != "chroma":
+            return {"results": self._dropping_search(cid, kb_id, data, filters, search_type)}
+        col = self._collection(kb_id)
         hidden = self._hidden_count(kb_id)
         try:
             if search_type == "full_text":
@@ -481,14 +602,60 @@ class FakeHostHandler(Handler):
             for i, d, m in zip(ids, res["distances"][0], res["metadatas"][0], strict=True)
             if self._visible_to_search(kb_id, i)
         ][: data["top_k"]]
-        if self.vdb == "milvus":  # COSINE metric: Milvus reports the similarity as the distance
-            return {
-                "results": [
-                    {"id": i, "distance": 1.0 - d / 2.0, "metadata": self._milvus_metadata(m)} for i, d, m in found
-                ]
-            }
         # Results carry id, distance (squared L2) and metadata; no document text (host ref §4).
         return {"results": [{"id": i, "distance": d, "metadata": m or {}} for i, d, m in found]}
+
+    def _dropping_search(
+        self, cid: str, kb_id: str, data: dict[str, Any], filters: dict[str, Any] | None, search_type: str
+    ) -> list[dict[str, Any]]:
+        if search_type != "vector":
+            raise AssertionError(f"FakeHostHandler: search_type {search_type!r} is not faked on {self.vdb}")
+        query = [float(x) for x in data["query_vector"]]
+        top_k = int(data["top_k"])
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)  # a search before any insert creates the collection: 1536
+            self._milvus_check_dim(cid, kb_id, query)
+        elif self.vdb == "pgvector":
+            have = self.pg_dims.get(kb_id)
+            if have is None:
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    "Knowledge base has no selected pgvector embedding dimension"
+                )
+            if have != len(query):
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    f"Knowledge base embedding dimension is {have}, not {len(query)}"
+                )
+            if top_k <= 0:
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] pgvector search limit must be positive"
+                )
+        elif kb_id not in self.valkey_dims:
+            return []  # no index yet: an empty answer
+        rows = self.dropping_rows.get(kb_id, {})
+        scored = []
+        for rid in self._dropping_selected(cid, kb_id, filters):
+            if not self._visible_to_search(kb_id, rid):
+                continue
+            vec, stored = rows[rid]
+            scored.append((1.0 - _cosine(query, vec), rid, stored))
+        scored.sort(key=lambda t: (t[0], t[1]))
+        out = []
+        for dist, rid, stored in scored[:top_k]:
+            # Milvus' COSINE metric reports the similarity; pgvector and Valkey the cosine distance
+            reported = 1.0 - dist if self.vdb == "milvus" else dist
+            out.append({"id": rid, "distance": reported, "metadata": self._dropping_metadata(stored)})
+        return out
+
+    def _visible_to_search(self, kb_id: str, record_id: str) -> bool:
+        written = self._written_at.get((kb_id, record_id))
+        return written is None or self.clock() >= written + self.search_visible_after_s
+
+    def _hidden_count(self, kb_id: str) -> int:
+        if self.search_visible_after_s <= 0:
+            return 0
+        return sum(1 for (kb, rid) in list(self._written_at) if kb == kb_id and not self._visible_to_search(kb, rid))
 
     @staticmethod
     def _full_text(col: Any, data: dict[str, Any], filters: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -510,11 +677,10 @@ class FakeHostHandler(Handler):
     def _vector_list(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
         kb_id = self._resolve_kb(cid)
-        col = self._collection(kb_id)
         filters = data.get("filters")
-        if self.vdb == "milvus":
-            self._milvus_dim(cid, kb_id)  # listing a new KB creates its collection too: 1536
-            return self._milvus_list(cid, col, self._milvus_where(cid, filters), data)
+        if self.vdb != "chroma":
+            return self._dropping_list(cid, kb_id, filters, data)
+        col = self._collection(kb_id)
         kwargs: dict[str, Any] = {
             "include": ["metadatas", "documents"],
             "limit": data.get("limit", 20),
@@ -533,35 +699,38 @@ class FakeHostHandler(Handler):
         ]
         return {"items": items, "total": total}
 
-    def _milvus_list(self, cid: str, col: Any, where: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"include": ["metadatas"], "limit": data.get("limit", 20)}
-        kwargs["offset"] = data.get("offset", 0)
-        if where:
-            kwargs["where"] = where
-        try:
-            res = col.get(**kwargs)
-            total = len(col.get(where=where, include=[])["ids"]) if where else col.count()  # count(*)
-        except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
-            raise self._vector_error(cid, exc) from None
+    def _dropping_list(
+        self, cid: str, kb_id: str, filters: dict[str, Any] | None, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        limit, offset = int(data.get("limit", 20)), int(data.get("offset", 0))
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)  # listing a new KB creates its collection too: 1536
+        elif self.vdb == "pgvector":
+            if limit <= 0 or offset < 0:
+                raise _HostError(
+                    f"[VectorStoreError/ValueError] [collection_id={cid}] "
+                    "pgvector pagination requires limit > 0 and offset >= 0"
+                )
+        elif kb_id not in self.valkey_dims:
+            return {"items": [], "total": 0}
+        ids = self._dropping_selected(cid, kb_id, filters)
+        rows = self.dropping_rows.get(kb_id, {})
         items = []
-        for i, md in zip(res["ids"], res["metadatas"], strict=True):
-            meta = self._milvus_metadata(md)
-            items.append({"id": i, "document": meta["text"], "metadata": meta})
-        return {"items": items, "total": total}
+        for rid in ids[offset : offset + limit]:
+            stored = rows[rid][1]
+            md = self._dropping_metadata(stored)
+            document = stored.get("document") if self.vdb == "valkey" else md["text"]
+            items.append({"id": rid, "document": document, "metadata": md})
+        return {"items": items, "total": len(ids)}  # count(*) / COUNT / FT.SEARCH total: exact
 
     def _vector_delete(self, data: dict[str, Any]) -> dict[str, Any]:
         cid = data["collection_id"]
         kb_id = self._resolve_kb(cid)
-        col = self._collection(kb_id)
         file_ids, filters = data.get("file_ids"), data.get("filters")
+        if self.vdb != "chroma":
+            return self._dropping_delete(cid, kb_id, file_ids, filters)
+        col = self._collection(kb_id)
         count = 0
-        if self.vdb == "milvus":
-            self._milvus_dim(cid, kb_id)
-            if not file_ids:
-                filters = self._milvus_where(cid, filters)
-                if not filters:  # "filter produced empty expression, skipping"
-                    logger.warning("Milvus delete_by_filter on %s: filter produced empty expression, skipping", cid)
-                    return {"count": 0}
         try:
             if file_ids:
                 for file_id in file_ids:
@@ -573,6 +742,30 @@ class FakeHostHandler(Handler):
         except (ValueError, TypeError, chromadb.errors.ChromaError) as exc:
             raise self._vector_error(cid, exc) from None
         return {"count": count}
+
+    def _dropping_delete(
+        self, cid: str, kb_id: str, file_ids: list[str] | None, filters: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        if self.vdb == "milvus":
+            self._milvus_dim(cid, kb_id)
+        if self.vdb == "valkey" and kb_id not in self.valkey_dims:
+            return {"count": 0}  # "collection not found for deletion"
+        rows = self.dropping_rows.get(kb_id, {})
+        if file_ids:
+            for file_id in file_ids:  # delete_by_file_id, one per id
+                for rid in self._dropping_selected(cid, kb_id, {"file_id": {"$eq": file_id}}):
+                    rows.pop(rid, None)
+            return {"count": len(file_ids)}  # len(file_ids), not the number removed
+        if not filters:
+            return {"count": 0}
+        if not self._kept_triples(cid, filters):  # "filter produced no usable conditions, skipping"
+            logger.warning("%s delete_by_filter on %s: the filter kept nothing, skipping", self.vdb, cid)
+            return {"count": 0}
+        victims = self._dropping_selected(cid, kb_id, filters)
+        for rid in victims:
+            rows.pop(rid, None)
+        # Milvus returns 0; pgvector the row count; Valkey the keys deleted
+        return {"count": 0 if self.vdb == "milvus" else len(victims)}
 
     # ------------------------------------------------------------------ models
 
@@ -634,8 +827,25 @@ class FakeHostHandler(Handler):
         return {}
 
 
-def _chunk(item: dict[str, Any]) -> dict[str, Any]:
-    return {"chunk_uuid": item["uuid"]} if "uuid" in item else {}
+def _compare(op: str, got: Any, value: Any) -> bool:
+    """A Milvus expression / SQL comparison of a stored column (absent: nothing matches a range)."""
+    if op == "$eq":
+        return bool(got == value)
+    if op == "$ne":
+        return bool(got != value)
+    if op == "$in":
+        return got in value
+    if op == "$nin":
+        return got not in value
+    if got is None:
+        return False
+    return bool({"$gt": got > value, "$gte": got >= value, "$lt": got < value, "$lte": got <= value}[op])
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(x * x for x in b)) or 1.0
+    return sum(x * y for x, y in zip(a, b, strict=False)) / (na * nb)
 
 
 class _FakePlugin(BasePlugin):
