@@ -16,8 +16,6 @@ SESSION = "person_e2e_kb_deleted"
 
 
 def test_deleting_a_memory_kb_takes_its_tombstones(stack: Stack) -> None:
-    if stack.backends.vdb == "milvus":
-        pytest.skip("a KB on Milvus is unusable: tests/e2e/test_milvus_e2e.py")
     kb = stack.api(
         "POST",
         "/knowledge/bases",
