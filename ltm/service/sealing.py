@@ -365,8 +365,11 @@ class SealedVectors:
         self.keyring.owe(collection, user_key, ids)
 
     async def settle_keys(self) -> None:
-        """Destroy every key owed for deleted rows now (the erase after a deleting mutation)."""
+        """Destroy every key owed for deleted rows now (the erase after a deleting mutation); the
+        sidecar folds away the metadata of the rows a delete removed (ADR 0008)."""
         await self.keyring.settle_all()
+        if isinstance(self.inner, SidecarVectors):
+            await self.inner.tidy()
 
     async def drop_collection(self, collection: str) -> None:
         """Drop the collection; its keyrings go even when the store refuses (the host may have

@@ -59,6 +59,7 @@ from ..domain.backends import (
     scope_tag_of,
     similarity,
 )
+from ..domain.errors import BackendError, LtmError
 from ..domain.scope import filter_conditions, kb_part, matches_conditions
 from ..ports import (
     KeyValueStore,
@@ -77,6 +78,7 @@ log = logging.getLogger(__name__)
 SIDE_PREFIX = "side/"
 SHARDS = 16  # values per scope: a write rewrites one sixteenth of a scope's metadata
 IN_BATCH = 256  # file ids per host filter
+COMPACT_AT = 16  # deltas of a scope folded into its shards before the next write
 LIST_PAGE = 200  # rows per host listing of a sweep
 TTL_S = 60.0  # a scope's metadata read longer ago than this is read again (another process may write)
 _CODEC = b"z1"
@@ -86,9 +88,18 @@ def side_prefix(collection: str) -> str:
     return f"{SIDE_PREFIX}{kb_part(collection)}/"
 
 
+def scope_prefix(collection: str, tag: str) -> str:
+    return f"{side_prefix(collection)}{tag}/"
+
+
 def shard_key(collection: str, tag: str, shard: int) -> str:
     """``side/<kb>/<scope tag>/<n>``: the scope tag is the one in the rows' file ids."""
-    return f"{side_prefix(collection)}{tag}/{shard}"
+    return f"{scope_prefix(collection, tag)}{shard}"
+
+
+def delta_key(collection: str, tag: str, seq: int) -> str:
+    """``side/<kb>/<scope tag>/d<seq>``: one write's changes, until compacted into the shards."""
+    return f"{scope_prefix(collection, tag)}d{seq:08d}"
 
 
 def shard_of(row_id: str) -> int:
@@ -101,7 +112,8 @@ def vector_digest(vector: Sequence[float]) -> str:
     return hashlib.sha256(np.asarray(vector, dtype="<f2").tobytes()).hexdigest()[:16]
 
 
-def encode_shard(user_key: str, rows: dict[str, dict[str, Any]]) -> bytes:
+def encode_shard(user_key: str, rows: dict[str, dict[str, Any] | None]) -> bytes:
+    """A shard (``rows``: id -> entry) or a delta (an entry None: the row removed), compressed."""
     body = json.dumps({"u": user_key, "rows": rows}, separators=(",", ":"), sort_keys=True).encode("utf-8")
     return _CODEC + zlib.compress(body, 6)
 
@@ -110,7 +122,7 @@ class SidecarCorrupt(Exception):
     """A stored metadata value that does not decode: nothing overwrites it."""
 
 
-def decode_shard(raw: bytes | None) -> tuple[str, dict[str, dict[str, Any]]]:
+def decode_shard(raw: bytes | None) -> tuple[str, dict[str, dict[str, Any] | None]]:
     if not raw:
         return "", {}
     try:
@@ -118,12 +130,43 @@ def decode_shard(raw: bytes | None) -> tuple[str, dict[str, dict[str, Any]]]:
         value = json.loads(body)
         rows = value["rows"]
         if not isinstance(rows, dict) or not all(
-            isinstance(e, dict) and isinstance(e.get("m"), dict) for e in rows.values()
+            e is None or (isinstance(e, dict) and isinstance(e.get("m"), dict)) for e in rows.values()
         ):
             raise ValueError("rows")
         return str(value.get("u") or ""), rows
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise SidecarCorrupt(f"a stored metadata value does not decode: {type(exc).__name__}") from exc
+
+
+def merge_scope(
+    values: dict[str, bytes | None],
+) -> tuple[str, list[dict[str, dict[str, Any]]], list[int], set[int]]:
+    """A scope's metadata from its stored values (last part of each key: a shard number, or ``d``
+    and a delta's sequence): the shards, every delta applied in order over them (a delta names the
+    final state of each row it touches, so applying it again over shards that already hold it, as
+    after a compaction cut short, changes nothing). Returns the user key, the shards, the deltas and
+    the shards they touch."""
+    user_key = ""
+    shards: list[dict[str, dict[str, Any]]] = [{} for _ in range(SHARDS)]
+    deltas: list[tuple[int, dict[str, dict[str, Any] | None]]] = []
+    for key, raw in values.items():
+        part = key.rsplit("/", 1)[-1]
+        u, rows = decode_shard(raw)
+        user_key = user_key or u
+        if part.startswith("d") and part[1:].isdigit():
+            deltas.append((int(part[1:]), rows))
+        elif part.isdigit() and int(part) < SHARDS:
+            shards[int(part)].update({rid: e for rid, e in rows.items() if e is not None})
+    deltas.sort(key=lambda d: d[0])
+    touched: set[int] = set()
+    for _, rows in deltas:
+        for rid, entry in rows.items():
+            touched.add(shard_of(rid))
+            if entry is None:
+                shards[shard_of(rid)].pop(rid, None)
+            else:
+                shards[shard_of(rid)][rid] = entry
+    return user_key, shards, [seq for seq, _ in deltas], touched
 
 
 def file_id_filter(fids: Sequence[str]) -> dict[str, Any]:
@@ -151,6 +194,9 @@ class _Scope:
     shards: list[dict[str, dict[str, Any]]]
     at: float
     ghosts: set[str] = field(default_factory=set)  # rows whose vector the host did not hold
+    deltas: list[int] = field(default_factory=list)  # the sequence numbers of the stored deltas
+    stored: set[int] = field(default_factory=set)  # the shards stored (a compaction deletes the emptied)
+    dirty: set[int] = field(default_factory=set)  # the shards the deltas touch (a compaction rewrites them)
 
     def rows(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -184,6 +230,8 @@ class SidecarVectors:
         self._verdicts: dict[str, tuple[str, str]] = {}  # collection -> (verdict, metric)
         self._scopes: dict[tuple[str, str], _Scope] = {}  # (collection, scope tag) -> its metadata
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._gen: dict[tuple[str, str], int] = {}  # writes of a scope: a read they overtook is stale
+        self._untidy: set[tuple[str, str]] = set()  # scopes with a delta that removed rows
         self.reconciled: set[str] = set()  # collections reconciled by this process
 
     def __getattr__(self, name: str) -> Any:
@@ -224,51 +272,94 @@ class SidecarVectors:
     def _lock(self, key: tuple[str, str]) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
-    async def _load(self, collection: str, tag: str, user_key: str = "", *, fresh: Sequence[int] = ()) -> _Scope:
-        """The scope's metadata: cached for :data:`TTL_S`; ``fresh`` shards are read again (a write
-        reads the shards it rewrites)."""
+    async def _load(self, collection: str, tag: str, user_key: str = "") -> _Scope:
+        """The scope's metadata, cached for :data:`TTL_S` (another process may write; within this
+        one every write goes through this cache, under the scope's lock). A read that a write of
+        the scope overtook is not installed over it: the newer cache wins."""
         key = (collection, tag)
-        held = self._scopes.get(key)
-        if held is None or self.clock() - held.at > self.ttl:
-            raws = await asyncio.gather(*(self.kv.get(shard_key(collection, tag, n)) for n in range(SHARDS)))
-            decoded = [decode_shard(r) for r in raws]
-            owner = next((u for u, _ in decoded if u), user_key)
-            held = _Scope(owner, [rows for _, rows in decoded], self.clock(), held.ghosts if held else set())
-            self._scopes[key] = held
-        elif fresh:
-            raws = await asyncio.gather(*(self.kv.get(shard_key(collection, tag, n)) for n in fresh))
-            for n, raw in zip(fresh, raws, strict=True):
-                u, rows = decode_shard(raw)
-                held.shards[n] = rows
-                held.user_key = held.user_key or u
-        held.user_key = held.user_key or user_key
-        return held
+        while True:
+            held = self._scopes.get(key)
+            if held is not None and self.clock() - held.at <= self.ttl:
+                held.user_key = held.user_key or user_key
+                return held
+            gen = self._gen.get(key, 0)
+            names = sorted(await self.kv.keys(scope_prefix(collection, tag)))
+            raws = await asyncio.gather(*(self.kv.get(k) for k in names))
+            if self._gen.get(key, 0) != gen or self._scopes.get(key) is not held:
+                continue  # a write (or another read) got there first: take what it left
+            owner, shards, deltas, dirty = merge_scope(dict(zip(names, raws, strict=True)))
+            stored = {int(n.rsplit("/", 1)[-1]) for n in names if n.rsplit("/", 1)[-1].isdigit()}
+            ghosts = held.ghosts if held else set()
+            fresh = _Scope(owner or user_key, shards, self.clock(), ghosts, deltas, stored, dirty)
+            self._scopes[key] = fresh
+            return fresh
 
-    async def _store(self, collection: str, tag: str, held: _Scope, changes: dict[str, dict[str, Any] | None]) -> int:
-        """Write the shards ``changes`` touch (an entry, or None to remove the row), in shard order;
-        the cache follows each value stored. Returns how many values were written before a failure
-        (re-raised as :class:`_PartlyStored`)."""
-        written = 0
-        for n in sorted({shard_of(rid) for rid in changes}):
-            rows = dict(held.shards[n])
-            for rid, entry in changes.items():
-                if shard_of(rid) != n:
-                    continue
-                if entry is None:
-                    rows.pop(rid, None)
-                else:
-                    rows[rid] = entry
-            key = shard_key(collection, tag, n)
-            try:
+    def _forget_scope(self, collection: str, tag: str) -> None:
+        """What this process holds of a scope may be wrong (a write with an unknown outcome): read
+        it again next time."""
+        self._scopes.pop((collection, tag), None)
+        self._gen[(collection, tag)] = self._gen.get((collection, tag), 0) + 1
+
+    async def _store(self, collection: str, tag: str, held: _Scope, changes: dict[str, dict[str, Any] | None]) -> None:
+        """Store ``changes`` (an entry, or None to remove the row) as ONE value, a delta: the write
+        is all or nothing. The cache follows once it is stored; a failed write makes the scope be
+        read again (its outcome may be unknown). Past :data:`COMPACT_AT` deltas they are folded
+        into the shards first."""
+        if len(held.deltas) >= COMPACT_AT:
+            await self._compact(collection, tag, held)
+        seq = (max(held.deltas) + 1) if held.deltas else 1
+        try:
+            await self.kv.set(delta_key(collection, tag, seq), encode_shard(held.user_key, changes))
+        except BaseException:
+            self._forget_scope(collection, tag)
+            raise
+        for rid, entry in changes.items():
+            held.dirty.add(shard_of(rid))
+            if entry is None:
+                held.shards[shard_of(rid)].pop(rid, None)
+            else:
+                held.shards[shard_of(rid)][rid] = entry
+        held.deltas.append(seq)
+        self._gen[(collection, tag)] = self._gen.get((collection, tag), 0) + 1
+        if any(entry is None for entry in changes.values()):
+            self._untidy.add((collection, tag))  # the removed rows' sealed metadata: folded away soon
+
+    async def _compact(self, collection: str, tag: str, held: _Scope) -> None:
+        """Fold the deltas into the shards: each shard they touch written from the cache, then the
+        deltas deleted. Cut short anywhere, the stored state reads the same (the deltas still there apply
+        again over shards that hold them already), so a failure is logged, never raised (a
+        cancellation is)."""
+        try:
+            for n in sorted(held.dirty):
+                rows = held.shards[n]
+                key = shard_key(collection, tag, n)
                 if rows:
-                    await self.kv.set(key, encode_shard(held.user_key, rows))
-                else:
+                    await self.kv.set(key, encode_shard(held.user_key, dict(rows)))
+                    held.stored.add(n)
+                elif n in held.stored:
                     await self.kv.delete(key)
-            except BaseException as exc:
-                raise _PartlyStored(written, exc) from exc
-            held.shards[n] = rows
-            written += 1
-        return written
+                    held.stored.discard(n)
+            held.dirty.clear()
+            for seq in sorted(held.deltas):  # oldest first: what is left reads the same at each step
+                await self.kv.delete(delta_key(collection, tag, seq))
+                held.deltas.remove(seq)
+        except Exception as exc:
+            self._forget_scope(collection, tag)
+            log.warning("compacting a scope's metadata of %s was cut short (it reads the same): %s", collection, exc)
+
+    async def tidy(self) -> int:
+        """Fold the deltas of every scope a delete touched into its shards (the erase after a
+        deleting mutation runs it): the removed rows' sealed metadata then lives in no stored value.
+        Returns the scopes folded."""
+        n = 0
+        for collection, tag in sorted(self._untidy):
+            self._untidy.discard((collection, tag))
+            async with self._lock((collection, tag)):
+                held = await self._load(collection, tag)
+                if held.deltas:
+                    await self._compact(collection, tag, held)
+                    n += 1
+        return n
 
     async def _tags(self, collection: str) -> dict[str, str]:
         """Every scope tag of ``collection`` with metadata stored, and its user key."""
@@ -346,8 +437,7 @@ class SidecarVectors:
     async def _upsert_scope(self, collection: str, user_key: str, records: Sequence[VectorRecord]) -> None:
         tag = scope_tag(collection, user_key)
         async with self._lock((collection, tag)):
-            held = await self._load(collection, tag, user_key)
-            held = await self._load(collection, tag, user_key, fresh=sorted({shard_of(r.id) for r in records}))
+            held = await _read(self._load(collection, tag, user_key))
             current = held.rows()
             changes: dict[str, dict[str, Any] | None] = {}
             host: list[VectorRecord] = []
@@ -367,28 +457,28 @@ class SidecarVectors:
                 await self.inner.upsert(collection, host)  # refused: nothing of the write is visible
             try:
                 await self._store(collection, tag, held, changes)
-            except _PartlyStored as part:
-                await self._after_failed_store(collection, user_key, part, new, changed)
+            except Exception as exc:
+                await self._after_failed_store(collection, user_key, exc, new, changed)
+                raise
             held.ghosts.difference_update(changes)
 
     async def _after_failed_store(
-        self, collection: str, user_key: str, part: _PartlyStored, new: list[str], changed: list[str]
+        self, collection: str, user_key: str, cause: Exception, new: list[str], changed: list[str]
     ) -> None:
-        """The vectors are stored, their metadata is not (or partly): take the new vectors back when
-        that leaves the store as it was, else the outcome is unknown (the engine fences the scope)."""
-        cause = part.cause
-        if isinstance(cause, asyncio.CancelledError):
-            raise cause
-        if part.written == 0 and not changed and not is_unknown_outcome(cause):
-            try:
-                for i in range(0, len(new), IN_BATCH):
-                    fids = [host_file_id(collection, user_key, rid) for rid in new[i : i + IN_BATCH]]
-                    await self.inner.delete(collection, file_id_filter(fids))
-            except Exception as exc:
-                log.warning("the vectors of a refused metadata write stay on the host: %s", exc)
-                raise WriteOutcomeUnknown(f"metadata refused, its vectors not taken back: {exc}") from cause
-            raise cause
-        raise WriteOutcomeUnknown(f"the vectors are written, their metadata not all: {cause}") from cause
+        """The vectors are stored, their metadata is not: take the new vectors back when that leaves
+        the store as it was (the metadata write was refused); else the outcome is unknown (the engine
+        fences the scope). Returns to re-raise ``cause``."""
+        if is_unknown_outcome(cause):
+            raise WriteOutcomeUnknown(f"the vectors are written, their metadata maybe: {cause}") from cause
+        if changed:  # a rewritten vector cannot be taken back here: the old one is not kept
+            raise WriteOutcomeUnknown(f"vectors rewritten, their metadata refused: {cause}") from cause
+        try:
+            for i in range(0, len(new), IN_BATCH):
+                fids = [host_file_id(collection, user_key, rid) for rid in new[i : i + IN_BATCH]]
+                await self.inner.delete(collection, file_id_filter(fids))
+        except Exception as exc:
+            log.warning("the vectors of a refused metadata write stay on the host: %s", exc)
+            raise WriteOutcomeUnknown(f"metadata refused, its vectors not taken back: {exc}") from cause
 
     async def search(
         self, collection: str, vector: Sequence[float], top_k: int, where: dict[str, Any]
@@ -465,20 +555,15 @@ class SidecarVectors:
             return
         if not where:
             raise ValueError("delete needs a non-empty filter; refusing to act on every record")
-        rows = await self._matching(collection, where)
+        rows = await _read(self._matching(collection, where))
         matched_ids = {r.id for r in rows}
         by_tag: dict[str, list[_Row]] = {}
         for r in rows:
             by_tag.setdefault(r.tag, []).append(r)
         for tag, victims in by_tag.items():
             async with self._lock((collection, tag)):
-                held = await self._load(collection, tag, fresh=sorted({shard_of(r.id) for r in victims}))
-                try:
-                    await self._store(collection, tag, held, dict.fromkeys((r.id for r in victims), None))
-                except _PartlyStored as part:
-                    if part.written == 0 and not is_unknown_outcome(part.cause):
-                        raise part.cause from None
-                    raise WriteOutcomeUnknown(f"metadata partly removed: {part.cause}") from part.cause
+                held = await _read(self._load(collection, tag))
+                await self._store(collection, tag, held, dict.fromkeys((r.id for r in victims), None))
                 held.ghosts.difference_update(r.id for r in victims)
                 # the metadata is gone, so the rows are: their vectors follow (a failure leaves
                 # vectors no filter names, which reconcile deletes)
@@ -489,6 +574,8 @@ class SidecarVectors:
                     except Exception as exc:
                         self.reconciled.discard(collection)
                         log.warning("vectors of deleted rows of %s stay until reconciled: %s", collection, exc)
+                        if is_unknown_outcome(exc):  # a late delete may still land: the engine fences
+                            raise WriteOutcomeUnknown(f"vector delete: {exc}") from exc
         unscoped = self._unscoped_ids(where)
         if unscoped is not None and not unscoped <= matched_ids:
             await self.inner.delete(collection, where)  # a row of no scope (a probe's), by its own file_id
@@ -564,6 +651,7 @@ class SidecarVectors:
         for tag in sorted(set(listed) | set(tags)):
             async with self._lock((collection, tag)):
                 self._scopes.pop((collection, tag), None)  # read both halves again, under the lock
+                self._gen[(collection, tag)] = self._gen.get((collection, tag), 0) + 1
                 held = await self._load(collection, tag, tags.get(tag, ""))
                 rows = held.rows()
                 named = {host_file_id(collection, held.user_key, rid): rid for rid in rows} if held.user_key else {}
@@ -617,8 +705,12 @@ class SidecarVectors:
         return None
 
 
-class _PartlyStored(Exception):
-    def __init__(self, written: int, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.written = written
-        self.cause = cause
+async def _read(aw: Any) -> Any:
+    """A read before a write's first host call: its failure is the write's refusal (nothing was
+    sent), never an unknown outcome that would fence the scope."""
+    try:
+        return await aw
+    except LtmError:
+        raise
+    except Exception as exc:
+        raise BackendError(f"storage read: {exc}", key="error.backend", what="storage read") from exc

@@ -28,12 +28,18 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.host_index import HostVectorIndex, similarity_of, strip_host_keys
 from ltm.adapters.numpy_index import NumpyIndex, _Row, _Snapshot, filter_mask
 from ltm.adapters.qdrant_index import QdrantIndex
+from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+from ltm.domain.backends import DROPS_METADATA
 from ltm.domain.models import Episode, EpisodeInput, build_episode
 from ltm.domain.scope import Criteria, Scope, derive_scope, matches, scope_filter
 from ltm.domain.timefields import OPEN_END_TS, parse_instant
 from ltm.ports import VectorHit, VectorIndex, VectorRecord
-from tests.support.backends import ENGINES_WITH_HOST
-from tests.support.host_runtime import FakeHostHandler, make_plugin
+from ltm.service.sidecar import SidecarVectors
+from tests.support.backends import DROPPING_HOSTS, ENGINES_WITH_HOST
+from tests.support.host_runtime import PG_ALLOWED_DIMS, FakeHostHandler, make_plugin
+
+# what each dropping backend's search reports (the backend probe measures it on a real host)
+METRIC_OF = {"milvus": "similarity", "pgvector": "cosine", "valkey": "cosine"}
 
 DIM = 64
 EMBED = HashingEmbedder(dim=DIM)
@@ -64,6 +70,13 @@ def _make_backend(name: str, tmp_path: Any) -> tuple[Backend, Callable[[], None]
         path = str(tmp_path / "qdrant")
         idx = QdrantIndex(path)
         return Backend(name, idx, collection, reopen=lambda: (idx.close(), QdrantIndex(path))[1]), idx.close
+    if name in DROPPING_HOSTS:  # through the sidecar, as the service serves a dropping backend
+        fake = FakeHostHandler(vdb=name)
+        fake.pg_allowed_dims = (*PG_ALLOWED_DIMS, DIM)
+        fake.add_knowledge_base(collection)
+        side = SidecarVectors(HostVectorIndex(make_plugin(fake)), MemoryKeyValueStore())
+        side.adopt_verdict(collection, DROPS_METADATA, METRIC_OF[name])
+        return Backend(name, side, collection, fake=fake), fake.close
     fake = FakeHostHandler()
     fake.add_knowledge_base(collection)
     return Backend(name, HostVectorIndex(make_plugin(fake)), collection, fake=fake), fake.close

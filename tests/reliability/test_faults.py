@@ -50,6 +50,7 @@ failed journal close followed by the next write in the same process audits the o
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -392,15 +393,32 @@ class Template:
     result: Any = None
     locks: list[str] = field(default_factory=list)  # the write scopes of the run's first mutation
     mid: dict[str, Any] | None = None  # commit_only: the first mutation applied, its follow-ups not run
+    vdb: str = "chroma"  # the host's vector store (a metadata-dropping one: served by the sidecar)
+    held: dict[str, Any] = field(default_factory=dict)  # a dropping store's own state (rows, dimensions)
 
 
-_TEMPLATES: dict[str, Template] = {}
+_TEMPLATES: dict[tuple[str, str], Template] = {}
+# the fault matrix runs on the host's default Chroma and on pgvector, which keeps only text, file_id
+# and the chunk uuid: every write path through the sidecar (its two halves, ADR 0008). Milvus and
+# Valkey Search differ from pgvector in what the fake stores, not in what the sidecar writes.
+MATRIX_VDBS = ("chroma", "pgvector")
+
+
+def _held(fake: FaultyHost) -> dict[str, Any]:
+    return copy.deepcopy(
+        {"rows": fake.dropping_rows, "pg": fake.pg_dims, "milvus": fake.milvus_dims, "valkey": fake.valkey_dims}
+    )
 
 
 def _restore(t: Template) -> FaultyHost:
-    fake = FaultyHost(bots=["bot1", "bot2"])
+    fake = FaultyHost(bots=["bot1", "bot2"], vdb=t.vdb)
     fake.add_knowledge_base(KB)
     fake.storage = dict(t.storage)
+    if t.vdb != "chroma":
+        held = copy.deepcopy(t.held)
+        fake.dropping_rows, fake.pg_dims = held["rows"], held["pg"]
+        fake.milvus_dims, fake.valkey_dims = held["milvus"], held["valkey"]
+        return fake
     if t.rows["ids"]:
         host = {
             "_langbot_instance_uuid": fake.instance_uuid,
@@ -416,10 +434,10 @@ def _restore(t: Template) -> FaultyHost:
     return fake
 
 
-async def _template(path: WritePath, det: Determinism) -> Template:
-    if path.name in _TEMPLATES:
-        return _TEMPLATES[path.name]
-    fake = FaultyHost(bots=["bot1", "bot2"])
+async def _template(path: WritePath, det: Determinism, vdb: str = "chroma") -> Template:
+    if (vdb, path.name) in _TEMPLATES:
+        return _TEMPLATES[(vdb, path.name)]
+    fake = FaultyHost(bots=["bot1", "bot2"], vdb=vdb)
     fake.add_knowledge_base(KB)
     svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
     await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL, "isolation": "session"})
@@ -427,9 +445,12 @@ async def _template(path: WritePath, det: Determinism) -> Template:
     ctx = await _seed(svc)
     if path.seed_extra:
         await path.seed_extra(svc, ctx)
-    rows = fake._collection(KB).get(include=["embeddings", "metadatas", "documents"])
-    rows["embeddings"] = [list(map(float, v)) for v in rows["embeddings"]]
-    t = Template(dict(fake.storage), rows, ctx)
+    if vdb == "chroma":
+        rows = fake._collection(KB).get(include=["embeddings", "metadatas", "documents"])
+        rows["embeddings"] = [list(map(float, v)) for v in rows["embeddings"]]
+    else:
+        rows = {"ids": []}
+    t = Template(dict(fake.storage), rows, ctx, vdb=vdb, held=_held(fake) if vdb != "chroma" else {})
     fake.close()
     # the clean run: the after-state and the host calls of the write
     fake = _restore(t)
@@ -454,7 +475,7 @@ async def _template(path: WritePath, det: Determinism) -> Template:
     fake.close()
     if path.commit_only:
         t.mid = await _without_follow_ups(path, t, det)
-    _TEMPLATES[path.name] = t
+    _TEMPLATES[(vdb, path.name)] = t
     return t
 
 
@@ -674,9 +695,9 @@ def det(monkeypatch: pytest.MonkeyPatch) -> Iterator[Determinism]:
         yield d
 
 
-async def _matrix(name: str, det: Determinism) -> tuple[int, list[str]]:
+async def _matrix(name: str, det: Determinism, vdb: str = "chroma") -> tuple[int, list[str]]:
     path = PATHS[name]
-    t = await _template(path, det)
+    t = await _template(path, det, vdb)
     cells = 0
     problems: list[str] = []
     for call in t.calls[: _first_journal_close(t) + 1] if path.commit_only else t.calls:
@@ -694,16 +715,17 @@ def _first_journal_close(t: Template) -> int:
     return _journal_closes(t)[0].index
 
 
+@pytest.mark.parametrize("vdb", MATRIX_VDBS)
 @pytest.mark.parametrize("name", sorted(PATHS))
-async def test_fault_matrix(name: str, det: Determinism) -> None:
+async def test_fault_matrix(name: str, vdb: str, det: Determinism) -> None:
     """Every host call of the write path x every applicable fault (see the module docstring).
     Cells: remember 63, remember_supersede 67, forget 63, archive 63, restore 63, bulk_delete 63,
     bulk_delete_two_chunks 74, update_profile_speaker 59, update_profile_session 59,
     ingest_document_two_scopes 107, delete_document 115, import_scope 63, import_two_chunks 74, confirm 63,
     forget_never 92, candidate_propose 108, candidate_accept 119, candidate_reject 85, tombstone_lift 59,
     forget_summary 96, archive_summary 96, correct_with_follow_ups (its correction's calls only) 74 -
-    1,725 in total."""
-    cells, problems = await _matrix(name, det)
+    1,725 in total (on Chroma; pgvector's paths make more calls: the sidecar's metadata values)."""
+    cells, problems = await _matrix(name, det, vdb)
     assert cells > 0
     assert not problems, f"{len(problems)} of {cells} cells failed:\n" + "\n".join(problems[:40])
 

@@ -148,9 +148,10 @@ async def test_the_pool_would_lose_the_current_version_without_the_store_filter(
         alice, current = await _seed(svc)
         qv = HashingEmbedder().embed_one(QUERY)
         pool = 40  # MemoryService._ranked: max(4 * k, 40)
-        unfiltered = await index.search(KB, qv, pool, scope_filter(alice.user_key, Criteria(statuses=None)))
+        store = svc.vectors  # the store as the service searches it (a dropping one: through the sidecar)
+        unfiltered = await store.search(KB, qv, pool, scope_filter(alice.user_key, Criteria(statuses=None)))
         assert len(unfiltered) == pool and current.id not in {h.id for h in unfiltered}
-        filtered = await index.search(KB, qv, pool, scope_filter(alice.user_key, Criteria()))
+        filtered = await store.search(KB, qv, pool, scope_filter(alice.user_key, Criteria()))
         assert [h.id for h in filtered] == [current.id]
     finally:
         close()

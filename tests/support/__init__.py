@@ -24,6 +24,7 @@ from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 from ltm.service.registry import EmbedderFor  # noqa: E402
 from ltm.service.sealing import SEAL_PREFIX  # noqa: E402
 from ltm.service.writes import DELETE_BATCH  # noqa: E402
+from tests.support.backends import DROPPING_HOSTS  # noqa: E402
 
 KB = "kb-test"
 ADMIN = Actor(surface="test", sender_id="admin", privilege=2)
@@ -94,7 +95,25 @@ def make_index(kind: str, tmp: Path) -> Any:
         from ltm.adapters.qdrant_index import QdrantIndex
 
         return QdrantIndex(str(tmp / f"qdrant-{uuid.uuid4().hex[:6]}"))
+    if kind in DROPPING_HOSTS:
+        return dropping_host_index(kind)
     raise ValueError(kind)
+
+
+def dropping_host_index(vdb: str) -> Any:
+    """The host adapter over a fake LangBot whose vector store drops metadata like ``vdb``'s adapter
+    (any collection id is a knowledge base). The service's backend probe finds it dropping and
+    serves it through the sidecar. pgvector also accepts the test embedders' sizes (64, 256)."""
+    from ltm.adapters.host_index import HostVectorIndex
+
+    from .host_runtime import PG_ALLOWED_DIMS, FakeHostHandler, make_plugin
+
+    fake = FakeHostHandler(vdb=vdb, any_kb=True)
+    fake.pg_allowed_dims = (*PG_ALLOWED_DIMS, 64, 256)
+    index = HostVectorIndex(make_plugin(fake))
+    index.fake = fake  # type: ignore[attr-defined]
+    index.close = fake.close  # type: ignore[attr-defined]
+    return index
 
 
 async def build_service(

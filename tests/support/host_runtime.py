@@ -138,10 +138,12 @@ class FakeHostHandler(Handler):
         vdb: str = "chroma",
         search_visible_after_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        any_kb: bool = False,
     ) -> None:
         if vdb not in VDBS:
             raise ValueError(f"unknown vdb {vdb!r}")
         self.vdb = vdb
+        self.any_kb = any_kb  # every collection id is a knowledge base (added on first use)
         self.pg_allowed_dims = PG_ALLOWED_DIMS
         self.pg_dims: dict[str, int] = {}  # kb -> knowledge_bases.embedding_dimension
         self.valkey_dims: dict[str, int] = {}  # kb -> the dimension its FT index was created with
@@ -350,6 +352,8 @@ class FakeHostHandler(Handler):
         for kb_id, info in self.knowledge_bases.items():
             if collection_id in (kb_id, info["collection_id"]):
                 return kb_id
+        if self.any_kb and isinstance(collection_id, str) and collection_id:
+            return self.add_knowledge_base(collection_id)
         # host ref §4 "unknown collection_id"
         raise _HostError(
             f"[VectorStoreError/WorkspaceNotFoundError] [collection_id={collection_id}] Knowledge base not found"

@@ -33,9 +33,11 @@ from ltm.adapters.embedders import HostEmbedder
 from ltm.adapters.host_index import HostVectorIndex, strip_host_keys
 from ltm.adapters.host_kv import HostKeyValueStore
 from ltm.domain import models
+from ltm.domain.backends import host_file_id
 from ltm.i18n import catalog
 from ltm.service import MemoryService, Settings
 from ltm.service.sealing import SEAL_PREFIX, is_sealed, unseal
+from ltm.service.sidecar import SIDE_PREFIX, merge_scope, side_prefix
 from ltm.service.writes import DELETE_BATCH
 from tests.support import seal_keys
 from tests.support.host_runtime import FakeHostHandler, make_plugin
@@ -108,6 +110,12 @@ class HostCall:
         # a seal key is no memory: a key without its row is inert, and the key of a deleted row
         # whose destruction failed is destroyed before the next write (ltm/service/sealing.py), so
         # an unknown outcome there needs no fence; the rows it opens are compared instead
+        # the sidecar's compaction (shard values written, deltas deleted) reads the same whatever
+        # part of it ran (ltm/service/sidecar.py); a write's own metadata is the delta it sets
+        if self.key.startswith(SIDE_PREFIX) and not (
+            self.action is A.SET_PLUGIN_STORAGE and self.key.rsplit("/", 1)[-1].startswith("d")
+        ):
+            return False
         return self.is_write and not self.is_bookkeeping and not self.key.startswith(SEAL_PREFIX)
 
     def label(self) -> str:
@@ -246,9 +254,13 @@ async def host_env(
 
 
 def data_state(fake: FakeHostHandler, kbs: tuple[str, ...] = (KB,)) -> dict[str, Any]:
-    """Vector rows (metadata without host keys, document) + plugin storage without bookkeeping."""
+    """Vector rows (metadata without host keys, document) + plugin storage without bookkeeping. On a
+    metadata-dropping backend the rows are what the sidecar serves: those whose metadata is stored
+    and whose vector the host holds under the file id naming their scope (ADR 0008), opened."""
     vectors: dict[str, Any] = {}
     keys = seal_keys(fake.storage)
+    if fake.vdb != "chroma":
+        return {"vectors": _sidecar_rows(fake, kbs, keys), "storage": _data_storage(fake)}
     for kb in kbs:
         rows = fake.vector_rows(kb)
         for rid, md, doc in zip(rows["ids"], rows["metadatas"], rows["documents"], strict=True):
@@ -257,13 +269,42 @@ def data_state(fake: FakeHostHandler, kbs: tuple[str, ...] = (KB,)) -> dict[str,
                 rid_ = str(md.get("episode_id") or rid)
                 md = unseal(md, rid_, keys.get(rid_))
             vectors[f"{kb}/{rid}"] = (tuple(sorted(md.items())), doc)
-    # the seal keys are compared through the rows they open (a new row's key is inert until written)
-    storage = {
+    return {"vectors": vectors, "storage": _data_storage(fake)}
+
+
+def _data_storage(fake: FakeHostHandler) -> dict[str, bytes]:
+    # the seal keys are compared through the rows they open (a new row's key is inert until
+    # written), the sidecar's values through the rows they describe
+    return {
         k: v
         for k, v in fake.storage.items()
-        if not k.startswith(BOOKKEEPING_PREFIXES) and not k.startswith(SEAL_PREFIX)
+        if not k.startswith(BOOKKEEPING_PREFIXES) and not k.startswith((SEAL_PREFIX, SIDE_PREFIX))
     }
-    return {"vectors": vectors, "storage": storage}
+
+
+def _sidecar_rows(fake: FakeHostHandler, kbs: tuple[str, ...], keys: dict[str, bytes]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kb in kbs:
+        held = {str(md.get("file_id")): rid for rid, md in zip(*_ids_mds(fake, kb), strict=True)}
+        scopes: dict[str, dict[str, bytes | None]] = {}
+        for key, raw in fake.storage.items():
+            if key.startswith(side_prefix(kb)):
+                scopes.setdefault(key.rsplit("/", 1)[0], {})[key] = raw
+        for values in scopes.values():
+            user_key, shards, _, _ = merge_scope(values)
+            for rid, entry in ((rid, e) for shard in shards for rid, e in shard.items()):
+                if held.get(host_file_id(kb, user_key, rid)) != rid:
+                    continue  # no vector on the host: not a row
+                md = unseal(dict(entry["m"]), rid, keys.get(rid)) if is_sealed(entry["m"]) else dict(entry["m"])
+                out[f"{kb}/{rid}"] = (tuple(sorted(md.items())), str(entry.get("d") or ""))
+    return out
+
+
+def _ids_mds(fake: FakeHostHandler, kb: str) -> tuple[list[str], list[dict[str, Any]]]:
+    if kb not in fake.knowledge_bases:
+        return [], []
+    rows = fake.vector_rows(kb)
+    return rows["ids"], rows["metadatas"]
 
 
 def full_storage(fake: FakeHostHandler) -> dict[str, bytes]:
