@@ -135,6 +135,7 @@ def similarity(distance: float, metric: str) -> float:
 # ---------------------------------------------------------------------- the scope in file_id
 
 FILE_ID_MARK = "ltm"  # every file id the plugin gives a memory row on a dropping backend starts so
+FILE_ID_END = "ltn"  # the first string past every such file id (a range delete on Milvus, pgvector)
 SCOPE_TAG_HEX = 20  # 80 bits of sha256: the scope part of a file id
 _PLAIN_ID = re.compile(r"[a-z0-9_]{1,100}")
 

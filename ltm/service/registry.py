@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..domain.backends import DROPS_METADATA, PROBE_VERSION
+from ..domain.backends import PROBE_VERSION
 from ..domain.errors import ScopeError, ValidationError
 from ..domain.scope import Scope, derive_scope
 from ..ports import Embedder, Reranker
@@ -92,27 +92,6 @@ class KbRegistry:
         adopt = getattr(self.writes.vectors, "adopt_verdict", None)
         if callable(adopt):
             adopt(kb.kb_id, kb.backend, kb.metric)
-        if kb.backend == DROPS_METADATA:
-            self._reconcile_later(kb.kb_id)
-
-    def _reconcile_later(self, kb_id: str) -> None:
-        """Once per process, in the background: compare the host's rows and the stored metadata of a
-        KB on a dropping backend (what a write cut by a restart left)."""
-        vectors = self.writes.vectors
-        reconcile = getattr(vectors, "reconcile", None)
-        done = getattr(vectors, "reconciled", None)
-        if not callable(reconcile) or not isinstance(done, set) or kb_id in done:
-            return
-        done.add(kb_id)
-
-        async def run() -> None:
-            try:
-                await reconcile(kb_id)
-            except Exception as exc:  # tried again by the next process; nothing of it is visible
-                done.discard(kb_id)
-                log.warning("reconciling the vectors and metadata of %s failed: %s", kb_id, exc)
-
-        self.writes.background.submit(("sidecar-reconcile", kb_id), run, interruptible=True)
 
     async def checked(self, kb: KbSettings) -> KbSettings:
         """``kb`` with its backend verdict: probed now when unknown or found by an older probe (once

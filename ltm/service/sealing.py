@@ -292,6 +292,8 @@ class SealedVectors:
         passes as it is). Returns them and the ids whose key is new, per user key. The write engine
         calls it before its host write, so a key that cannot be stored sends nothing."""
         await self.keyring.settle(collection)
+        if isinstance(self.inner, SidecarVectors):  # the sidecar's reads too, before the host write
+            await self.inner.prepare(collection, records)
         by_scope: dict[str, list[VectorRecord]] = {}
         for r in records:
             if _sealable(r.metadata):

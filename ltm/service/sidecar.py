@@ -53,6 +53,7 @@ import numpy as np
 
 from ..domain.backends import (
     DROPS_METADATA,
+    FILE_ID_END,
     FILE_ID_MARK,
     host_file_id,
     scope_tag,
@@ -599,6 +600,10 @@ class SidecarVectors:
         try:
             await self.inner.drop_collection(collection)
             if await self.dropping(collection) or await self.kv.keys(side_prefix(collection)):
+                try:  # Milvus and pgvector compare file ids as strings: every plugin row in one call
+                    await self.inner.delete(collection, {"file_id": {"$gte": FILE_ID_MARK, "$lt": FILE_ID_END}})
+                except Exception as exc:  # Valkey Search: no range on its TAG field
+                    log.info("no range delete of %s's rows (%s); they are listed and deleted", collection, exc)
                 await self._sweep(collection, keep=lambda tag: False)
         finally:
             for key in await self.kv.keys(side_prefix(collection)):
@@ -636,6 +641,26 @@ class SidecarVectors:
                 await self.inner.delete(collection, file_id_filter(names[i : i + IN_BATCH]))
                 n += len(names[i : i + IN_BATCH])
         return n
+
+    async def reconcile_all(self) -> dict[str, dict[str, int]]:
+        """:meth:`reconcile` every knowledge base whose backend drops metadata (the journal's
+        recovery runs it after a restart, before any write)."""
+        out: dict[str, dict[str, int]] = {}
+        if getattr(self.inner, "keeps_metadata", False):
+            return out
+        for key in await self.kv.keys(KB_PREFIX):
+            collection = key[len(KB_PREFIX) :]
+            if collection and collection not in self.reconciled and await self.dropping(collection):
+                out[collection] = await self.reconcile(collection)
+        return out
+
+    async def prepare(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        """Read the metadata of the scopes ``records`` belong to (the write engine calls it before
+        its host write, with the seal: a read that fails there refuses the write, never fences it)."""
+        if not await self.dropping(collection):
+            return
+        for user_key in sorted({str(r.metadata.get("user_key") or "") for r in records} - {""}):
+            await self._load(collection, scope_tag(collection, user_key), user_key)
 
     async def reconcile(self, collection: str) -> dict[str, int]:
         """Compare the host's rows and the stored metadata of ``collection`` by file id: a vector no

@@ -216,6 +216,14 @@ class Journal:
                     await self.fences.set_fence(lock_key, scope, entry["operation"], "half-finished before restart")
             report.append(outcome)
             log.warning("recovered operation %s (%s): %s", entry["op_id"], entry["operation"], state)
+        # on a backend that drops metadata, the two halves of the rows (vectors, metadata) are
+        # compared by file id once the journal is settled, before any write (ltm/service/sidecar.py)
+        reconcile = getattr(self.stores.vectors, "reconcile_all", None)
+        if callable(reconcile):
+            try:
+                await reconcile()
+            except Exception as exc:  # the next recovery tries again; what it would clean is invisible
+                log.warning("reconciling vectors and metadata after a restart failed: %s", exc)
         return report
 
     async def _audited(self, scope: Scope, op_id: str, operation: str, since: str) -> bool:
