@@ -352,10 +352,10 @@ class MemoryService:
 
     @property
     def vectors(self) -> VectorIndex:
-        """The vector store as it was given: its rows as stored (sealed). The verbs read and write
-        through :attr:`sealed`, which opens and seals them."""
+        """The vector store as it was given (the host's: the sidecar over it, ADR 0008): its rows
+        as stored (sealed). The verbs read and write through :attr:`sealed`, which opens and seals them."""
         vectors = self.writes.vectors
-        return vectors.inner if isinstance(vectors, SealedVectors) else vectors
+        return vectors.store if isinstance(vectors, SealedVectors) else vectors
 
     @property
     def sealed(self) -> SealedVectors:

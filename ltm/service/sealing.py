@@ -273,6 +273,16 @@ class SealedVectors:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    @property
+    def store(self) -> VectorIndex:
+        """The store the rows are written to, as the service reads it raw: the one it was given,
+        or the sidecar over it when that is not known to keep metadata (the host's: on a backend
+        that drops metadata the sidecar holds the rows' metadata)."""
+        side = self.inner
+        if isinstance(side, SidecarVectors) and getattr(side.inner, "keeps_metadata", False):
+            return side.inner
+        return side
+
     async def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
         """Seal (:meth:`seal_records`) and write. A write the store refused takes its new keys back."""
         sealed, fresh = await self.seal_records(collection, records)
