@@ -22,15 +22,8 @@ logger = logging.getLogger("tests.e2e")
 # Failures known on one storage leg (LTM_E2E_VDB) and not yet fixed, each with its precise cause: the
 # test runs and is reported xfail there (XPASS once fixed: then remove the entry), and stays strict on
 # every other leg. scripts/test-e2e-legs runs the legs; the lead's report names each entry.
-_SCAN = "tests/e2e/test_langbot_e2e.py::test_zy_a_normal_run_logs_no_plugin_warnings"
-_RECONCILE = (
-    "sidecar reconcile (ltm/service/sidecar.py) lists the host's file ids before taking a scope's lock; "
-    "run by a plugin restart while a bulk delete is removing rows, it counts the rows that delete just "
-    "removed as orphan vectors and logs WARNING 'reconciled <kb>: {vectors_deleted: 2 ...}'"
-)
 KNOWN_LEG_FAILURES: dict[tuple[str, str], str] = {
-    ("pgvector", _SCAN): _RECONCILE,
-    ("milvus", _SCAN): _RECONCILE,
+    # e.g. ("pgvector", "tests/e2e/test_langbot_e2e.py::test_zy_a_normal_run_logs_no_plugin_warnings"): "<cause>"
 }
 
 
