@@ -22,8 +22,15 @@ logger = logging.getLogger("tests.e2e")
 # Failures known on one storage leg (LTM_E2E_VDB) and not yet fixed, each with its precise cause: the
 # test runs and is reported xfail there (XPASS once fixed: then remove the entry), and stays strict on
 # every other leg. scripts/test-e2e-legs runs the legs; the lead's report names each entry.
+_KB_DELETE = "tests/e2e/test_kb_deletion_e2e.py::test_deleting_a_memory_kb_takes_its_tombstones"
+_SCHEMA_DELETE = (
+    "SidecarVectors.drop_collection (ltm/service/sidecar.py) first calls the host index's drop_collection, "
+    "a delete filtered on 'schema', which LangBot drops with a WARNING and skips; the file-id range delete "
+    "and the sweep after it do remove the rows (call the inner drop only when the store keeps metadata)"
+)
 KNOWN_LEG_FAILURES: dict[tuple[str, str], str] = {
-    # e.g. ("pgvector", "tests/e2e/test_langbot_e2e.py::test_zy_a_normal_run_logs_no_plugin_warnings"): "<cause>"
+    ("pgvector", _KB_DELETE): _SCHEMA_DELETE,
+    ("milvus", _KB_DELETE): _SCHEMA_DELETE,
 }
 
 
