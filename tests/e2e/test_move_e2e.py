@@ -78,7 +78,8 @@ def test_two_thousand_memories_move_to_another_deployment(stack: Stack, target: 
     lines = fetch_backup(call)
     backup_s = time.monotonic() - started
     counts = json.loads(lines[-1])["counts"]
-    assert counts["episode"] == MEMORIES and counts["audit"] > 0, counts
+    # the whole installation: the seeded memories and whatever the suite's earlier tests left in this stack
+    assert counts["episode"] >= MEMORIES and counts["audit"] > 0, counts
 
     # nothing there yet on the target (negative control of the recall check)
     assert not recalls(target, 0, 0)
@@ -86,7 +87,7 @@ def test_two_thousand_memories_move_to_another_deployment(stack: Stack, target: 
     assert moved["ok"] and moved["verified"] == counts, moved
     # a chunk whose page call timed out in the host (30 s) but was written by the plugin is skipped
     # when the script sends it again: written + skipped is every memory, once
-    assert moved["written"]["episode"] + moved["skipped"]["episode"] == MEMORIES, moved
+    assert moved["written"]["episode"] + moved["skipped"]["episode"] == counts["episode"], moved
     # again, as the operator's script does it: its own HTTP client, logged in with the operator's password
     script = PageApi.login(target.base_url, ADMIN_USER, ADMIN_PASSWORD, plugin=target.plugin.plugin_id)
     again = restore_lines(script, lines, chunk=CHUNK)
