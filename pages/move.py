@@ -5,7 +5,8 @@ the document travels in parts:
 
 - ``/backup`` ``{}`` builds the whole document once (one read of every memory, audited) and answers
   its first part with a ``backup_id``; ``{"backup_id", "part"}`` answers the next parts from the
-  copy kept here for :data:`KEEP_S` (a copy in this process's memory, never stored);
+  copy the installation's service holds (``MemoryService.held_backups``: memory only, never
+  stored, dropped by every erase);
 - ``/restore/check`` ``{"header", "trailer", "shas", "kinds"}``: the whole document's digest and
   counts, before the first write;
 - ``/restore`` ``{"lines", "kb_map", "verify"}``: one chunk (the header line first) restored, or
@@ -16,8 +17,6 @@ The console and ``python -m pages.move_cli`` drive these the same way.
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
 from ltm.service import BACKUP_MAX_CHUNK_LINES, BACKUP_MAX_LINE_CHARS, Actor, MemoryService
@@ -25,20 +24,6 @@ from ltm.service import BACKUP_MAX_CHUNK_LINES, BACKUP_MAX_LINE_CHARS, Actor, Me
 from .requests import BadRequest, Body
 
 PART_LINES = 400
-KEEP_S = 900.0
-MAX_KEPT = 2
-_KEPT: dict[str, tuple[float, list[str]]] = {}
-
-
-def _keep(lines: list[str]) -> str:
-    now = time.monotonic()
-    for k in [k for k, (t, _) in _KEPT.items() if now - t > KEEP_S]:
-        del _KEPT[k]
-    while len(_KEPT) >= MAX_KEPT:
-        del _KEPT[min(_KEPT, key=lambda k: _KEPT[k][0])]
-    bid = uuid.uuid4().hex
-    _KEPT[bid] = (now, lines)
-    return bid
 
 
 async def backup_route(service: MemoryService, body: Body, actor: Actor) -> dict[str, Any]:
@@ -46,13 +31,13 @@ async def backup_route(service: MemoryService, body: Body, actor: Actor) -> dict
     part = body.integer("part", 0, 0, 1_000_000)
     if not bid:
         lines = await service.backup(actor)
-        bid = _keep(lines)
+        bid = service.held_backups.keep(lines)
     else:
         service.require_mover("backup", actor)
-        kept = _KEPT.get(bid)
-        if kept is None:
+        held = service.held_backups.get(bid)
+        if held is None:
             raise BadRequest("move.expired")
-        lines = kept[1]
+        lines = held
     parts = max(1, -(-len(lines) // PART_LINES))
     if part >= parts:
         raise BadRequest("err.field_range", field="part", lo=0, hi=parts - 1)

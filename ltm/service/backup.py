@@ -53,6 +53,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -210,6 +212,45 @@ def parse_record(n: int, text: str) -> Record | dict[str, Any]:
     if actual != sha:
         raise ValidationError(f"line {n}: checksum mismatch", key="move.error.checksum", line=n)
     return Record(n, kind, kb, owner, rid, body["v"], sha)
+
+
+class HeldBackups:
+    """Backup documents built for the console, held in this installation's memory until their parts
+    are fetched (``KEEP_S``, at most ``MAX_HELD``). They hold memory text, so every erase drops
+    them all (:data:`.erasure.COPIES`): a part fetched after a forget never carries the forgotten
+    row, the operator builds the backup again."""
+
+    KEEP_S = 900.0
+    MAX_HELD = 2
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._held: dict[str, tuple[float, list[str]]] = {}
+
+    def keep(self, lines: list[str]) -> str:
+        """Hold ``lines``; returns the id its parts are fetched by."""
+        now = self._clock()
+        for k in [k for k, (t, _) in self._held.items() if now - t > self.KEEP_S]:
+            del self._held[k]
+        while len(self._held) >= self.MAX_HELD:
+            del self._held[min(self._held, key=lambda k: self._held[k][0])]
+        bid = uuid.uuid4().hex
+        self._held[bid] = (now, lines)
+        return bid
+
+    def get(self, bid: str) -> list[str] | None:
+        """The held document ``bid``, or None when it expired or an erase dropped it."""
+        held = self._held.get(bid)
+        if held is None or self._clock() - held[0] > self.KEEP_S:
+            self._held.pop(bid, None)
+            return None
+        return held[1]
+
+    def drop_all(self) -> int:
+        """Forget every held document (an erase ran). Returns how many were held."""
+        n = len(self._held)
+        self._held.clear()
+        return n
 
 
 # --------------------------------------------------------------------------------------------

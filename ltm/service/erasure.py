@@ -80,6 +80,16 @@ COPIES: tuple[Copy, ...] = (
     Copy("tombstones", "plugin storage tomb/<kb>/<user key>/<hash>", "keep a hash of the value, never its text"),
     Copy("audit log", "plugin storage audit/<kb>/<user key>/...", "holds ids, counts and reasons, never memory text"),
     Copy("exports", "the reply or download of one request", "never stored by the plugin"),
+    Copy(
+        "backups awaiting download",
+        "memory: MemoryService.held_backups (the console's Move tab, 15 minutes)",
+        "every held backup dropped (after_delete, drop_kb): the operator builds it again",
+    ),
+    Copy(
+        "metadata of a metadata-dropping store",
+        "plugin storage side/<kb>/<scope tag>/ (sidecar.py), sealed",
+        "the deleting mutation: metadata before the vector; a dropped KB's all at once",
+    ),
     Copy("logs", "the plugin's log", "ids and counts only, never memory text"),
 )
 
@@ -147,6 +157,7 @@ class Erasure:
         if not ids:
             return Erased()
         snapshots = candidates = 0
+        self.service.held_backups.drop_all()  # a held backup must not hand out an erased row
         try:
             await self.service.sealed.settle_keys()  # the rows' seal keys: what the store keeps no longer opens
             await self.service.writes.index.flush_snapshots()
@@ -188,6 +199,7 @@ class Erasure:
         Returns the keys deleted."""
 
         kv, n = self.kv, 0
+        self.service.held_backups.drop_all()
         snapshots = self.service.writes.index.snapshots
         if snapshots is not None:  # its recall snapshots now, not when background work next runs
             await snapshots.drop_collection(kb_id)

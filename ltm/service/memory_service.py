@@ -28,7 +28,7 @@ from . import transfer
 from .audit import AuditLog
 from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
-from .backup import RestoreReport
+from .backup import HeldBackups, RestoreReport
 from .block_renderer import BlockRenderer
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
@@ -114,6 +114,7 @@ class MemoryService:
         self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
         # one erase of every copy of a deleted row, run by the write engine after each delete
         self.erasure = Erasure(self)
+        self.held_backups = HeldBackups()  # backup documents awaiting download: dropped by every erase
         self.writes.on_erased = self.erasure.after_delete
         # the last-turn snapshot is written after the turn (the reply does not need it)
         self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)

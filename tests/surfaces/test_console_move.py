@@ -18,7 +18,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from ltm.domain.filters import Criteria
 from ltm.service import backup as bk
 from pages import move as move_routes
-from tests.support import KB, build_service
+from tests.support import ADMIN, KB, build_service
 from tests.support.console.seed import seeded_service
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
@@ -111,6 +111,24 @@ async def test_an_unknown_backup_id_or_part_is_refused(tmp_path: Path) -> None:
     assert await refused(page, "/backup", {"backup_id": first["backup_id"], "part": first["parts"]})
     assert await refused(page, "/restore", {"lines": "not a list"})
     assert await refused(page, "/restore", {"lines": ["{}"]})
+
+
+async def test_a_held_backup_is_dropped_by_a_forget(tmp_path: Path, monkeypatch: Any) -> None:
+    """A backup built before a forget never hands out the forgotten row: every erase drops the
+    held documents (erasure.COPIES). Control: before the forget its next part is served and holds it."""
+    monkeypatch.setattr(move_routes, "PART_LINES", 1)  # one line a part: the row is in a later part
+    seeded = await seeded_service(tmp_path)
+    page = make_page(seeded.service)
+    first = await ok(page, "/backup", {})
+    bid = first["backup_id"]
+    parts = [(await ok(page, "/backup", {"backup_id": bid, "part": p}))["lines"][0] for p in range(1, first["parts"])]
+    assert any(seeded.bob_id in line for line in parts)  # positive control: held, served, with Bob's row
+    await seeded.service.forget(seeded.bob, seeded.bob_id, ADMIN)
+    assert seeded.service.held_backups.get(bid) is None
+    assert await refused(page, "/backup", {"backup_id": bid, "part": 1})
+    again = await fetch(page)  # built again: without the forgotten row
+    episodes = [json.loads(line) for line in again[1:-1] if json.loads(line)["k"] == "episode"]
+    assert episodes and seeded.bob_id not in {e["id"] for e in episodes}
 
 
 U1 = Session(launcher_type="person", launcher_id="u1", sender_id="u1", bot_uuid=BOT)
