@@ -386,6 +386,24 @@ def test_operator_works_through_every_panel(stack: Stack, browser: Any, chat_dat
         assert fences.locator('[data-role="no-fences"], tr').count() >= 1, fences.inner_text()
         d.shot("09-diagnostics-fences")
 
+        # -- Move: back up the whole installation, then restore that document into the same one:
+        # every record is already there (skipped, nothing written) and every record reads back.
+        d.tab("move")
+        d.f.locator("#move-backup").click()
+        backup = d.f.locator("#move-backup-text")
+        backup.wait_for()
+        text = backup.input_value()
+        assert '"ltm-backup/1"' in text.splitlines()[0], text[:200]
+        assert data.tea_id in text  # positive control: the chat's memory is in the backup
+        d.shot("09b-move-backup")
+        d.f.locator("#move-paste").fill(text)
+        d.f.locator("#move-restore").click()
+        report = d.f.locator('#move-report[data-ok="true"]')
+        report.wait_for(timeout=120_000)
+        # restoring into the installation it came from writes nothing: every record is skipped
+        assert re.search(r"Written\s*0\b", report.inner_text()), report.inner_text()
+        d.shot("09c-move-restored")
+
         # -- Candidates: the chat's statement waits for a person; accepting writes a memory.
         d.tab("candidates")
         cand = d.f.locator("#panel-candidates article[data-candidate-id]", has_text=data.candidate_text)

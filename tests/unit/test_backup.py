@@ -113,6 +113,20 @@ async def test_restoring_twice_changes_nothing(tmp_path: Path) -> None:
     assert again == keys
 
 
+async def test_restoring_into_the_installation_it_came_from_changes_nothing(tmp_path: Path) -> None:
+    """A backup restored where it was taken (a roll back): every record, audit entries included,
+    is already there. Control: the document does carry audit entries."""
+    src = await seeded(tmp_path)
+    lines = await bk.backup(src, OPERATOR)
+    assert json.loads(lines[-1])["counts"]["audit"] > 0
+    keys = {k: await src.kv.get(k) for k in await src.kv.keys("") if not k.startswith("audit/")}
+    head, body = lines[0], lines[1:-1]
+    report = await bk.restore(src, OPERATOR, [head, *body], None)
+    assert sum(report.written.values()) == 0 and not report.conflicts, report
+    assert report.skipped["audit"] == json.loads(lines[-1])["counts"]["audit"]
+    assert {k: await src.kv.get(k) for k in await src.kv.keys("") if not k.startswith("audit/")} == keys
+
+
 async def test_an_interrupted_restore_resumed_completes(tmp_path: Path) -> None:
     src = await seeded(tmp_path)
     dst = await target(tmp_path)
