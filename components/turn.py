@@ -17,9 +17,8 @@ from ltm.service import Actor, FencedError, LtmError, MemoryService, Scope
 log = logging.getLogger(__name__)
 
 CONTEXT_VAR = "_ltm_context"
-# The memory KB the listener took off ``_knowledge_base_uuids`` (so that the runner does not recall
-# it twice). The host answers ``list_pipeline_knowledge_bases`` from that same variable, so after the
-# edit this is the only place the turn's memory KB is still written down.
+# Written by versions that took the memory KB off ``_knowledge_base_uuids``; still read, so that a
+# query begun before an upgrade resolves the same KB.
 MEMORY_KB_VAR = "_ltm_memory_kb"
 
 
@@ -40,7 +39,7 @@ async def query_vars(plugin: Any, query_id: int | None) -> dict[str, Any]:
 
 
 def turn_knowledge_bases(variables: dict[str, Any]) -> list[str]:
-    """The turn's candidate memory KBs, in order: the one the listener set aside, then the pipeline's."""
+    """The turn's candidate memory KBs, in order: one set aside by an earlier version, then the pipeline's."""
     listed = variables.get("_knowledge_base_uuids")
     kbs = [str(k) for k in listed] if isinstance(listed, list) else []
     aside = variables.get(MEMORY_KB_VAR)

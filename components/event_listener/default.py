@@ -24,7 +24,7 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.carry import carrying
 from components.event_listener.early import EarlyTurns
-from components.turn import CONTEXT_VAR, MEMORY_KB_VAR, scope_of_turn
+from components.turn import CONTEXT_VAR, scope_of_turn
 from ltm.i18n import error_text
 from ltm.service import (
     HOST_CALLS,
@@ -82,13 +82,12 @@ async def inject_memory(
     if early is not None:
         early.learn(ctx.event.session_name, kb)
     log.info("memory scope resolved: %s (kb=%s, isolation=%s)", scope.user_key, kb or "-", scope.isolation)
-    kb_list = [str(k) for k in (variables.get("_knowledge_base_uuids") or [])]
+    # ``_knowledge_base_uuids`` stays as the host set it: a runner retrieves from its own selector's
+    # KBs whatever the variable says (host reference section 3), so editing it costs two host calls
+    # and changes nothing; the engine answers the served chat with nothing instead.
 
     def host_writes(payload: dict[str, Any] | None) -> list[Awaitable[Any]]:
         writes: list[Awaitable[Any]] = []
-        if kb in kb_list:  # the runner must not recall the memory KB a second time
-            writes.append(ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_list if k != kb]))
-            writes.append(ctx.set_query_var(MEMORY_KB_VAR, kb))
         if payload is not None:
             writes.append(ctx.set_query_var(CONTEXT_VAR, payload))
         note_host_call(len(writes))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.stack import WEBCHAT_BOT_UUID, Stack
+from e2e.stack import WEBCHAT_BOT_UUID, Stack, wait_for
 from tests.e2e.store_reader import plugin_rows, vector_rows
 from tests.e2e.test_langbot_e2e import (
     all_texts,
@@ -70,6 +70,15 @@ def test_two_people_and_a_group_keep_their_memories_apart(stack: Stack) -> None:
             assert not any(c in got for c in others), f"{name}'s scope retrieves another chat's record: {got}"
 
 
+def stored_until(stack: Stack, needle: str, timeout: float = 15.0) -> bool:
+    """Whether ``needle`` shows in LangBot's plugin storage within ``timeout`` seconds."""
+    try:
+        wait_for(f"{needle!r} in plugin storage", lambda: needle in plugin_rows(stack), timeout, interval=0.5)
+    except Exception:  # the caller's assertion says what was expected
+        return False
+    return True
+
+
 @needs_fake_model
 def test_forget_takes_the_record_out_of_the_vector_store_and_plugin_storage(stack: Stack) -> None:
     with stack.connect() as chat:
@@ -80,7 +89,8 @@ def test_forget_takes_the_record_out_of_the_vector_store_and_plugin_storage(stac
         before = retrieve_until(stack, query, scope, "padlock")
         assert "padlock" in before, f"positive control: the memory is not retrievable before the forget: {before}"
         chat.send("Where is the boathouse padlock code? And when are the boats repainted?")  # a last-turn snapshot
-        assert SECRET in plugin_rows(stack), "positive control: the turn's snapshot in plugin storage shows it"
+        # the recall snapshot is flushed in the background, 2 s after the last change
+        assert stored_until(stack, SECRET), "positive control: the turn's snapshot in plugin storage shows it"
         rows = vector_rows(stack)
         if rows is not None:
             ids = {r.id for r in rows}

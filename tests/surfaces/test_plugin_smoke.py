@@ -99,7 +99,8 @@ async def test_whole_plugin_loads_and_every_surface_runs_once() -> None:
     assert qv["_ltm_context"]["episodes"][0]["id"] == first_id
     ref = qv["_ltm_context"]["episodes"][0]["ref"]
     assert first_id.startswith(f"ep_{ref}") and f"\n{ref}|" in prompt[1].content  # the block's short id
-    assert qv["_knowledge_base_uuids"] == ["other-kb"]  # the runner will not recall the memory KB twice
+    # the pipeline's KB list is left as the host set it (editing it does not stop a runner: host ref)
+    assert qv["_knowledge_base_uuids"] == [KB, "other-kb"] and "_ltm_memory_kb" not in qv
 
     # Another session of the same bot: positive control above, nothing here.
     other = await run_listener(ctl, fake, 3, "what tea do I like?", session="u2")

@@ -1,6 +1,6 @@
 """One turn, one scope: the listener, a tool and the command derive the same memory scope from the
-same host facts (``components.turn.scope_of_turn``), also after the listener has taken the
-memory KB off ``_knowledge_base_uuids``. Observed where every surface ends: the scope each asks the
+same host facts (``components.turn.scope_of_turn``), also for a query an earlier version's listener
+had taken the memory KB off ``_knowledge_base_uuids`` for. Observed where every surface ends: the scope each asks the
 service for."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def same(a: Scope, b: Scope) -> None:
 async def three(turns: Turns, launcher: str, lid: str, session: Session) -> list[Scope]:
     qid = turns.query(launcher, lid, "alice")
     heard = await turns.listener(qid, f"{launcher}_{lid}")
-    assert turns.fake.queries[qid].variables["_knowledge_base_uuids"] == ["other-kb"]  # the KB set aside
+    assert turns.fake.queries[qid].variables["_knowledge_base_uuids"] == [KB, "other-kb"]  # left as the host set it
     used = await turns.tool(qid, session)  # the same query, after the listener's edit
     typed = await turns.command(turns.query(launcher, lid, "alice"), session)
     return [heard, used, typed]
@@ -164,3 +164,18 @@ def test_the_three_call_shapes_name_one_identity(launcher: str, lid: str, sender
     assert derive_scope(**heard) == derive_scope(**used)
     other = "group" if launcher == "person" else "person"  # the control: another chat, another scope
     assert derive_scope(**turn_identity(turn_vars(other, lid, sender), session=session)) != derive_scope(**used)
+
+
+async def test_a_query_an_earlier_version_edited_resolves_the_same_kb(turns: Turns) -> None:
+    """Earlier versions took the memory KB off ``_knowledge_base_uuids`` and wrote it to
+    ``_ltm_memory_kb``; a tool call on such a query still finds the memory KB. The control: without
+    that variable the same edited query finds no memory KB of its own."""
+    session = Session(launcher_type="person", launcher_id="alice", sender_id="alice", bot_uuid=BOT)
+    qid = turns.query("person", "alice", "alice")
+    variables = turns.fake.queries[qid].variables
+    variables["_knowledge_base_uuids"] = ["other-kb"]
+    variables["_ltm_memory_kb"] = KB
+    assert (await turns.tool(qid, session)).collection == KB
+    del variables["_ltm_memory_kb"]
+    out = await component(turns.ctl, "Tool", "recall_memory").call({"query": "drink"}, session, qid)
+    assert out.get("ok") is not True or turns.asked[-1].collection != KB, out
