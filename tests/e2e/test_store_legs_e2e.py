@@ -114,6 +114,7 @@ def test_forget_takes_the_record_out_of_the_vector_store_and_plugin_storage(stac
         named = [r for r in rows if secret["id"] in (r.uuid, r.text) or secret["id"] in r.file_id]
         assert not named, f"a record still names the forgotten id: {named}"
         assert control["id"] in ids, f"positive control: the kept record left {stack.backends.vdb} too"
-    stored = plugin_rows(stack)
-    assert SECRET not in stored, "the forgotten text is still in plugin storage"
-    assert CONTROL in stored, "positive control: the kept memory is still in plugin storage (its recall snapshot)"
+    assert SECRET not in plugin_rows(stack), "the forgotten text is still in plugin storage"
+    # the kept memory's recall snapshot may be rewritten in the background after the forget
+    assert stored_until(stack, CONTROL), "positive control: the kept memory is still in plugin storage"
+    assert SECRET not in plugin_rows(stack), "a background rewrite brought the forgotten text back"
