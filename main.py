@@ -32,7 +32,7 @@ from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.installation import Installation
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.settings import ConfigCache
-from ltm.service.turns import ServedTurns
+from ltm.service.served_turns import ServedTurns
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.errors import error_line
 from components.commands.parser import ROW_OF, VERBS, Parsed, ParseError, parse
-from components.turn import scope_of_turn
+from components.turn_scope import scope_of_turn
 from ltm.i18n import t
 from ltm.service import (
     Actor,

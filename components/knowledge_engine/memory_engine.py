@@ -1,6 +1,6 @@
 """KnowledgeEngine: memory KBs. Retrieval honours the session identity the host passes in
 ``retrieval_settings`` and never returns records of another scope or a non-active status. A chat
-whose turn the listener's memory block already served gets no second copy (see ``ltm.service.turns``)."""
+whose turn the listener's memory block already served gets no second copy (see ``ltm.service.served_turns``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
 from components.carry import carried
-from components.turn import lang_of, tool_scope
+from components.turn_scope import lang_of, tool_scope
 from ltm.i18n import error_text
 from ltm.service import LtmError, ValidationError, bounded_int, neutralize_data, parse_instant
 

@@ -29,6 +29,7 @@ from .background import CHAT_GRACE_S, OPERATOR_GRACE_S
 from .backup import MAX_CHUNK_LINES as BACKUP_MAX_CHUNK_LINES
 from .backup import MAX_LINE_CHARS as BACKUP_MAX_LINE_CHARS
 from .backup import RestoreReport
+from .chat_turn import Injection
 from .consolidation import Consolidator, Preview, RunResult
 from .episodes import EXPIRES_BY
 from .health import HealthReport, explain
@@ -36,10 +37,9 @@ from .memory_service import Actor, MemoryService, Overview, RecalledEpisode, Rec
 from .people import FORGET_ME_TTL_S, Holdings, PersonErasure
 from .prefetch import TURN_TIMES, note_time
 from .review import Candidate, ExtractReport, ReviewQueue, forget_tombstone_id
+from .served_turns import ServedTurns, identity
 from .snapshots import InjectionSnapshot
 from .transfer import ImportReport
-from .turn import Injection
-from .turns import ServedTurns, identity
 
 __all__ = [
     # moving a whole installation (ltm-backup/1)

@@ -28,7 +28,7 @@ from .installation import Installation
 from .memory_service import MemoryService
 from .retire import RetirePipeline
 from .review import ReviewQueue
-from .turns import ServedTurns
+from .served_turns import ServedTurns
 
 
 def wire(

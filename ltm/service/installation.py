@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .consolidation import Consolidator
 from .memory_service import MemoryService
 from .review import ReviewQueue
-from .turns import ServedTurns
+from .served_turns import ServedTurns
 
 log = logging.getLogger(__name__)
 

@@ -30,6 +30,7 @@ from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .backup import HeldBackups, RestoreReport
 from .block_renderer import BlockRenderer
+from .chat_turn import Injection, SnapshotWriter, prepare_turn
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
@@ -46,11 +47,10 @@ from .retention import Retention
 from .retire import RetireEvent
 from .scope_index import ScopeIndex
 from .sealing import SealedVectors
+from .served_turns import Identity, ServedTurns
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
 from .transfer import ImportReport
-from .turn import Injection, Publish, SnapshotWriter, prepare_turn
-from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
 
@@ -439,12 +439,11 @@ class MemoryService:
         query_id: int | None = None,
         served: ServedTurns | None = None,
         who: Identity | None = None,
-        publish: Publish | None = None,
     ) -> Injection | None:
-        """One chat turn's memory block, payload and snapshot (:func:`.turn.prepare_turn`)."""
+        """One chat turn's memory block, payload and snapshot (:func:`.chat_turn.prepare_turn`),
+        returned for the caller to publish; then :meth:`record_turn`."""
         return await prepare_turn(
-            self.recall,
-            self.save_injection,
+            self.recaller.recall,
             self.settings,
             self.block_renderer,
             scope,
@@ -453,9 +452,13 @@ class MemoryService:
             query_id=query_id,
             served=served,
             who=who,
-            publish=publish,
-            later=self.snapshot_writer.later,
         )
+
+    def record_turn(self, scope: Scope, injection: Injection) -> None:
+        """The turn's block is in place and its host writes are answered: its snapshot is queued,
+        written after the turn (:meth:`.chat_turn.SnapshotWriter.later`). Queued only now, so that
+        where background work starts at once its storage write does not go ahead of them."""
+        self.snapshot_writer.later(scope, injection.snapshot)
 
     async def known_scopes(self) -> KnownScopes:
         """The memory spaces the stores hold records for (:func:`.known_scopes.known_scopes`)."""
