@@ -22,7 +22,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
-from components.carry import carrying
+from components.background_calls import running_background_work
 from components.event_listener.early import EarlyTurns
 from components.turn_scope import CONTEXT_VAR, scope_of_turn
 from ltm.i18n import error_text
@@ -209,7 +209,7 @@ class MemoryListener(EventListener):
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
-                async with carrying(self.plugin):
+                async with running_background_work(self.plugin):
                     served = getattr(self.plugin, "served_turns", None)
                     await metered_turn(self.plugin.service, ctx, served, early=self.early)
             except LtmError as exc:  # e.g. a KB on a backend that drops metadata: said once, in the log
@@ -225,7 +225,7 @@ class MemoryListener(EventListener):
                 # turn's deferred writes wait for the next call that carries work (the next hook)
                 return
             try:
-                async with carrying(self.plugin):
+                async with running_background_work(self.plugin):
                     key = getattr(ctx, "query_uuid", None) or getattr(ctx, "query_id", None)
                     if key is not None and key in seen:
                         return  # the host emits this event once per reply part; extract once per turn

@@ -121,7 +121,7 @@ __all__ = [
     "render_shipped",
     "to_iso",
     "unstorable",
-    # the installation's live calls (components/carry.py) and the host calls a turn counts
+    # the installation's live calls (components/background_calls.py) and the host calls a turn counts
     "CHAT_GRACE_S",
     "HOST_CALLS",
     "TURN_TIMES",

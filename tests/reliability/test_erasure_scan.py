@@ -145,9 +145,9 @@ async def scan(inst: Installation, kind: str, tmp: Path, user_keys: list[str]) -
 
 
 async def _seed(kind: str, tmp: Path, verb: str) -> tuple[Installation, Any, Any, str]:
-    svc = await build_service(kind, tmp, isolation="bot")
+    svc = await build_service(kind, tmp, isolation="bot", review=lambda s: ReviewQueue(s))
     await svc.register_kb(OTHER_KB, {"embedding_model": "hash", "isolation": "bot"})
-    inst = build(svc, review=lambda s: ReviewQueue(s))
+    inst = build(svc)
     alice = await scope_of(svc, "person_alice", "alice")
     group = await scope_of(svc, "group_g1", "bob")
     if verb == "document_delete":

@@ -54,7 +54,7 @@ from ltm.domain.storage_keys import speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
 from ltm.service.compose import build
 from ltm.service.snapshots import InjectionSnapshot
-from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
+from tests.support import HostLimitedKeyValueStore, make_index, with_consolidator, with_review
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
@@ -641,16 +641,23 @@ async def listings(world: World) -> Listings:
     from ltm.domain.storage_keys import l2_lock_key
     from ltm.service.consolidation import ConsolidationSettings
 
-    svc = world.service
-    review = reviewed(svc)
-
     class Model:
         async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
             return _consolidation_answer([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
-    cons = consolidated(
-        svc, Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+    # the plugin's graph over the world's stores: a service made with a review queue and a consolidator
+    svc = MemoryService(
+        kv=world.service.kv,
+        vectors=world.service.vectors,
+        embedder_for=world.service.embedder_for,
+        settings=_settings,
+        review=with_review(),
+        consolidator=with_consolidator(
+            Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+        ),
     )
+    review, cons = svc.review, svc.consolidator
+    assert review is not None and cons is not None
     made: dict[str, dict[str, Ident]] = {
         k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
     }
