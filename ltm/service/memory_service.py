@@ -143,7 +143,7 @@ class MemoryService:
         self.erasure = Erasure(self)
         self.held_backups = HeldBackups()  # backup documents awaiting download: dropped by every erase
         # the last-turn snapshot is written after the turn (the reply does not need it)
-        self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)
+        self.snapshot_writer = SnapshotWriter(self.snapshots.save_injection, self.background)
         # the memory block off the event loop, and a turn's refusal of the operator's template
         self.block_renderer = BlockRenderer()
         self.ledger = UsageLedger(lambda: self.writes.kv, clock, self.background)

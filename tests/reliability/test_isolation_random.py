@@ -620,6 +620,7 @@ def profile_group(session: str, bot: str, kb: str | None = None) -> tuple[str, .
 
 @dataclass
 class Listings:
+    service: MemoryService  # the plugin's graph over the world's stores: made with the two below
     review: Any
     consolidator: Any
     fenced: MemoryService  # a second service over a copy of the store, with fences written in it
@@ -699,7 +700,7 @@ async def listings(world: World) -> Listings:
             await kv.set("fence/" + lock, json.dumps(record).encode())
             made["fence"][lock] = ident
     fenced = MemoryService(kv=kv, vectors=svc.vectors, embedder_for=lambda c, kb: _EMBEDDER, settings=Settings)
-    return Listings(review, cons, fenced, made)
+    return Listings(svc, review, cons, fenced, made)
 
 
 def _check_listing(
@@ -737,7 +738,7 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
     from pages.router import handle
     from pages.scopes import known_scopes
 
-    svc, made = world.service, listings.made
+    svc, made = listings.service, listings.made  # the service the review queue and consolidator are of
 
     async def console(service: MemoryService, endpoint: str, ident: Ident, **extra: Any) -> Any:
         req = PageRequest(endpoint=endpoint, method="POST", body=_scope_body(ident, **extra))
