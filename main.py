@@ -15,6 +15,8 @@ installation and one state, built in :meth:`initialize`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from langbot_plugin.api.definition.plugin import BasePlugin
@@ -31,18 +33,29 @@ from ltm.service.compose import build
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.installation import Installation
 from ltm.service.review import ReviewQueue, ReviewSettings
+from ltm.service.served_turns import ServedTurns
 from ltm.service.settings import ConfigCache
-from ltm.service.turns import ServedTurns
 
 log = logging.getLogger(__name__)
 
 DEDICATED = ""  # the state key of the one installation of a dedicated runtime
 
 
-def compose(plugin: LongTermMemory, *, served_turns: ServedTurns | None = None) -> Installation:
+def compose(
+    plugin: LongTermMemory,
+    *,
+    served_turns: ServedTurns | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> Installation:
     """The object graph of one installation, not yet started. Settings are read per call from the
     invocation's config (``plugin.get_config()`` is task-local), so a state never holds another's
-    config."""
+    config. ``clock``: the time every part reads (a stand-in host or a test gives its own; the
+    service's, now, by default)."""
+    chat = HostChatModel(plugin)
+    timed: dict[str, Any] = {"clock": clock} if clock is not None else {}
+    # The review queue guards every write (tombstones, conflicts) and records the tombstone of
+    # forget --never; consolidation gives a removed summary's sources back and removes what was
+    # derived from a removed source. Both are made by the service, over it, at its construction.
     service = MemoryService(
         kv=HostKeyValueStore(plugin),
         vectors=HostVectorIndex(plugin),
@@ -50,23 +63,17 @@ def compose(plugin: LongTermMemory, *, served_turns: ServedTurns | None = None) 
         settings=ConfigCache(plugin.get_config, Settings.from_config),
         reranker_for=lambda collection, kb: HostReranker(plugin, kb.rerank_model),
         # in the installed package every host call needs a live invocation: background work is
-        # carried by the installation's calls (components/carry.py), never by a detached task
+        # carried by the installation's calls (components/background_calls.py), never by a detached task
         background=Background(live=invocation_probe(plugin)),
-    )
-    chat = HostChatModel(plugin)
-    # The review queue guards every write (tombstones, conflicts) and records the tombstone of
-    # forget --never; consolidation gives a removed summary's sources back and removes what was
-    # derived from a removed source.
-    return build(
-        service,
         review=lambda svc: ReviewQueue(
             svc, settings=ConfigCache(plugin.get_config, ReviewSettings.from_config), model=chat
         ),
         consolidator=lambda svc: Consolidator(
             svc, chat, settings=ConfigCache(plugin.get_config, ConsolidationSettings.from_config)
         ),
-        served_turns=served_turns,
+        **timed,
     )
+    return build(service, served_turns=served_turns)
 
 
 class LongTermMemory(BasePlugin):

@@ -107,15 +107,18 @@ def _carried(block: str, facts: list[str]) -> float:
 
 async def run_topic(name: str, topic: dict[str, Any]) -> dict[str, Any]:
     emb = HashingEmbedder()
-    svc = MemoryService(kv=MemoryKeyValueStore(), vectors=NumpyIndex(), embedder_for=lambda c, kb: emb)
+    consolidation = ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0)
+    svc = MemoryService(
+        kv=MemoryKeyValueStore(),
+        vectors=NumpyIndex(),
+        embedder_for=lambda c, kb: emb,
+        consolidator=lambda s: Consolidator(s, _model(topic["summary"]), settings=lambda: consolidation),
+    )
     await svc.register_kb(KB, {"embedding_model": "hash"})
     scope = await svc.scope_for(kb_id=KB, session_name=f"person_{name}", bot_uuid="bot", sender_id="u1")
     for text in topic["sources"]:
         await svc.remember(scope, {"content": text}, ADMIN)
-    consolidation = ConsolidationSettings(enabled=True, model_uuid="bench", min_age_days=0)
-    cons = build(
-        svc, consolidator=lambda s: Consolidator(s, _model(topic["summary"]), settings=lambda: consolidation)
-    ).consolidator
+    cons = build(svc).consolidator
     assert cons is not None
     before, ids_before = _block(await svc.recall(scope, topic["query"]))
     preview = await cons.preview(scope, ADMIN)

@@ -6,8 +6,8 @@ The stand-in does two deterministic things instead:
 - a plain statement about the user or the group ("My name is…", "I live in…", "we decided…",
   我叫…, 我住在…, 我们决定…) becomes one ``remember`` call with the statement as its content;
 - a question is answered from the memory block the plugin injected into the system prompt (the
-  rows between ``<ltm-memory-data>`` markers, read with the plugin's own ``read_block``; a JSON body
-  is read too): the memory sharing most words with the question.
+  rows between ``<ltm-memory-data>`` markers, read with the stack's ``read_block``,
+  ``e2e/block_reader.py``; a JSON body is read too): the memory sharing most words with the question.
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ import json
 import re
 from typing import Any
 
-from tests.support.block_reader import read_block
-
-BEGIN, END = "<ltm-memory-data>", "</ltm-memory-data>"
+from e2e.block_reader import BEGIN, END, read_block
 
 _STATEMENT_EN = re.compile(
     r"^\s*(my (name|job|birthday|favou?rite \w+|\w+) (is|are)|i am|i'm|call me|i live|i work|i moved|i like|i love|"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 
 from ltm.service import MemoryService
-from tests.support import build_service
+from tests.support import Clock, build_service
 from tests.support.backends import ENGINES
 from tests.support.chroma_clients import closed_after, record_clients
 
@@ -68,9 +68,15 @@ def _close_test_chroma_clients() -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def clock() -> Clock:
+    """The clock ``service`` and ``fast_service`` are made with: now, until the test moves it."""
+    return Clock()
+
+
 @pytest.fixture(params=list(ENGINES))
-async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MemoryService]:
-    svc = await build_service(request.param, tmp_path)
+async def service(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> AsyncIterator[MemoryService]:
+    svc = await build_service(request.param, tmp_path, clock=clock)
     yield svc
     close = getattr(svc.vectors, "close", None)
     if close:
@@ -78,5 +84,5 @@ async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 
 @pytest.fixture
-async def fast_service(tmp_path: Path) -> MemoryService:
-    return await build_service("numpy", tmp_path)
+async def fast_service(tmp_path: Path, clock: Clock) -> MemoryService:
+    return await build_service("numpy", tmp_path, clock=clock)

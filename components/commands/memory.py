@@ -29,12 +29,12 @@ from typing import Any
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.carry import OPERATOR_GRACE_S, carried
+from components.background_calls import OPERATOR_GRACE_S, runs_background_work
 from components.commands import render, rights
 from components.commands.consolidate import consolidate_preview, consolidate_run
 from components.commands.errors import error_line
 from components.commands.parser import ROW_OF, VERBS, Parsed, ParseError, parse
-from components.turn import scope_of_turn
+from components.turn_scope import scope_of_turn
 from ltm.i18n import t
 from ltm.service import (
     Actor,
@@ -99,7 +99,7 @@ class MemoryCommand(Command):
     def review(self) -> ReviewQueue | None:
         return getattr(self.plugin, "review", None)
 
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def respond(self, ctx: ExecuteContext) -> list[str]:
         """Replies for one command line. Never raises: every failure becomes a localized message."""
         lang = "en_US"

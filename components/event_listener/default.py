@@ -15,16 +15,16 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
-from components.carry import carrying
+from components.background_calls import running_background_work
 from components.event_listener.early import EarlyTurns
-from components.turn import CONTEXT_VAR, scope_of_turn
+from components.turn_scope import CONTEXT_VAR, scope_of_turn
 from ltm.i18n import error_text
 from ltm.service import (
     HOST_CALLS,
@@ -58,7 +58,7 @@ async def inject_memory(
     early: EarlyTurns | None = None,
 ) -> Injection | None:
     """The host's side of the turn: query variables -> scope -> ``service.prepare_turn`` -> the
-    block into the prompt and the query variables set.
+    block into the prompt and the query variable set -> ``service.record_turn`` (the snapshot).
 
     ``served`` learns which chat identity this turn's block covered, so that the memory engine
     does not hand the runner the same memories again as knowledge results. ``early`` starts the
@@ -86,18 +86,6 @@ async def inject_memory(
     # KBs whatever the variable says (host reference section 3), so editing it costs two host calls
     # and changes nothing; the engine answers the served chat with nothing instead.
 
-    def host_writes(payload: dict[str, Any] | None) -> list[Awaitable[Any]]:
-        writes: list[Awaitable[Any]] = []
-        if payload is not None:
-            writes.append(ctx.set_query_var(CONTEXT_VAR, payload))
-        note_host_call(len(writes))
-        return writes
-
-    def publish(injection: Injection) -> list[Awaitable[Any]]:
-        if injection.block:
-            ctx.event.default_prompt.append(Message(role="system", content=injection.block))
-        return host_writes(injection.payload)
-
     injection = await service.prepare_turn(
         scope,
         text,
@@ -105,14 +93,23 @@ async def inject_memory(
         query_id=getattr(ctx, "query_id", None),
         served=served,
         who=identity(kb, ctx.event.session_name, str(bot_uuid or ""), scope.sender_id),
-        publish=publish,
     )
     if injection is None:  # auto-recall is off
-        await asyncio.gather(*host_writes(None))
         return None
-    snap = injection.snapshot
+    # the host's side of the turn: the block into the prompt, the payload into the query variables
+    if injection.block:
+        ctx.event.default_prompt.append(Message(role="system", content=injection.block))
+    started = time.perf_counter()
+    note_host_call(1)
+    try:
+        await ctx.set_query_var(CONTEXT_VAR, injection.payload)
+    finally:
+        # the snapshot is queued once the turn's own host writes are answered: where background work
+        # starts at once (no invocation bound), its storage write does not queue ahead of them
+        service.record_turn(scope, injection)
+    note_time("writes", (time.perf_counter() - started) * 1000)
     if on_done is not None:
-        on_done(scope, snap)
+        on_done(scope, injection.snapshot)
     return injection
 
 
@@ -212,7 +209,7 @@ class MemoryListener(EventListener):
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
-                async with carrying(self.plugin):
+                async with running_background_work(self.plugin):
                     served = getattr(self.plugin, "served_turns", None)
                     await metered_turn(self.plugin.service, ctx, served, early=self.early)
             except LtmError as exc:  # e.g. a KB on a backend that drops metadata: said once, in the log
@@ -228,7 +225,7 @@ class MemoryListener(EventListener):
                 # turn's deferred writes wait for the next call that carries work (the next hook)
                 return
             try:
-                async with carrying(self.plugin):
+                async with running_background_work(self.plugin):
                     key = getattr(ctx, "query_uuid", None) or getattr(ctx, "query_id", None)
                     if key is not None and key in seen:
                         return  # the host emits this event once per reply part; extract once per turn

@@ -1,6 +1,6 @@
 """KnowledgeEngine: memory KBs. Retrieval honours the session identity the host passes in
 ``retrieval_settings`` and never returns records of another scope or a non-active status. A chat
-whose turn the listener's memory block already served gets no second copy (see ``ltm.service.turns``)."""
+whose turn the listener's memory block already served gets no second copy (see ``ltm.service.served_turns``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from components.carry import OPERATOR_GRACE_S, carried
+from components.background_calls import OPERATOR_GRACE_S, runs_background_work
 from ltm.i18n import error_text
 from ltm.service import Actor, LtmError, identity, neutralize, neutralize_data
 
@@ -34,11 +34,11 @@ class MemoryEngine(KnowledgeEngine):
     def get_capabilities(cls) -> list[str]:
         return [KnowledgeEngineCapability.DOC_INGESTION]
 
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def on_knowledge_base_create(self, kb_id: str, config: dict) -> None:
         await self.plugin.service.register_kb(kb_id, config)
 
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
         await self.plugin.installation.delete_kb(kb_id)
 
@@ -61,7 +61,7 @@ class MemoryEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0, metadata={"reason": "served by the memory block"})
         return await self._retrieve(context, kb_id, rs, session_name)
 
-    @carried()
+    @runs_background_work()
     async def _retrieve(
         self, context: RetrievalContext, kb_id: str, rs: dict[str, Any], session_name: str
     ) -> RetrievalResponse:
@@ -99,7 +99,7 @@ class MemoryEngine(KnowledgeEngine):
         log.info("engine retrieve in %s: %d results", scope.user_key, len(entries))
         return RetrievalResponse(results=entries, total_found=len(entries), metadata={"user_key": scope.user_key})
 
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def ingest(self, context: IngestionContext) -> IngestionResult:
         meta = context.file_object.metadata
         kb_id = context.get_collection_id() if hasattr(context, "get_collection_id") else context.knowledge_base_id
@@ -118,7 +118,7 @@ class MemoryEngine(KnowledgeEngine):
             )
         return IngestionResult(document_id=meta.document_id, status=DocumentStatus.COMPLETED, chunks_created=n)
 
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         n = await self.plugin.service.delete_document(kb_id, document_id, Actor(surface="engine"))
         log.info("document %s deleted from %s: %d memories removed", document_id, kb_id, n)

@@ -7,7 +7,7 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
 
-from components.carry import OPERATOR_GRACE_S, carried
+from components.background_calls import OPERATOR_GRACE_S, runs_background_work
 from ltm.i18n import CONSOLE
 from pages.router import handle
 
@@ -30,7 +30,7 @@ def for_dashboard(resp: PageResponse) -> PageResponse:
 
 
 class MemoryConsole(Page):
-    @carried(OPERATOR_GRACE_S)
+    @runs_background_work(OPERATOR_GRACE_S)
     async def handle_api(self, request: PageRequest) -> PageResponse:
         return for_dashboard(await self.answer(request))
 

@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.carry import carried
-from components.turn import lang_of, tool_scope
+from components.background_calls import runs_background_work
+from components.turn_scope import lang_of, tool_scope
 from ltm.i18n import error_text
 from ltm.service import LtmError, ValidationError, bounded_int, neutralize_data, parse_instant
 
@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 
 class RecallMemory(Tool):
-    @carried()
+    @runs_background_work()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool recall_memory called (query %s)", query_id)
         p = params if isinstance(params, dict) else {}

@@ -6,8 +6,8 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.carry import carried
-from components.turn import lang_of, tool_error, tool_scope
+from components.background_calls import runs_background_work
+from components.turn_scope import lang_of, tool_error, tool_scope
 from ltm.i18n import t
 from ltm.service import SETTABLE_FIELDS, LtmError
 
@@ -17,7 +17,7 @@ ALLOWED = tuple(n for n in SETTABLE_FIELDS if n != "source_ref")
 
 
 class Remember(Tool):
-    @carried()
+    @runs_background_work()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool remember called (query %s)", query_id)
         try:

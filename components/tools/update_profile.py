@@ -6,15 +6,15 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
-from components.carry import carried
-from components.turn import tool_error, tool_scope
+from components.background_calls import runs_background_work
+from components.turn_scope import tool_error, tool_scope
 from ltm.service import LtmError
 
 log = logging.getLogger(__name__)
 
 
 class UpdateProfile(Tool):
-    @carried()
+    @runs_background_work()
     async def call(self, params: dict[str, Any], session: Session, query_id: int) -> dict[str, Any]:
         log.info("tool update_profile called (query %s)", query_id)
         try:

@@ -29,6 +29,7 @@ from .background import CHAT_GRACE_S, OPERATOR_GRACE_S
 from .backup import MAX_CHUNK_LINES as BACKUP_MAX_CHUNK_LINES
 from .backup import MAX_LINE_CHARS as BACKUP_MAX_LINE_CHARS
 from .backup import RestoreReport
+from .chat_turn import Injection
 from .consolidation import Consolidator, Preview, RunResult
 from .episodes import EXPIRES_BY
 from .health import HealthReport, explain
@@ -36,10 +37,9 @@ from .memory_service import Actor, MemoryService, Overview, RecalledEpisode, Rec
 from .people import FORGET_ME_TTL_S, Holdings, PersonErasure
 from .prefetch import TURN_TIMES, note_time
 from .review import Candidate, ExtractReport, ReviewQueue, forget_tombstone_id
+from .served_turns import ServedTurns, identity
 from .snapshots import InjectionSnapshot
 from .transfer import ImportReport
-from .turn import Injection
-from .turns import ServedTurns, identity
 
 __all__ = [
     # moving a whole installation (ltm-backup/1)
@@ -121,7 +121,7 @@ __all__ = [
     "render_shipped",
     "to_iso",
     "unstorable",
-    # the installation's live calls (components/carry.py) and the host calls a turn counts
+    # the installation's live calls (components/background_calls.py) and the host calls a turn counts
     "CHAT_GRACE_S",
     "HOST_CALLS",
     "TURN_TIMES",

@@ -1,6 +1,9 @@
-"""The one place where the rules of the review queue and consolidation join the service's writes.
+"""Where an installation is put together: :func:`build` makes an :class:`~.installation.Installation`
+of a service, built whole.
 
-:func:`wire` gives the episodes of a :class:`~ltm.service.MemoryService`:
+The rules of the review queue and consolidation join the service's writes when the service is
+constructed (``MemoryService(..., review=, consolidator=)``, each a factory called with the
+service), not afterwards:
 
 - the review queue's statement guard: every ``remember``, document ingest and import is refused when
   its value was rejected or forgotten for good, and a contradicting statement is parked for review;
@@ -9,50 +12,22 @@
   same mutation; afterwards a removed source takes its derived summaries and pending proposals
   with it (consolidation).
 
-:func:`build` makes an :class:`~.installation.Installation` of a service and the neighbours made
-over it, wired once. ``main.compose`` (the plugin), :mod:`ltm.standalone`, the benchmarks and the
-tests' support build through it, so what a verb does with its neighbours is decided here and
-nowhere else.
-
-The neighbours are made over the service they then guard, so the two refer to each other: the review
-queue reads and writes through the service, and the service's episodes call the queue's guard and
-the retire pipeline. That loop is closed here, once, at build.
+The neighbours are made over the service they then guard, so the two refer to each other at run
+time: the review queue reads and writes through the service, and the service's episodes call the
+queue's guard and the retire pipeline. The service makes each neighbour (from its factory) before
+its episodes, and hands the episodes the neighbour's rules as constructor arguments: no part is
+joined or replaced after it exists. ``main.compose`` (the plugin), :mod:`ltm.standalone`, the
+benchmarks and the tests' support build through here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from .consolidation import Consolidator
 from .installation import Installation
 from .memory_service import MemoryService
-from .retire import RetirePipeline
-from .review import ReviewQueue
-from .turns import ServedTurns
+from .served_turns import ServedTurns
 
 
-def wire(
-    service: MemoryService, *, review: ReviewQueue | None = None, consolidator: Consolidator | None = None
-) -> MemoryService:
-    """Give ``service`` the rules of ``review`` and ``consolidator`` (replacing any it had)."""
-    service.episodes.guard = review.guard if review is not None else None
-    service.episodes.retire = RetirePipeline(
-        tombstones=review.tombstones if review is not None else None, summaries=consolidator
-    )
-    service.people.review = review  # a person's erasure reaches their candidates and tombstone reasons
-    return service
-
-
-def build(
-    service: MemoryService,
-    *,
-    review: Callable[[MemoryService], ReviewQueue] | None = None,
-    consolidator: Callable[[MemoryService], Consolidator] | None = None,
-    served_turns: ServedTurns | None = None,
-) -> Installation:
-    """The installation of ``service`` with the review queue and consolidator that ``review`` and
-    ``consolidator`` make over it (none without), their rules in its writes. Nothing starts."""
-    queue = review(service) if review is not None else None
-    cons = consolidator(service) if consolidator is not None else None
-    wire(service, review=queue, consolidator=cons)
-    return Installation(service, queue, cons, served_turns if served_turns is not None else ServedTurns())
+def build(service: MemoryService, *, served_turns: ServedTurns | None = None) -> Installation:
+    """The installation of ``service`` (with the review queue and consolidator it was made with,
+    none without) and its served-turn marks. Nothing starts."""
+    return Installation(service, served_turns if served_turns is not None else ServedTurns())

@@ -114,13 +114,17 @@ class Episodes:
         writes: WriteEngine,
         settings: Callable[[], Settings],
         scope_index: Callable[[Scope], Awaitable[ScopeIndex]],
+        *,
+        guard: StatementGuard | None = None,
+        retire: RetirePipeline | None = None,
     ) -> None:
         self.writes = writes
         self._settings = settings
         self._scope_index = scope_index
-        # composed by ltm.service.compose.wire: the review queue's guard and the retire pipeline
-        self.guard: StatementGuard | None = None
-        self.retire = RetirePipeline()
+        # the rules of the neighbours, given by the service that makes them (MemoryService): the
+        # review queue's guard and the retire pipeline (its tombstones, consolidation's rules)
+        self.guard = guard
+        self.retire = retire if retire is not None else RetirePipeline()
 
     async def fetch(self, scope: Scope, criteria: Criteria, limit: int = 10_000) -> list[Episode]:
         """Matching episodes of this scope, any status the criteria name (the one scope filter)."""

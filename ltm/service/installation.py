@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .consolidation import Consolidator
 from .memory_service import MemoryService
 from .review import ReviewQueue
-from .turns import ServedTurns
+from .served_turns import ServedTurns
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +35,18 @@ class KbDeletion:
 @dataclass
 class Installation:
     service: MemoryService
-    review: ReviewQueue | None = None
-    consolidator: Consolidator | None = None
     served_turns: ServedTurns = field(default_factory=ServedTurns)
     started: bool = False
+
+    @property
+    def review(self) -> ReviewQueue | None:
+        """The review queue the service was made with (none without)."""
+        return self.service.review
+
+    @property
+    def consolidator(self) -> Consolidator | None:
+        """The consolidator the service was made with (none without)."""
+        return self.service.consolidator
 
     def start(self) -> None:
         """Begin the installation's background life: settle what a crash left in the write

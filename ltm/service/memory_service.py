@@ -30,6 +30,8 @@ from .audit_export import EXPORT_PAGE_SIZE, export_audit
 from .background import Background
 from .backup import HeldBackups, RestoreReport
 from .block_renderer import BlockRenderer
+from .chat_turn import Injection, SnapshotWriter, prepare_turn
+from .consolidation import Consolidator
 from .documents import Documents
 from .episodes import REMEMBER_RETRY_WINDOW_S, EpisodePage, Episodes, Remembered
 from .erasure import Erasure
@@ -43,14 +45,14 @@ from .recall import Recall, RecalledEpisode, RecallResult
 from .recall_index import RecallIndex
 from .registry import EmbedderFor, KbRegistry, RerankerFor
 from .retention import Retention
-from .retire import RetireEvent
+from .retire import RetireEvent, RetirePipeline
+from .review import ReviewQueue
 from .scope_index import ScopeIndex
 from .sealing import SealedVectors
+from .served_turns import Identity, ServedTurns
 from .settings import KbSettings, Settings
 from .snapshots import InjectionSnapshot, InjectionSnapshots
 from .transfer import ImportReport
-from .turn import Injection, Publish, SnapshotWriter, prepare_turn
-from .turns import Identity, ServedTurns
 from .writes import DELETE_BATCH, Actor, WriteEngine, WriteStep, backend, caller_of, require_admin
 
 
@@ -77,7 +79,17 @@ class MemoryService:
         reranker_for: RerankerFor | None = None,
         background: Background | None = None,
         delete_batch: int = DELETE_BATCH,
+        *,
+        review: Callable[[MemoryService], ReviewQueue] | None = None,
+        consolidator: Callable[[MemoryService], Consolidator] | None = None,
     ) -> None:
+        """The service over its stores, every part given what it uses here, once: nothing is
+        joined or swapped afterwards. ``clock`` is the time every part reads (a test gives one it
+        moves). ``review`` and ``consolidator`` make the neighbours whose rules join the writes:
+        each is called with this service (its host port) before the episodes are made, so the
+        episodes get the queue's guard and the retire pipeline as constructor arguments; a
+        neighbour's constructor keeps its host and reads nothing of it but the write engine's
+        parts (its locks)."""
         self._settings = settings
         # every memory row the store is handed is sealed under a key of its own (ltm/service/sealing.py)
         vectors = vectors if isinstance(vectors, SealedVectors) else SealedVectors(vectors, kv)
@@ -92,12 +104,14 @@ class MemoryService:
             clock,
             background=self.background,
             delete_batch=delete_batch,
+            # the erase of every copy of deleted rows, run by the write engine after each delete
+            on_erased=lambda erased: self.erasure.after_delete(erased),
         )
         self.registry = KbRegistry(self.writes, embedder_for, settings, reranker_for)
         self.profiles = Profiles(self.writes, settings)
         self.recaller = Recall(
             settings=settings,
-            clock=lambda: self.writes.clock(),
+            clock=clock,
             kb_settings=self.registry.kb_settings,
             embedder=self.registry.embedder,
             reranker_for=reranker_for,
@@ -107,21 +121,32 @@ class MemoryService:
             vectors=lambda: self.writes.vectors,
             index=self.writes.index,
         )
-        self.episodes = Episodes(self.writes, settings, self.recaller.scope_index)
+        # the neighbours, made over this service: the review queue (the statement guard, the
+        # tombstones of forget --never) and consolidation (give-back, the cascade after a retirement)
+        self.review = review(self) if review is not None else None
+        self.consolidator = consolidator(self) if consolidator is not None else None
+        self.episodes = Episodes(
+            self.writes,
+            settings,
+            self.recaller.scope_index,
+            guard=self.review.guard if self.review is not None else None,
+            retire=RetirePipeline(
+                tombstones=self.review.tombstones if self.review is not None else None, summaries=self.consolidator
+            ),
+        )
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
-        self.people = People(self)  # a person's own memory: see, erase, opt out (issue 35)
+        # a person's own memory: see, erase, opt out (issue 35); an erasure reaches their candidates
+        self.people = People(self, review=self.review)
         self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
         # one erase of every copy of a deleted row, run by the write engine after each delete
         self.erasure = Erasure(self)
         self.held_backups = HeldBackups()  # backup documents awaiting download: dropped by every erase
-        self.writes.on_erased = self.erasure.after_delete
         # the last-turn snapshot is written after the turn (the reply does not need it)
-        self.snapshot_writer = SnapshotWriter(self.save_injection, self.background)
+        self.snapshot_writer = SnapshotWriter(self.snapshots.save_injection, self.background)
         # the memory block off the event loop, and a turn's refusal of the operator's template
         self.block_renderer = BlockRenderer()
-        # the store and the clock are read at use: tests swap them on the service
-        self.ledger = UsageLedger(lambda: self.writes.kv, lambda: self.writes.clock(), self.background)
+        self.ledger = UsageLedger(lambda: self.writes.kv, clock, self.background)
 
     # ------------------------------------------------------------------ the verbs
     # Each implemented once in its capability module; here so go-to-definition and the type
@@ -402,13 +427,8 @@ class MemoryService:
 
     @property
     def clock(self) -> Callable[[], datetime]:
+        """The clock given at construction, read by every part through the write engine."""
         return self.writes.clock
-
-    @clock.setter
-    def clock(self, value: Callable[[], datetime]) -> None:
-        # The one part that may be replaced: no part keeps its own reference, every one reads the
-        # clock through the write engine at use, so a replaced clock is everyone's at once.
-        self.writes.clock = value
 
     @property
     def delete_batch(self) -> int:
@@ -439,12 +459,11 @@ class MemoryService:
         query_id: int | None = None,
         served: ServedTurns | None = None,
         who: Identity | None = None,
-        publish: Publish | None = None,
     ) -> Injection | None:
-        """One chat turn's memory block, payload and snapshot (:func:`.turn.prepare_turn`)."""
+        """One chat turn's memory block, payload and snapshot (:func:`.chat_turn.prepare_turn`),
+        returned for the caller to publish; then :meth:`record_turn`."""
         return await prepare_turn(
-            self.recall,
-            self.save_injection,
+            self.recaller.recall,
             self.settings,
             self.block_renderer,
             scope,
@@ -453,9 +472,13 @@ class MemoryService:
             query_id=query_id,
             served=served,
             who=who,
-            publish=publish,
-            later=self.snapshot_writer.later,
         )
+
+    def record_turn(self, scope: Scope, injection: Injection) -> None:
+        """The turn's block is in place and its host writes are answered: its snapshot is queued,
+        written after the turn (:meth:`.chat_turn.SnapshotWriter.later`). Queued only now, so that
+        where background work starts at once its storage write does not go ahead of them."""
+        self.snapshot_writer.later(scope, injection.snapshot)
 
     async def known_scopes(self) -> KnownScopes:
         """The memory spaces the stores hold records for (:func:`.known_scopes.known_scopes`)."""

@@ -152,12 +152,12 @@ async def erase_episodes(service: PeopleHost, scope: Scope, ids: list[str], acto
 
 
 class People:
-    """The people's-rights verbs over one service; :attr:`review` (candidates, tombstones) is
-    joined by :func:`ltm.service.compose.wire`."""
+    """The people's-rights verbs over one service; ``review`` (candidates, tombstones), when the
+    service has a review queue, is given at construction."""
 
-    def __init__(self, service: PeopleHost, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, service: PeopleHost, clock: Callable[[], float] = time.monotonic, *, review: Any = None) -> None:
         self.service = service
-        self.review: Any = None  # the review queue, when there is one
+        self.review = review  # the review queue, when there is one
         self._codes: dict[tuple[str, str], tuple[str, float]] = {}
         self.clock = clock  # monotonic seconds: the codes' lifetime (a test moves it)
 

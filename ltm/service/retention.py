@@ -10,7 +10,7 @@ off (0) by default.
 
 The sweep is a background job (:mod:`ltm.service.background`), so it runs inside the
 installation's live calls like the other background work: :meth:`Retention.poke` (called by every
-carried component call, ``components/carry.py``) submits it when it is due, at most once a day
+carried component call, ``components/background_calls.py``) submits it when it is due, at most once a day
 (the time of the last sweep is kept in plugin storage, ``privacy/retention/last``, so a restart
 does not sweep again) and checks that at most once an hour per process. The sweep stops at a
 :func:`~ltm.service.background.checkpoint` between scopes when its carrier closes, and a later

@@ -2,7 +2,8 @@
 
 Episodes leave the active set when a correction supersedes them, a summary replaces them, or they are
 archived, forgotten or deleted. Two kinds of rule follow, each given by one part of the plugin and
-composed in one place (:func:`ltm.service.compose.wire`):
+composed when the service is constructed (``MemoryService(review=, consolidator=)``, see
+:mod:`ltm.service.compose`):
 
 - writes that commit WITH the retirement, as steps of the same all-or-nothing mutation:
   the tombstone of ``forget --never`` (the review queue's :class:`TombstoneBook`), and the sources a

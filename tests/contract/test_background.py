@@ -373,8 +373,8 @@ async def test_the_snapshot_writer_keeps_the_latest_per_chat_and_drops_a_deleted
     """The last-turn snapshots (issue 38): queued after the turn, one write per chat for a burst (the
     latest), none for a knowledge base deleted before its write; ``pending`` answers meanwhile."""
     from ltm.domain.scope import derive_scope
+    from ltm.service.chat_turn import SnapshotWriter
     from ltm.service.snapshots import InjectionSnapshot
-    from ltm.service.turn import SnapshotWriter
 
     plugin, bg = setup()
     saved: list[tuple[str, str]] = []

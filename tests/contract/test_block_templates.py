@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from e2e.block_reader import read_block
 from ltm.domain.models import Episode, Profile
 from ltm.domain.scope import derive_scope
 from ltm.domain.text import neutralize
@@ -21,7 +22,6 @@ from ltm.service.memory_service import RecalledEpisode, RecallResult
 from ltm.service.settings import Settings
 from ltm.service.template_check import template_check
 from ltm.templates import MAX_TEMPLATE_BYTES
-from tests.support.block_reader import read_block
 
 OPERATOR = """Things you know about this chat (reference data only):
 {{ begin }}

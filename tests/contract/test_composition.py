@@ -1,7 +1,8 @@
-"""What ``ltm.service.compose.wire`` joins, pinned where ``forget`` is read: ``forget --never``
-writes the review queue's tombstone or is refused before anything changes; a removed source takes
-its derived summary with it exactly once (the cascade's own delete does not cascade again), and the
-summary gives its other source back; the review queue fences with the service's own locks."""
+"""What the service's constructor joins (``MemoryService(review=, consolidator=)``), pinned where
+``forget`` is read: ``forget --never`` writes the review queue's tombstone or is refused before
+anything changes; a removed source takes its derived summary with it exactly once (the cascade's own
+delete does not cascade again), and the summary gives its other source back; the review queue
+fences with the service's own locks."""
 
 from __future__ import annotations
 
@@ -16,9 +17,8 @@ from ltm.domain.models import Episode
 from ltm.domain.scope import Scope
 from ltm.domain.tombstone import value_key
 from ltm.service import MemoryService
-from ltm.service.compose import wire
 from ltm.service.retire import RetireEvent
-from tests.support import ADMIN, build_service, consolidated, reviewed, scope_of
+from tests.support import ADMIN, build_service, restarted, scope_of, with_consolidator, with_review
 
 
 async def rows(svc: MemoryService, scope: Scope) -> dict[str, Episode]:
@@ -26,7 +26,7 @@ async def rows(svc: MemoryService, scope: Scope) -> dict[str, Episode]:
 
 
 async def test_forget_never_without_a_tombstone_book_is_refused_and_changes_nothing(tmp_path: Path) -> None:
-    svc = wire(await build_service("numpy", tmp_path))
+    svc = await build_service("numpy", tmp_path)  # made without a review queue
     a = await scope_of(svc)
     ep, _ = await svc.remember(a, {"content": "I live in Paris"}, ADMIN)
     before, entries = await rows(svc, a), await svc.audit_count(a)
@@ -34,8 +34,11 @@ async def test_forget_never_without_a_tombstone_book_is_refused_and_changes_noth
         await svc.forget(a, ep.id, ADMIN, never=True)
     assert err.value.key == "cmd.review.unavailable"
     assert await rows(svc, a) == before and await svc.audit_count(a) == entries
-    # positive control: with the review queue wired in, the same call forgets and records a tombstone
-    review = reviewed(svc)
+    # positive control: made with the review queue (over the same stores), the same call forgets
+    # and records a tombstone
+    svc = restarted(svc, review=with_review())
+    review = svc.review
+    assert review is not None
     await svc.forget(a, ep.id, ADMIN, never=True)
     assert ep.id not in await rows(svc, a)
     tombs, _ = await review.list_tombstones(a)
@@ -43,8 +46,9 @@ async def test_forget_never_without_a_tombstone_book_is_refused_and_changes_noth
 
 
 async def test_a_removed_source_takes_its_summary_once_and_the_other_source_comes_back(tmp_path: Path) -> None:
-    svc = await build_service("numpy", tmp_path)
-    cons = consolidated(svc)
+    svc = await build_service("numpy", tmp_path, consolidator=with_consolidator())
+    cons = svc.consolidator
+    assert cons is not None
     seen: list[RetireEvent] = []
     cascade = cons.on_retired
 
@@ -77,5 +81,19 @@ async def test_a_removed_source_takes_its_summary_once_and_the_other_source_come
 
 
 async def test_the_review_queue_fences_with_the_services_locks(tmp_path: Path) -> None:
-    svc = await build_service("numpy", tmp_path)
-    assert reviewed(svc).locks is svc.locks
+    svc = await build_service("numpy", tmp_path, review=with_review())
+    assert svc.review is not None and svc.review.locks is svc.locks
+
+
+async def test_the_neighbours_rules_are_given_at_construction(tmp_path: Path) -> None:
+    """The episodes hold the queue's guard and a retire pipeline over its tombstones and the
+    consolidator from the moment the service exists; a service made without them has none."""
+    svc = await build_service("numpy", tmp_path, review=with_review(), consolidator=with_consolidator())
+    assert svc.review is not None and svc.consolidator is not None
+    assert svc.episodes.guard == svc.review.guard
+    assert svc.episodes.retire.tombstones is svc.review.tombstones
+    assert svc.episodes.retire.summaries is svc.consolidator
+    assert svc.people.review is svc.review
+    bare = restarted(svc)  # control: none given, none joined
+    assert bare.review is None and bare.consolidator is None and bare.episodes.guard is None
+    assert bare.episodes.retire.tombstones is None and bare.episodes.retire.summaries is None

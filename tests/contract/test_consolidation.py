@@ -38,7 +38,8 @@ from ltm.service.consolidation import (
 )
 from ltm.service.episodes import RememberPlan
 from pages.consolidation import discard_route, preview_route, proposals_route, run_route
-from tests.support import ADMIN, KB, build_service, consolidated, scope_of, unwire_consolidation
+from tests.support import ADMIN, KB, build_service, scope_of, with_consolidator
+from tests.support import Clock as MovableClock
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -128,12 +129,16 @@ class Env:
 async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
     conf = Conf()
     clock = Clock()
-    svc = await build_service(request.param, tmp_path, settings=lambda: conf.memory)
-    svc.clock = clock
     model = ScriptedModel()
-    cons = consolidated(svc, model, settings=lambda: conf.consol)
-    yield Env(svc, cons, model, clock, conf)
-    unwire_consolidation(svc)
+    svc = await build_service(
+        request.param,
+        tmp_path,
+        settings=lambda: conf.memory,
+        clock=clock,
+        consolidator=with_consolidator(model, settings=lambda: conf.consol),
+    )
+    assert svc.consolidator is not None
+    yield Env(svc, svc.consolidator, model, clock, conf)
     close = getattr(svc.vectors, "close", None)
     if close:
         close()
@@ -143,12 +148,27 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[E
 async def fast(tmp_path: Path) -> AsyncIterator[Env]:
     conf = Conf()
     clock = Clock()
-    svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory)
-    svc.clock = clock
     model = ScriptedModel()
-    cons = consolidated(svc, model, settings=lambda: conf.consol)
-    yield Env(svc, cons, model, clock, conf)
-    unwire_consolidation(svc)
+    svc = await build_service(
+        "numpy",
+        tmp_path,
+        settings=lambda: conf.memory,
+        clock=clock,
+        consolidator=with_consolidator(model, settings=lambda: conf.consol),
+    )
+    assert svc.consolidator is not None
+    yield Env(svc, svc.consolidator, model, clock, conf)
+
+
+@pytest.fixture
+async def fast_unjoined(tmp_path: Path) -> AsyncIterator[Env]:
+    """As ``fast``, but the consolidator is made over a service made without it: its rules are not
+    in the service's writes (no give-back, no cascade after a retirement)."""
+    conf = Conf()
+    clock = Clock()
+    model = ScriptedModel()
+    svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory, clock=clock)
+    yield Env(svc, Consolidator(svc, model, settings=lambda: conf.consol), model, clock, conf)
 
 
 async def old_sources(e: Env, scope: Scope, n: int = 3) -> list[Episode]:
@@ -551,20 +571,20 @@ class TestProposalChecks:
             await env.cons.run(a, ADMIN, pid)
         assert err.value.key == "consol.error.proposal_stale"
 
-    async def test_stale_after_source_archived_without_cascade(self, fast: Env) -> None:
+    async def test_stale_after_source_archived_without_cascade(self, fast_unjoined: Env) -> None:
+        fast = fast_unjoined  # no cascade: the re-check alone must catch it
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        unwire_consolidation(fast.svc)  # no cascade: the re-check alone must catch it
         await fast.svc.set_status(a, eps[0].id, "archived", ADMIN)
         with pytest.raises(ConflictError) as err:
             await fast.cons.run(a, ADMIN, pid)
         assert err.value.key == "consol.error.stale_inactive"
         assert not [e for e in (await fast.all_rows(a)).values() if e.origin == "consolidation"]
 
-    async def test_source_retired_during_the_write(self, fast: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def test_source_retired_during_the_write(self, fast_unjoined: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+        fast = fast_unjoined  # no cascade
         a = await scope_of(fast.svc)
         pid, eps = await self._proposal(fast, a)
-        unwire_consolidation(fast.svc)
         real = RememberPlan.__aenter__
 
         async def racing(plan: RememberPlan) -> Any:
@@ -1082,13 +1102,17 @@ class TestCommandAndConsole:
             return {"role": "assistant", "content": [{"type": "text", "text": answer}]}
 
         plugin = make_plugin(FakeHostHandler(llm_responder=responder))
-        svc = await build_service("numpy", tmp_path)
         conf = ConsolidationSettings(enabled=True, model_uuid="llm-1", min_age_days=0)
-        cons = consolidated(svc, HostChatModel(plugin), settings=lambda: conf)
+        clock = MovableClock()  # now, until the sources are written
+        svc = await build_service(
+            "numpy", tmp_path, clock=clock, consolidator=with_consolidator(HostChatModel(plugin), settings=lambda: conf)
+        )
+        cons = svc.consolidator
+        assert cons is not None
         a = await scope_of(svc)
         await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
         await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
-        svc.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
+        clock.set(lambda: datetime.now(UTC) + timedelta(seconds=5))
         p = await cons.preview(a, ADMIN)
         assert p.proposal is not None and p.proposal.summary == "from host"
         model, messages = seen[0]
@@ -1104,13 +1128,17 @@ class TestCommandAndConsole:
                 calls.append((model_uuid, system, user, timeout))
                 return good_answer(sources_in([{"role": "user", "content": user}]))
 
-        svc = await build_service("numpy", tmp_path)
         conf = ConsolidationSettings(enabled=True, model_uuid="uuid-9", min_age_days=0)
-        cons = consolidated(svc, Completion(), settings=lambda: conf)
+        clock = MovableClock()  # now, until the sources are written
+        svc = await build_service(
+            "numpy", tmp_path, clock=clock, consolidator=with_consolidator(Completion(), settings=lambda: conf)
+        )
+        cons = svc.consolidator
+        assert cons is not None
         a = await scope_of(svc)
         await svc.remember(a, {"content": "Alice likes tea"}, ADMIN)
         await svc.remember(a, {"content": "Alice likes cake"}, ADMIN)
-        svc.clock = lambda: datetime.now(UTC) + timedelta(seconds=5)
+        clock.set(lambda: datetime.now(UTC) + timedelta(seconds=5))
         p = await cons.preview(a, ADMIN)
         assert p.proposal is not None
         uuid_, system, user, timeout = calls[0]

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from e2e.block_reader import read_block
 from ltm.domain.candidates import Proposal as CandidateProposal
 from ltm.domain.errors import InstructionLikeError, LtmError
 from ltm.domain.filters import Criteria
@@ -38,8 +39,7 @@ from ltm.service.consolidation import ConsolidationSettings
 from ltm.service.content_gate import InstructionLikeProfileError, UnguardedPathError
 from ltm.service.injection import context_payload, render_block
 from ltm.service.transfer import import_scope
-from tests.support import ADMIN, KB, consolidated, scope_of
-from tests.support.block_reader import read_block
+from tests.support import ADMIN, KB, scope_of, with_consolidator
 from tests.support.console.state import stored_state
 from tests.support.review import ScriptedModel, World, review_world
 
@@ -110,12 +110,15 @@ class SummaryModel:
 
 async def world(tmp: Path) -> Env:
     extract_model = ScriptedModel(_pick_all)
-    w = await review_world(tmp, extract_model, candidate_extraction_enabled=True, candidate_model_uuid="m")
     summary: dict[str, str] = {}
-    consolidated(
-        w.service,
-        SummaryModel(summary),
-        settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0),
+    w = await review_world(
+        tmp,
+        extract_model,
+        consolidator=with_consolidator(
+            SummaryModel(summary), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+        ),
+        candidate_extraction_enabled=True,
+        candidate_model_uuid="m",
     )
     return Env(w, w.alice, extract_model, summary)
 

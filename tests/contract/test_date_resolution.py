@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from ltm.domain.date_resolution import DATES_KEY
 from ltm.service import MemoryService
-from tests.support import ADMIN, scope_of
+from tests.support import ADMIN, Clock, scope_of
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 ASKED = datetime(2023, 9, 1, 10, 0, tzinfo=UTC)
@@ -23,9 +23,9 @@ async def _scores(svc: MemoryService, scope, query: str) -> dict[str, float]:
     return {r.episode.content: r.score for r in res.episodes}
 
 
-async def test_a_when_question_finds_a_memory_through_its_resolved_date(service: MemoryService) -> None:
+async def test_a_when_question_finds_a_memory_through_its_resolved_date(service: MemoryService, clock: Clock) -> None:
     now = [SAID]
-    service.clock = lambda: now[0]
+    clock.set(lambda: now[0])
     scope = await scope_of(service)
     dated = await service.remember(scope, {"content": DATED}, ADMIN)
     plain = await service.remember(scope, {"content": PLAIN}, ADMIN)
@@ -49,8 +49,8 @@ async def test_a_when_question_finds_a_memory_through_its_resolved_date(service:
     assert [r.episode.content for r in day.episodes][:1] == [DATED]
 
 
-async def test_the_date_is_read_at_the_statements_own_time(fast_service: MemoryService) -> None:
-    fast_service.clock = lambda: ASKED
+async def test_the_date_is_read_at_the_statements_own_time(fast_service: MemoryService, clock: Clock) -> None:
+    clock.set(ASKED)
     scope = await scope_of(fast_service)
     r = await fast_service.remember(
         scope, {"content": "昨日、歯医者に行きました", "event_at": "2023-05-08T13:56:00Z"}, ADMIN

@@ -19,7 +19,8 @@ from ltm.domain.timefields import parse_instant, to_iso
 from ltm.service import MemoryService
 from ltm.service.episodes import EXPIRES_BY
 from ltm.service.injection import context_payload, has_content, render_block
-from tests.support import ADMIN, build_service, reviewed, scope_of
+from tests.support import ADMIN, Clock, build_service, scope_of, with_review
+from tests.support.backends import ENGINES
 
 WED = datetime(2026, 3, 11, 10, 0, tzinfo=UTC)
 END_OF_WEEK = "2026-03-16T00:00:00Z"
@@ -33,9 +34,11 @@ async def _block(svc: MemoryService, scope, query: str) -> str:
     return render_block(payload, "en_US") if has_content(payload) else ""
 
 
-async def test_an_expiring_memory_leaves_the_block_after_its_time_but_not_history(service: MemoryService) -> None:
+async def test_an_expiring_memory_leaves_the_block_after_its_time_but_not_history(
+    service: MemoryService, clock: Clock
+) -> None:
     now = [WED]  # the service's clock, moved by the test
-    service.clock = lambda: now[0]
+    clock.set(lambda: now[0])
     scope = await scope_of(service)
     stay = await service.remember(scope, {"content": STAY}, ADMIN)
     home = await service.remember(scope, {"content": HOME}, ADMIN)
@@ -65,8 +68,8 @@ async def test_an_expiring_memory_leaves_the_block_after_its_time_but_not_histor
     assert stored.status == "active" and stored.extra.get(EXPIRES_BY) == "this week"
 
 
-async def test_the_statement_time_is_its_event_time(fast_service: MemoryService) -> None:
-    fast_service.clock = lambda: WED
+async def test_the_statement_time_is_its_event_time(fast_service: MemoryService, clock: Clock) -> None:
+    clock.set(WED)
     scope = await scope_of(fast_service)
     r = await fast_service.remember(scope, {"content": "I'm in Paris today", "event_at": "2026-03-01T08:00:00Z"}, ADMIN)
     assert r.episode.valid_until == "2026-03-02T00:00:00Z"  # that day, not the day it was written
@@ -76,8 +79,10 @@ async def test_the_statement_time_is_its_event_time(fast_service: MemoryService)
     assert [e.id for e in every.items] == [r.episode.id]
 
 
-async def test_the_callers_valid_until_wins_and_imports_keep_their_fields(fast_service: MemoryService) -> None:
-    fast_service.clock = lambda: WED
+async def test_the_callers_valid_until_wins_and_imports_keep_their_fields(
+    fast_service: MemoryService, clock: Clock
+) -> None:
+    clock.set(WED)
     scope = await scope_of(fast_service)
     own = "2026-05-01T00:00:00Z"
     r = await fast_service.remember(scope, {"content": "I'm in Rome this week", "valid_until": own}, ADMIN)
@@ -114,8 +119,7 @@ STATEMENTS = st.sampled_from(
 async def test_property_never_before_the_statement_and_never_over_the_callers(
     tmp_path: Path, text: str, when: datetime, own: datetime | None, event: bool
 ) -> None:
-    svc = await build_service("numpy", tmp_path)
-    svc.clock = lambda: WED
+    svc = await build_service("numpy", tmp_path, clock=Clock(WED))
     scope = await scope_of(svc)
     raw = {"content": text, **({"event_at": to_iso(when)} if event else {})}
     if own is not None:
@@ -128,10 +132,11 @@ async def test_property_never_before_the_statement_and_never_over_the_callers(
         assert parse_instant(ep.valid_until, "t") > said
 
 
-async def test_a_stay_is_not_a_move(service: MemoryService) -> None:
-    review = reviewed(service)
+@pytest.mark.parametrize("kind", list(ENGINES))
+async def test_a_stay_is_not_a_move(tmp_path: Path, kind: str) -> None:
+    service = await build_service(kind, tmp_path, clock=Clock(WED), review=with_review())
+    review = service.review
     assert review is not None
-    service.clock = lambda: WED
     scope = await scope_of(service)
     home = await service.remember(scope, {"content": "I live in Tokyo"}, ADMIN, origin="tool")
     stay = await service.remember(
@@ -148,9 +153,11 @@ async def test_a_stay_is_not_a_move(service: MemoryService) -> None:
     assert len((await service.list_episodes(scope, page_size=50)).items) == 3
 
 
-async def test_two_stays_still_conflict_and_the_parked_one_expires_when_accepted(fast_service: MemoryService) -> None:
-    review = reviewed(fast_service)
-    fast_service.clock = lambda: WED
+async def test_two_stays_still_conflict_and_the_parked_one_expires_when_accepted(tmp_path: Path) -> None:
+    clock = Clock(WED)
+    fast_service = await build_service("numpy", tmp_path, clock=clock, review=with_review())
+    review = fast_service.review
+    assert review is not None
     scope = await scope_of(fast_service)
     await fast_service.remember(scope, {"content": "I am staying in Kyoto this week"}, ADMIN, origin="tool")
     with pytest.raises(ParkedError) as parked:  # two bounded statements are compared as before
@@ -158,6 +165,6 @@ async def test_two_stays_still_conflict_and_the_parked_one_expires_when_accepted
     cid = parked.value.params["candidate"]
     cand = await review.get(scope, cid)
     assert cand.episode_fields.get("valid_until") is None  # the words, not a copied end, decide on accept
-    fast_service.clock = lambda: WED + timedelta(days=1)
+    clock.set(WED + timedelta(days=1))
     decision = await review.accept(scope, cid, ADMIN)
     assert decision.episode.valid_until == END_OF_WEEK and decision.episode.extra[EXPIRES_BY] == "this week"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from e2e.block_reader import read_block
 from ltm.domain import models
 from ltm.domain.errors import LtmError, NotFoundError
 from ltm.i18n import error_text
@@ -24,7 +25,6 @@ from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, render_block
 from tests.support import ADMIN, build_service, scope_of
 from tests.support.backends import ENGINES
-from tests.support.block_reader import read_block
 
 BOB = Actor(surface="tool", sender_id="bob")
 ALICE = Actor(surface="tool", sender_id="alice")

@@ -27,7 +27,7 @@ from ltm.domain.scope import Scope
 from ltm.service import Actor, MemoryService, Settings, index_snapshot
 from ltm.service.transfer import import_scope
 from tests.contract.test_recall_index import CountingIndex
-from tests.support import ADMIN, KB, HostLimitedKeyValueStore, consolidated, make_index, reviewed, scope_of
+from tests.support import ADMIN, KB, HostLimitedKeyValueStore, make_index, scope_of, with_consolidator, with_review
 from tests.support.reliability import ALL_FAULTS, Fault, host_env, host_service
 from tests.support.reliability import KB as KB_HOST
 
@@ -63,8 +63,11 @@ class World:
         self.vectors = CountingIndex(make_index(kind, tmp))
         self.emb = HashingEmbedder()
 
-    async def process(self) -> MemoryService:
-        svc = MemoryService(kv=self.kv, vectors=self.vectors, embedder_for=lambda c, kb: self.emb, settings=Settings)
+    async def process(self, **neighbours: Any) -> MemoryService:
+        """A process over the world's stores, made with ``neighbours`` (``review=``, ``consolidator=``)."""
+        svc = MemoryService(
+            kv=self.kv, vectors=self.vectors, embedder_for=lambda c, kb: self.emb, settings=Settings, **neighbours
+        )
         svc.index.snapshot_delay = 3600.0  # only explicit flushes in these tests
         await svc.register_kb(KB, {"embedding_model": "hash", "isolation": "session"})
         return svc
@@ -116,15 +119,13 @@ async def _retire(svc: MemoryService, s: Scope, verb: str, victim: str) -> None:
         await svc.set_status(s, victim, "archived", ADMIN)
     elif verb == "forget":
         await svc.forget(s, victim, ADMIN)
-    elif verb == "forget_never":
-        reviewed(svc)
+    elif verb == "forget_never":  # the process was made with its review queue (NEIGHBOURS)
         await svc.forget(s, victim, ADMIN, reason="never", never=True)
     elif verb == "bulk_delete":
         await svc.bulk_delete(s, Criteria(statuses=None, ids=(victim,)), ADMIN)
     elif verb == "document_delete":
         assert await svc.delete_document(KB, "doc1", ADMIN) == 1
-    elif verb == "consolidation":
-        consolidated(svc)
+    elif verb == "consolidation":  # the process was made with its consolidator (NEIGHBOURS)
         links = {"sources": [victim], "proposal_id": "cp_" + "0" * 20}
         raw = {"content": "Alice cycles", "claim_type": "inference"}
         plan = svc.episodes.plan_remember(s, raw, ADMIN, origin="consolidation")
@@ -142,6 +143,11 @@ VERBS = (
 
 
 ERASING = ("forget", "forget_never", "bulk_delete", "document_delete")
+# the neighbours a verb's processes are made with (their rules in the writes)
+NEIGHBOURS: dict[str, dict[str, Any]] = {
+    "forget_never": {"review": with_review()},
+    "consolidation": {"consolidator": with_consolidator()},
+}
 
 
 @pytest.mark.parametrize("rewrite", ["rewritten", "crash_before_rewrite", "other_process"])
@@ -151,7 +157,7 @@ async def test_a_retired_row_never_comes_back_from_a_snapshot(tmp_path: Path, ve
     after the snapshot was rewritten, before (the process died first: the stamp voids it), or by a
     process that never held the scope's index."""
     world = World(tmp_path)
-    a = await world.process()
+    a = await world.process(**NEIGHBOURS.get(verb, {}))
     s = await scope_of(a)
     if verb == "document_delete":
         doc = {"session_name": s.session_name, "bot_uuid": s.bot_uuid, "episodes": [{"content": VICTIM}]}
@@ -165,7 +171,7 @@ async def test_a_retired_row_never_comes_back_from_a_snapshot(tmp_path: Path, ve
     _, before = await cold(world, s)
     assert before.from_snapshot and victim in before.pos  # positive control: the snapshot holds it
 
-    writer = await world.process() if rewrite == "other_process" else a
+    writer = await world.process(**NEIGHBOURS.get(verb, {})) if rewrite == "other_process" else a
     await _retire(writer, await scope_of(writer), verb, victim)
     if rewrite == "rewritten":
         await a.index.flush_snapshots()

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
+from e2e.block_reader import read_block
 from ltm.domain import budget
 from ltm.domain.models import Episode, Profile
 from ltm.service.injection import context_payload, render_block, short_time
 from ltm.service.memory_service import RecalledEpisode, RecallResult
-from tests.support.block_reader import read_block
 
 
 def _ep(n: int, claim: str = "user_statement", confidence: str = "stated", **kw: str) -> RecalledEpisode:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from e2e.block_reader import read_block
 from ltm.domain.errors import InstructionLikeError
 from ltm.domain.instructions import INSTRUCTION_LIKE
 from ltm.i18n import t
 from ltm.service import Actor
 from ltm.service.injection import context_payload, render_block
 from tests.support import ADMIN
-from tests.support.block_reader import read_block
 from tests.support.review import contents, review_world
 
 MODEL = Actor(surface="tool", sender_id="alice", query_id=3)

@@ -26,7 +26,7 @@ from ltm.service import Actor
 from ltm.service.transfer import import_scope
 from tests.contract.test_consolidation import Clock, Conf, Env
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
-from tests.support import ADMIN, KB, build_service, consolidated, scope_of, unwire_consolidation
+from tests.support import ADMIN, KB, build_service, scope_of, with_consolidator
 from tests.support.review import ScriptedModel, contents, review_world
 from tests.unit.test_rerank import OverlapReranker
 from tests.unit.test_rerank import _service as rerank_service
@@ -59,12 +59,16 @@ async def test_candidate_extraction_sends_no_credential_to_the_model(tmp_path: P
 async def cons_env(tmp_path: Path) -> AsyncIterator[Env]:
     conf = Conf()
     clock = Clock()
-    svc = await build_service("numpy", tmp_path, settings=lambda: conf.memory)
-    svc.clock = clock
     model = ConsolidationModel()
-    cons = consolidated(svc, model, settings=lambda: conf.consol)
-    yield Env(svc, cons, model, clock, conf)
-    unwire_consolidation(svc)
+    svc = await build_service(
+        "numpy",
+        tmp_path,
+        settings=lambda: conf.memory,
+        clock=clock,
+        consolidator=with_consolidator(model, settings=lambda: conf.consol),
+    )
+    assert svc.consolidator is not None
+    yield Env(svc, svc.consolidator, model, clock, conf)
 
 
 async def test_consolidation_sends_no_credential_to_the_model(cons_env: Env) -> None:

@@ -24,7 +24,7 @@ from ltm.service.consent import OptedOutError
 from ltm.service.people import FORGET_ME_TTL_S
 from ltm.service.review import ReviewQueue, ReviewSettings
 from ltm.service.transfer import import_scope
-from tests.support import KB, build_service, reviewed, scope_of
+from tests.support import KB, build_service, scope_of, with_review
 from tests.support.console.state import stored_state
 from tests.support.review import ticking_clock
 
@@ -49,10 +49,15 @@ class World:
 
 async def world(tmp: Path, kind: str = "numpy", isolation: str = "bot") -> World:
     svc = await build_service(
-        kind, tmp, settings=lambda: Settings.from_config({"admin_sender_ids": ["root"]}), isolation=isolation
+        kind,
+        tmp,
+        settings=lambda: Settings.from_config({"admin_sender_ids": ["root"]}),
+        isolation=isolation,
+        clock=ticking_clock(),
+        review=with_review(settings=lambda: ReviewSettings.from_config({"candidate_extraction_enabled": True})),
     )
-    svc.clock = ticking_clock()
-    review = reviewed(svc, settings=lambda: ReviewSettings.from_config({"candidate_extraction_enabled": True}))
+    review = svc.review
+    assert review is not None
     w = World(
         svc,
         review,

@@ -39,7 +39,7 @@ from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.review import ReviewQueue, ReviewSettings
-from tests.support import KB, build_service, consolidated, reviewed, scope_of
+from tests.support import KB, build_service, scope_of, with_consolidator, with_review
 from tests.support.console.state import stored_state
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
@@ -64,6 +64,7 @@ OUTSIDE_MATRIX = {
     "MemoryService.scope_index": "the recall index of a scope, under recall",
     "MemoryService.save_injection": "the listener's record of what it injected (no person's verb)",
     "MemoryService.prepare_turn": "the listener's turn: recall for the speaker's own text, as the hook does",
+    "MemoryService.record_turn": "the listener's turn, published: its snapshot queued (no person's verb)",
     "MemoryService.known_scopes": "the console's list of memory spaces: the sessions the records name, no memory",
     "MemoryService.caller": "the policy's view of an actor",
     "MemoryService.scope_for": "derives keys; reads and writes nothing",
@@ -115,9 +116,17 @@ class Env:
 async def env_for(tmp: Path, actor: Actor) -> Env:
     """A group chat with Carol's memories in every state a verb needs: active, superseded,
     archived, a tombstone and a pending candidate."""
-    svc = await build_service("numpy", tmp, settings=lambda: Settings.from_config({"admin_sender_ids": "ops-lead"}))
-    review = reviewed(svc, settings=lambda: ReviewSettings.from_config({"candidate_extraction_enabled": True}))
-    cons = consolidated(svc, None, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="", min_age_days=0))
+    svc = await build_service(
+        "numpy",
+        tmp,
+        settings=lambda: Settings.from_config({"admin_sender_ids": "ops-lead"}),
+        review=with_review(settings=lambda: ReviewSettings.from_config({"candidate_extraction_enabled": True})),
+        consolidator=with_consolidator(
+            None, settings=lambda: ConsolidationSettings(enabled=True, model_uuid="", min_age_days=0)
+        ),
+    )
+    review, cons = svc.review, svc.consolidator
+    assert review is not None and cons is not None
     carol = await scope_of(svc, "group_g1", "carol")
     ids: dict[str, str] = {}
     ids["tea"] = (await svc.remember(carol, {"content": "Carol likes green tea"}, CAROL)).episode.id

@@ -25,6 +25,7 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 
+from e2e.block_reader import read_block
 from ltm.domain import budget as budget_rules
 from ltm.domain.instructions import is_instruction_like
 from ltm.domain.models import Episode, Profile
@@ -33,7 +34,6 @@ from ltm.i18n import t
 from ltm.service import Actor
 from ltm.service.injection import BEGIN, END, context_payload, escape_json, render_block
 from ltm.service.memory_service import RecalledEpisode, RecallResult
-from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 

@@ -7,22 +7,24 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from ltm.domain.timefields import now_utc
 from ltm.service import MemoryService
 from ltm.service.episodes import REMEMBER_RETRY_WINDOW_S, SEEN_REFS
-from tests.support import ADMIN, build_service, scope_of
+from tests.support import ADMIN, Clock, build_service, scope_of
 
 FACT = "Alice lives in Lisbon"
 
 
 async def test_many_restatements_keep_the_newest_evidence(tmp_path: Path) -> None:
-    svc = await build_service("numpy", tmp_path)
+    clock = Clock()
+    svc = await build_service("numpy", tmp_path, clock=clock)
     a = await scope_of(svc, "person_alice", "alice")
-    real = svc.clock
+    real = now_utc
     first, _ = await svc.remember(a, {"content": FACT, "source_ref": "query:0"}, ADMIN)
     times = SEEN_REFS + 5
     for i in range(1, times + 1):
         # each restatement comes after the retry window: a restatement, not a retry of a write
-        svc.clock = lambda i=i: real() + timedelta(seconds=i * (REMEMBER_RETRY_WINDOW_S + 5))
+        clock.set(lambda i=i: real() + timedelta(seconds=i * (REMEMBER_RETRY_WINDOW_S + 5)))
         again = await svc.remember(a, {"content": FACT, "source_ref": f"query:{i}"}, ADMIN)
         assert again.already_known and again.episode.id == first.id, i
     stored = await svc.get_episode(a, first.id)
@@ -32,7 +34,7 @@ async def test_many_restatements_keep_the_newest_evidence(tmp_path: Path) -> Non
     b = await scope_of(svc, "person_bob", "bob")
     mine, _ = await svc.remember(b, {"content": "Bob lives in Porto", "source_ref": "q:0"}, ADMIN)
     for i in (1, 2):
-        svc.clock = lambda i=i: real() + timedelta(seconds=(times + i) * (REMEMBER_RETRY_WINDOW_S + 5))
+        clock.set(lambda i=i: real() + timedelta(seconds=(times + i) * (REMEMBER_RETRY_WINDOW_S + 5)))
         await svc.remember(b, {"content": "Bob lives in Porto", "source_ref": f"q:{i}"}, ADMIN)
     assert (await svc.get_episode(b, mine.id)).extra["seen_refs"] == ["q:1", "q:2"]
 

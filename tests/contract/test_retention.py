@@ -19,8 +19,7 @@ T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
 async def service(tmp: Path, config: dict[str, Any]) -> tuple[MemoryService, list[datetime]]:
     now = [T0]
-    svc = await build_service("numpy", tmp, settings=lambda: Settings.from_config(config))
-    svc.clock = lambda: now[0]
+    svc = await build_service("numpy", tmp, settings=lambda: Settings.from_config(config), clock=lambda: now[0])
     return svc, now
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from ltm.domain import models
+from ltm.domain.timefields import now_utc
 from ltm.service import Actor, MemoryService
 from ltm.service.episodes import REMEMBER_RETRY_WINDOW_S
-from tests.support import build_service, scope_of
+from tests.support import Clock, build_service, scope_of
 
 ALICE = Actor(surface="tool", sender_id="alice")
 BOB = Actor(surface="tool", sender_id="bob")
@@ -47,15 +48,16 @@ async def test_bot_isolation_private_then_group_is_a_new_memory_the_group_recall
 
 
 async def test_same_words_by_another_speaker_or_after_the_window_are_new(tmp_path: Path) -> None:
-    svc = await build_service("numpy", tmp_path, isolation="bot")
+    clock = Clock()
+    svc = await build_service("numpy", tmp_path, isolation="bot", clock=clock)
     alice = await scope_of(svc, "group_g1", "alice")
     bob = await scope_of(svc, "group_g1", "bob")
     first = await svc.remember(alice, {"content": "The office closes at six"}, ALICE)
     assert (await svc.remember(alice, {"content": "The office closes at six"}, ALICE)).existing  # control
     other = await svc.remember(bob, {"content": "The office closes at six"}, BOB)
     assert not other.existing and other.episode.id != first.episode.id
-    real = svc.clock
-    svc.clock = lambda: real() + timedelta(seconds=REMEMBER_RETRY_WINDOW_S + 5)
+    real = now_utc
+    clock.set(lambda: real() + timedelta(seconds=REMEMBER_RETRY_WINDOW_S + 5))
     later = await svc.remember(alice, {"content": "The office closes at six"}, ALICE)
     # not a retry after the window; since issue 27 a restatement of the active memory: reinforced, no new row
     assert not later.existing and later.already_known and later.episode.id == first.episode.id

@@ -14,7 +14,7 @@ from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 from langbot_plugin.api.proxies.invocation import bind_invocation
 from langbot_plugin.entities.io.context import InstallationBinding
 
-from ltm.service.turns import identity
+from ltm.service.served_turns import identity
 from main import DEDICATED
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin

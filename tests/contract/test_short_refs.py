@@ -9,12 +9,12 @@ import itertools
 
 import pytest
 
+from e2e.block_reader import read_block
 from ltm.domain import models
 from ltm.domain.errors import NotFoundError, PermissionDenied, ValidationError
 from ltm.service import Actor, MemoryService
 from ltm.service.injection import context_payload, render_block
 from tests.support import ADMIN, scope_of
-from tests.support.block_reader import read_block
 
 ALICE = Actor(surface="tool", sender_id="alice")
 

@@ -23,7 +23,7 @@ from ltm.domain.scope import Scope
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.review import ReviewQueue, ReviewSettings
-from tests.support import build_service, reviewed, scope_of
+from tests.support import build_service, scope_of, with_review
 from tests.support.review import ticking_clock
 
 ROOT = Actor(surface="test", sender_id="root")  # listed in admin_sender_ids
@@ -44,10 +44,15 @@ class Bot:
 
 async def bot_world(tmp: Path) -> Bot:
     svc = await build_service(
-        "numpy", tmp, settings=lambda: Settings.from_config({"admin_sender_ids": ["root"]}), isolation="bot"
+        "numpy",
+        tmp,
+        settings=lambda: Settings.from_config({"admin_sender_ids": ["root"]}),
+        isolation="bot",
+        clock=ticking_clock(),
+        review=with_review(settings=lambda: ReviewSettings.from_config({})),
     )
-    svc.clock = ticking_clock()
-    review = reviewed(svc, settings=lambda: ReviewSettings.from_config({}))
+    review = svc.review
+    assert review is not None
     return Bot(
         svc, review, await scope_of(svc, "person_alice", "alice"), await scope_of(svc, "person_mallory", "mallory")
     )

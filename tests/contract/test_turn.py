@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from ltm.domain.storage_keys import inject_key
 from ltm.service import Settings
+from ltm.service.chat_turn import Injection
 from ltm.service.injection import BEGIN, END
+from ltm.service.served_turns import ServedTurns, identity
 from ltm.service.snapshots import FIELDS, InjectionSnapshot, SnapshotOwner
-from ltm.service.turn import Injection
-from ltm.service.turns import ServedTurns, identity
 from pages.scopes import known_scopes as console_scopes
 from tests.support import ADMIN, build_service, scope_of
 
@@ -79,15 +79,12 @@ async def _turn(tmp_path: Path, settings: Settings) -> tuple[Any, Any, ServedTur
     scope = await scope_of(svc)
     await svc.remember(scope, {"content": "Alice drinks jasmine tea every morning"}, ADMIN)
     served, written = ServedTurns(), []
-
-    def publish(injection: Injection) -> list[Any]:
-        written.append(injection.block)
-        return []
-
     who = identity(scope.collection, "person_alice", "bot1", "alice")
-    injection = await svc.prepare_turn(
-        scope, "what tea?", speaker_name="Alice", query_id=7, served=served, who=who, publish=publish
-    )
+    injection = await svc.prepare_turn(scope, "what tea?", speaker_name="Alice", query_id=7, served=served, who=who)
+    assert await svc.last_injection(scope) is None  # nothing recorded before the caller publishes
+    if injection is not None:  # the host's side of the turn, then the record of it
+        written.append(injection.block)
+        svc.record_turn(scope, injection)
     return svc, scope, served, injection, written
 
 

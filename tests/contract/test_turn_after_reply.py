@@ -19,9 +19,9 @@ from ltm.domain.ledger import TurnUsage
 from ltm.domain.scope import derive_scope
 from ltm.service import background
 from ltm.service.background import Background
+from ltm.service.chat_turn import SnapshotWriter
 from ltm.service.ledger import UsageLedger
 from ltm.service.snapshots import InjectionSnapshot
-from ltm.service.turn import SnapshotWriter
 from tests.contract.test_background import Plugin, call
 from tests.surfaces.test_memory_once import plugin_with_memory
 from tests.surfaces.test_plugin_smoke import run_listener

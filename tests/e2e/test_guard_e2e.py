@@ -11,11 +11,11 @@ import json
 
 import pytest
 
+from e2e.block_reader import read_block
 from e2e.stack import WEBCHAT_BOT_UUID, Stack
 from ltm.i18n import t
 from ltm.service.injection import BEGIN
 from tests.e2e.test_langbot_e2e import call_tool, injected_texts, remember
-from tests.support.block_reader import read_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
 

@@ -350,8 +350,8 @@ COFFEE_FACTS = (
 @needs_fake_model
 def named_in_block(ids: list[str], texts: list[str]) -> list[str]:
     """Those of ``ids`` a row of the injected block names (by its whole id or the short id it shows)."""
+    from e2e.block_reader import read_block
     from ltm.service.injection import BEGIN
-    from tests.support.block_reader import read_block
 
     shown = [r["id"] for t in texts if BEGIN in t for r in ((read_block(t) or {}).get("episodes") or [])]
     return [i for i in ids if any(i == r or i.startswith(f"ep_{r}") for r in shown)]

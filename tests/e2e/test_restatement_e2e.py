@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from e2e.block_reader import read_block
 from e2e.stack import Stack
 from ltm.domain.timefields import to_iso
 from ltm.service.injection import BEGIN
 from tests.e2e.test_langbot_e2e import injected_texts, remember
-from tests.support.block_reader import read_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
 

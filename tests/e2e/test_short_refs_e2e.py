@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from e2e.block_reader import read_block
 from e2e.stack import Stack
 from ltm.service.injection import BEGIN
 from tests.e2e.test_langbot_e2e import call_tool, injected_texts, remember
-from tests.support.block_reader import read_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
 

@@ -3,7 +3,7 @@ whose clock skips idle waits (a virtual clock: a test of a 5 s grace takes no 5 
 figures below are exact, not timings of this machine).
 
 - every component call carries its grace: an operator's call (a command, the console, knowledge
-  base management and ingestion) 5 s, a chat turn's call 1 s - one table, every ``@carried``
+  base management and ingestion) 5 s, a chat turn's call 1 s - one table, every ``@runs_background_work``
   method in it;
 - a read is cut off at its carrier's grace the first time (no extra grace), then gets ``grace``,
   ``3 * grace``, ... more; a write stops at its first checkpoint after the grace; the grace counts
@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 import components
-from components.carry import CHAT_GRACE_S, OPERATOR_GRACE_S
+from components.background_calls import CHAT_GRACE_S, OPERATOR_GRACE_S
 from ltm.service.background import HOLD_S, Background, checkpoint
 
 
@@ -107,7 +107,7 @@ GRACES = {
 
 
 def carried_methods() -> dict[str, Callable[..., Any]]:
-    """Every ``@carried`` method of the components, by ``module.Class.method`` under components/."""
+    """Every ``@runs_background_work`` method of the components, by ``module.Class.method`` under components/."""
     out: dict[str, Callable[..., Any]] = {}
     for info in pkgutil.walk_packages(components.__path__, "components."):
         module = importlib.import_module(info.name)
@@ -115,7 +115,7 @@ def carried_methods() -> dict[str, Callable[..., Any]]:
             if cls.__module__ != module.__name__:
                 continue
             for name, fn in vars(cls).items():
-                if hasattr(fn, "carried_grace"):
+                if hasattr(fn, "background_grace"):
                     out[f"{info.name.removeprefix('components.')}.{cls_name}.{name}"] = fn
     return out
 
@@ -141,7 +141,7 @@ class GraceRecorder:
 
 def test_every_component_call_carries_its_grace() -> None:
     """A command (and every other operator call) waits 5 s for the background work it carries, a
-    chat turn's call 1 s: asked of each method through its real decorator. A new ``@carried``
+    chat turn's call 1 s: asked of each method through its real decorator. A new ``@runs_background_work``
     method without its row fails here."""
     methods = carried_methods()
     assert set(methods) == set(GRACES), f"not in the table: {set(methods) ^ set(GRACES)}"

@@ -145,9 +145,9 @@ async def scan(inst: Installation, kind: str, tmp: Path, user_keys: list[str]) -
 
 
 async def _seed(kind: str, tmp: Path, verb: str) -> tuple[Installation, Any, Any, str]:
-    svc = await build_service(kind, tmp, isolation="bot")
+    svc = await build_service(kind, tmp, isolation="bot", review=lambda s: ReviewQueue(s))
     await svc.register_kb(OTHER_KB, {"embedding_model": "hash", "isolation": "bot"})
-    inst = build(svc, review=lambda s: ReviewQueue(s))
+    inst = build(svc)
     alice = await scope_of(svc, "person_alice", "alice")
     group = await scope_of(svc, "group_g1", "bob")
     if verb == "document_delete":
@@ -173,10 +173,17 @@ async def _seed(kind: str, tmp: Path, verb: str) -> tuple[Installation, Any, Any
     await svc.remember(control_scope, {"content": CONTROL}, ALICE)
     # the secret in the last-turn snapshot of its own chat and, as a near miss kept out by its
     # audience, in a group's of the same bot
-    await svc.prepare_turn(alice, "where is the spare key, the blue flowerpot?")
-    await svc.prepare_turn(group, "where is the spare key, the blue flowerpot?")
-    await svc.prepare_turn(control_scope, "where is the bicycle, in the garden shed?")
+    await chat_turn(svc, alice, "where is the spare key, the blue flowerpot?")
+    await chat_turn(svc, group, "where is the spare key, the blue flowerpot?")
+    await chat_turn(svc, control_scope, "where is the bicycle, in the garden shed?")
     return inst, alice, group, secret_id
+
+
+async def chat_turn(svc: Any, scope: Any, text: str) -> None:
+    """A turn as the listener takes it: prepared, published (nowhere here), recorded."""
+    injection = await svc.prepare_turn(scope, text)
+    assert injection is not None
+    svc.record_turn(scope, injection)
 
 
 async def _run(inst: Installation, verb: str, alice: Any, secret_id: str) -> None:

@@ -66,7 +66,7 @@ from ltm.domain.scope import Scope
 from ltm.domain.storage_keys import l2_lock_key
 from ltm.i18n import error_text
 from ltm.service import Actor, MemoryService, Settings
-from tests.support import consolidated, reviewed
+from tests.support import with_consolidator, with_review
 from tests.support.reliability import (
     ALL_FAULTS,
     CONNECTION_AFTER,
@@ -117,6 +117,9 @@ class WritePath:
     # the run's first mutation has follow-ups (the retire cascade) that commit on their own after
     # it: the matrix injects into the first mutation's calls, up to its journal close
     commit_only: bool = False
+    # the neighbours its service is made with (their rules in the writes): "review", "consolidation"
+    neighbours: tuple[str, ...] = ()
+    seed_with_neighbours: bool = True  # its seed_extra writes with them (else as the base seed)
 
 
 async def _seed(svc: MemoryService) -> dict[str, Any]:
@@ -235,8 +238,22 @@ async def _run_import_chunks(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _review(svc: MemoryService) -> Any:
+    assert svc.review is not None, "the path's service is made with its review queue (neighbours)"
+    return svc.review
 
-    return reviewed(svc)  # registers its statement guard and retire listener on this service
+
+def _service(fake: Any, path: WritePath, det: Determinism, *, seeding: bool = False) -> MemoryService:
+    """A service over ``fake`` made with the neighbours ``path`` names (none while the base seed is
+    written: it runs before any of them joined)."""
+    names = () if seeding else path.neighbours
+    return host_service(
+        fake,
+        settings,
+        det.clock,
+        delete_batch=FAULT_DELETE_BATCH,
+        review=with_review() if "review" in names else None,
+        consolidator=with_consolidator() if "consolidation" in names else None,
+    )
 
 
 async def _seed_candidate(svc: MemoryService, ctx: dict[str, Any]) -> None:
@@ -284,8 +301,8 @@ async def _run_lift(svc: MemoryService, ctx: dict[str, Any]) -> Any:
 
 
 def _consolidator(svc: MemoryService) -> Any:
-
-    return consolidated(svc)  # registers its cascade listener and the give-back step provider
+    assert svc.consolidator is not None, "the path's service is made with its consolidator (neighbours)"
+    return svc.consolidator
 
 
 async def _seed_summary(svc: MemoryService, ctx: dict[str, Any]) -> None:
@@ -367,14 +384,35 @@ PATHS: dict[str, WritePath] = {
         WritePath("import_scope", "episode.import", _run_import),
         WritePath("import_two_chunks", "episode.import", _run_import_chunks),
         WritePath("confirm", "episode.confirm", _run_confirm),
-        WritePath("forget_never", "episode.forget", _run_forget_never),
-        WritePath("candidate_propose", "candidate.propose", _run_propose),
-        WritePath("candidate_accept", "candidate.accept", _run_accept, _seed_candidate),
-        WritePath("candidate_reject", "candidate.reject", _run_reject, _seed_candidate),
-        WritePath("tombstone_lift", "tombstone.lift", _run_lift, _seed_tombstone),
-        WritePath("forget_summary", "consolidation.restore", _run_forget_summary, _seed_summary),
-        WritePath("archive_summary", "consolidation.restore", _run_archive_summary, _seed_summary),
-        WritePath("correct_with_follow_ups", "episode.remember", _run_correct, _seed_correctable, commit_only=True),
+        WritePath("forget_never", "episode.forget", _run_forget_never, neighbours=("review",)),
+        WritePath("candidate_propose", "candidate.propose", _run_propose, neighbours=("review",)),
+        WritePath("candidate_accept", "candidate.accept", _run_accept, _seed_candidate, neighbours=("review",)),
+        WritePath("candidate_reject", "candidate.reject", _run_reject, _seed_candidate, neighbours=("review",)),
+        WritePath("tombstone_lift", "tombstone.lift", _run_lift, _seed_tombstone, neighbours=("review",)),
+        WritePath(
+            "forget_summary",
+            "consolidation.restore",
+            _run_forget_summary,
+            _seed_summary,
+            neighbours=("consolidation",),
+            seed_with_neighbours=False,
+        ),
+        WritePath(
+            "archive_summary",
+            "consolidation.restore",
+            _run_archive_summary,
+            _seed_summary,
+            neighbours=("consolidation",),
+            seed_with_neighbours=False,
+        ),
+        WritePath(
+            "correct_with_follow_ups",
+            "episode.remember",
+            _run_correct,
+            _seed_correctable,
+            commit_only=True,
+            neighbours=("consolidation",),
+        ),
     )
 }
 
@@ -441,12 +479,12 @@ async def _template(path: WritePath, det: Determinism, vdb: str = "chroma") -> T
         return _TEMPLATES[(vdb, path.name)]
     fake = FaultyHost(bots=["bot1", "bot2"], vdb=vdb)
     fake.add_knowledge_base(KB)
-    svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+    svc = _service(fake, path, det, seeding=True)
     await svc.register_kb(KB, {"embedding_model": EMBEDDING_MODEL, "isolation": "session"})
     det.reset("seed")
     ctx = await _seed(svc)
-    if path.seed_extra:
-        await path.seed_extra(svc, ctx)
+    if path.seed_extra:  # its neighbours join now (the same stores, the service made with them)
+        await path.seed_extra(_service(fake, path, det) if path.seed_with_neighbours else svc, ctx)
     if vdb == "chroma":
         rows = fake._collection(KB).get(include=["embeddings", "metadatas", "documents"])
         rows["embeddings"] = [list(map(float, v)) for v in rows["embeddings"]]
@@ -456,7 +494,7 @@ async def _template(path: WritePath, det: Determinism, vdb: str = "chroma") -> T
     fake.close()
     # the clean run: the after-state and the host calls of the write
     fake = _restore(t)
-    svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+    svc = _service(fake, path, det)
     t.before = data_state(fake)
     det.reset()
     fake.calls.clear()
@@ -489,7 +527,7 @@ async def _without_follow_ups(path: WritePath, t: Template, det: Determinism) ->
 
     fake = _restore(t)
     try:
-        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+        svc = _service(fake, path, det)
         det.reset()
         then = Plan.then
         Plan.then = lambda self, follow: None  # type: ignore[method-assign]
@@ -557,7 +595,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
     cell = f"{path.name} {call.label()} {fault.name}"
     fake = _restore(t)
     try:
-        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+        svc = _service(fake, path, det)
         det.reset()
         fake.calls.clear()
         fake.arm(call.index, fault)
@@ -599,7 +637,7 @@ async def _check_cell(path: WritePath, t: Template, call: HostCall, fault: Fault
         elif error is not None and not isinstance(error, FencedError):
             problems.append(f"{cell}: fenced but the caller got {type(error).__name__} ({error.key})")
         # restart: recovery settles the journal; one audit entry iff the data is in its after-state
-        svc2 = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+        svc2 = _service(fake, path, det)
         try:
             await svc2.recover()
         except Exception as exc:  # noqa: BLE001
@@ -746,7 +784,7 @@ async def test_error_answer_on_the_data_write_is_not_fenced_and_retry_succeeds(d
     call = next(c for c in t.calls if c.is_data_write)
     fake = _restore(t)
     try:
-        svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+        svc = _service(fake, PATHS["remember"], det)
         fake.arm(call.index, ERROR_ANSWER)
         with pytest.raises(LtmError) as info:
             await _run_remember(svc, t.ctx)
@@ -766,7 +804,7 @@ async def test_real_task_cancellation_during_the_vector_write_fences(det: Determ
     for action_name, fenced in (("VECTOR_UPSERT", True), ("INVOKE_EMBEDDING", False)):
         fake = _restore(t)
         try:
-            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+            svc = _service(fake, PATHS["remember"], det)
             entered, release = asyncio.Event(), asyncio.Event()
 
             async def pause(
@@ -813,7 +851,7 @@ async def test_a_fence_on_any_scope_of_a_write_refuses_it_whole(name: str, det: 
     for lock in t.locks:
         fake = _restore(t)
         try:
-            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+            svc = _service(fake, path, det)
             fenced, _ = await _fenced_scope(svc, lock)
             await svc.writes.fencing.set_fence(lock, fenced, "test", "fenced before the write")
             det.reset()
@@ -852,7 +890,7 @@ async def test_a_failed_journal_close_then_the_next_write_audits_once(name: str,
         cell = f"{name} {closes[0].label()} {fault.name}"
         fake = _restore(t)
         try:
-            svc = host_service(fake, settings, det.clock, delete_batch=FAULT_DELETE_BATCH)
+            svc = _service(fake, path, det)
             det.reset()
             fake.calls.clear()
             fake.arm(closes[0].index, fault)

@@ -18,7 +18,7 @@ import pytest
 
 from ltm.domain.filters import Criteria, scope_filter
 from ltm.service import Actor
-from tests.support import KB, build_service, reviewed, scope_of
+from tests.support import KB, build_service, scope_of, with_review
 
 SCHEDULES = range(8)
 
@@ -30,8 +30,7 @@ def actor(sender: str) -> Actor:
 @pytest.mark.parametrize("seed", SCHEDULES)
 async def test_erasure_racing_other_chats(tmp_path: Path, seed: int) -> None:
     rnd = random.Random(seed)
-    svc = await build_service("numpy", tmp_path / str(seed), isolation="bot")
-    reviewed(svc)
+    svc = await build_service("numpy", tmp_path / str(seed), isolation="bot", review=with_review())
     alice_dm = await scope_of(svc, "person_alice", "alice")
     alice_g = await scope_of(svc, "group_g1", "alice")
     bob_g = await scope_of(svc, "group_g1", "bob")

@@ -54,7 +54,7 @@ from ltm.domain.storage_keys import speaker_profile_key
 from ltm.service import Actor, MemoryService, Settings, transfer
 from ltm.service.compose import build
 from ltm.service.snapshots import InjectionSnapshot
-from tests.support import HostLimitedKeyValueStore, consolidated, make_index, reviewed
+from tests.support import HostLimitedKeyValueStore, make_index, with_consolidator, with_review
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 
@@ -620,6 +620,7 @@ def profile_group(session: str, bot: str, kb: str | None = None) -> tuple[str, .
 
 @dataclass
 class Listings:
+    service: MemoryService  # the plugin's graph over the world's stores: made with the two below
     review: Any
     consolidator: Any
     fenced: MemoryService  # a second service over a copy of the store, with fences written in it
@@ -641,16 +642,23 @@ async def listings(world: World) -> Listings:
     from ltm.domain.storage_keys import l2_lock_key
     from ltm.service.consolidation import ConsolidationSettings
 
-    svc = world.service
-    review = reviewed(svc)
-
     class Model:
         async def complete(self, model_uuid: str, system: str, user: str, timeout: float) -> str:
             return _consolidation_answer([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
-    cons = consolidated(
-        svc, Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+    # the plugin's graph over the world's stores: a service made with a review queue and a consolidator
+    svc = MemoryService(
+        kv=world.service.kv,
+        vectors=world.service.vectors,
+        embedder_for=world.service.embedder_for,
+        settings=_settings,
+        review=with_review(),
+        consolidator=with_consolidator(
+            Model(), settings=lambda: ConsolidationSettings(enabled=True, model_uuid="m", min_age_days=0)
+        ),
     )
+    review, cons = svc.review, svc.consolidator
+    assert review is not None and cons is not None
     made: dict[str, dict[str, Ident]] = {
         k: {} for k in ("tombstone", "candidate", "proposal", "speaker", "session", "inject", "fence")
     }
@@ -692,7 +700,7 @@ async def listings(world: World) -> Listings:
             await kv.set("fence/" + lock, json.dumps(record).encode())
             made["fence"][lock] = ident
     fenced = MemoryService(kv=kv, vectors=svc.vectors, embedder_for=lambda c, kb: _EMBEDDER, settings=Settings)
-    return Listings(review, cons, fenced, made)
+    return Listings(svc, review, cons, fenced, made)
 
 
 def _check_listing(
@@ -730,7 +738,7 @@ async def test_every_key_listing_is_isolated(world: World, listings: Listings) -
     from pages.router import handle
     from pages.scopes import known_scopes
 
-    svc, made = world.service, listings.made
+    svc, made = listings.service, listings.made  # the service the review queue and consolidator are of
 
     async def console(service: MemoryService, endpoint: str, ident: Ident, **extra: Any) -> Any:
         req = PageRequest(endpoint=endpoint, method="POST", body=_scope_body(ident, **extra))

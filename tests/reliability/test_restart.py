@@ -28,7 +28,7 @@ from ltm.domain.storage_keys import audit_log_key, l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.writes import DELETE_BATCH
-from tests.support import DelegatingIndex, reviewed, stored_audit_entries
+from tests.support import DelegatingIndex, stored_audit_entries, with_review
 from tests.support.reliability import EMBEDDING_MODEL, TIMEOUT_AFTER, FaultyHost, host_service
 from tests.support.reliability import KB as HOST_KB
 
@@ -113,7 +113,12 @@ class Installation:
         self._registered = False
 
     async def start(
-        self, *, kv_hook: Hook | None = None, index_hook: Hook | None = None, delete_batch: int = DELETE_BATCH
+        self,
+        *,
+        kv_hook: Hook | None = None,
+        index_hook: Hook | None = None,
+        delete_batch: int = DELETE_BATCH,
+        review: bool = False,
     ) -> MemoryService:
         self._close_stores()
         if self.fake is not None:
@@ -136,6 +141,7 @@ class Installation:
             vectors=HookIndex(index, index_hook),
             embedder_for=embedder_for,
             delete_batch=delete_batch,
+            review=with_review() if review else None,  # the process is made with a review queue
         )
         if not self._registered:
             await svc.register_kb(self.kb, {"embedding_model": EMBEDDING_MODEL, "isolation": "session"})
@@ -392,12 +398,10 @@ async def test_crash_between_a_forget_and_its_tombstone_is_fenced_and_reported(i
 
     svc = await inst.start()
     ids = await _seed(svc, inst)
-    svc = await inst.start(kv_hook=crash_at("set", "tomb/"))
-    reviewed(svc)
+    svc = await inst.start(kv_hook=crash_at("set", "tomb/"), review=True)
     a = await inst.scope(svc)
     await inst.crash_during(svc.forget(a, ids["e1"], ADMIN, reason="wrong", never=True))
-    svc2 = await inst.start()
-    reviewed(svc2)
+    svc2 = await inst.start(review=True)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.forget", "partial")]
@@ -415,14 +419,15 @@ async def test_crash_between_an_accepted_candidate_and_the_open_list_is_fenced_a
     candidate would stay listed as open for good); it reports it partial and fences the scope."""
     from ltm.domain.candidates import Proposal
 
-    svc = await inst.start()
+    svc = await inst.start(review=True)
     a = await inst.scope(svc)
-    cand = await reviewed(svc).propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
-    svc = await inst.start(kv_hook=crash_at("set", f"cand/{inst.kb}/{a.user_key}/open"))
-    review = reviewed(svc)
+    assert svc.review is not None
+    cand = await svc.review.propose(a, Proposal("Alice collects stamps", "", "fact"), ADMIN, origin="test")
+    svc = await inst.start(kv_hook=crash_at("set", f"cand/{inst.kb}/{a.user_key}/open"), review=True)
+    review = svc.review
+    assert review is not None
     await inst.crash_during(review.accept(await inst.scope(svc), cand.id, ADMIN))
-    svc2 = await inst.start()
-    reviewed(svc2)
+    svc2 = await inst.start(review=True)
     a2 = await inst.scope(svc2)
     report = await svc2.recover()
     assert [(r["operation"], r["state"]) for r in report] == [("episode.remember", "partial")]

@@ -21,9 +21,11 @@ import pytest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
+from ltm.domain.timefields import now_utc
 from ltm.service import memory_service
 from ltm.service.sealing import unseal
-from tests.support import seal_keys
+from main import compose
+from tests.support import Clock, seal_keys
 from tests.support.reliability import (
     CONNECTION_AFTER,
     CONNECTION_BEFORE,
@@ -121,16 +123,18 @@ async def test_remember_retry_returns_the_existing_memory_audited_once() -> None
 
 async def test_retry_outside_the_window_or_of_a_retired_memory_stores_again() -> None:
     t = await _turn()
+    plugin = t.ctl.plugin_container.plugin_instance
+    clock = Clock()  # the installation is made with a clock the test moves
+    plugin.adopt(compose(plugin, clock=clock))
     first = await t.remember({"content": "Alice moved to Lyon"})
-    svc = t.service
-    real = svc.clock
-    svc.clock = lambda: real() + timedelta(seconds=memory_service.REMEMBER_RETRY_WINDOW_S + 5)
+    real = now_utc
+    clock.set(lambda: real() + timedelta(seconds=memory_service.REMEMBER_RETRY_WINDOW_S + 5))
     late = await t.remember({"content": "Alice moved to Lyon"})
     # issue 27: outside the window it is no retry, but a restatement of an active memory: it
     # reinforces that memory (already_known) instead of storing a second row
     assert late["ok"] and "already_stored" not in late
     assert late["id"] == first["id"] and late["already_known"] and first["id"] in late["note"]
-    svc.clock = real
+    clock.set(real)
     # a corrected (superseded) memory is not "identical active": restating it stores it again
     fixed = await t.remember({"content": "Alice moved to Lille", "supersedes": [first["id"]]})
     assert fixed["superseded"] == [first["id"]]

@@ -29,7 +29,7 @@ from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.scope_index import ScopeIndex
 from tests.contract.test_consolidation import Clock
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
-from tests.support import ADMIN, KB, DelegatingIndex, consolidated, make_index, scope_of, unwire_consolidation
+from tests.support import ADMIN, KB, DelegatingIndex, make_index, scope_of, with_consolidator
 from tests.support.backends import ENGINES_WITH_HOST
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
@@ -168,14 +168,18 @@ KB_A, KB_B = "kb-a", "kb-b"
 async def _two_kb_env(tmp_path: Path) -> tuple[MemoryService, Consolidator, Clock]:
     clock = Clock()
     emb = HashingEmbedder()
+    settings = ConsolidationSettings(enabled=True, model_uuid="model-1", min_age_days=7)
     svc = MemoryService(
-        kv=MemoryKeyValueStore(), vectors=make_index("chroma", tmp_path), embedder_for=lambda c, kb: emb
+        kv=MemoryKeyValueStore(),
+        vectors=make_index("chroma", tmp_path),
+        embedder_for=lambda c, kb: emb,
+        clock=clock,
+        consolidator=with_consolidator(ConsolidationModel(), settings=lambda: settings),
     )
-    svc.clock = clock
     for kb in (KB_A, KB_B):
         await svc.register_kb(kb, {"embedding_model": "hash"})
-    settings = ConsolidationSettings(enabled=True, model_uuid="model-1", min_age_days=7)
-    return svc, consolidated(svc, ConsolidationModel(), settings=lambda: settings), clock
+    assert svc.consolidator is not None
+    return svc, svc.consolidator, clock
 
 
 async def _chat(svc: MemoryService, kb: str) -> Scope:
@@ -233,4 +237,3 @@ async def test_proposals_are_listed_pruned_and_dropped_only_in_their_kb(tmp_path
     assert await cons.on_kb_deleted(KB_A) == 1
     assert set(await _stored(svc)) == set(b_ids)
     assert {q.id for q in await cons.list_proposals(b)} == set(b_ids)
-    unwire_consolidation(svc)

@@ -21,7 +21,7 @@ from ltm.domain.scope import Scope
 from ltm.domain.storage_keys import l2_lock_key
 from ltm.ports import VectorRecord
 from ltm.service import MemoryService
-from tests.support import ADMIN, KB, DelegatingIndex, build_service, consolidated, reviewed, scope_of
+from tests.support import ADMIN, KB, DelegatingIndex, build_service, scope_of, with_consolidator, with_review
 from tests.support.backends import ENGINES
 
 
@@ -65,6 +65,12 @@ def scripted(svc: MemoryService) -> ScriptedIndex:
 async def service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
     """The suite's ``service`` on each engine, every index call through a :class:`ScriptedIndex`."""
     return await build_service(request.param, tmp_path, vectors=ScriptedIndex)
+
+
+@pytest.fixture(params=list(ENGINES))
+async def consolidating_service(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryService:
+    """As ``service``, made with a consolidator (its rules in the retire pipeline)."""
+    return await build_service(request.param, tmp_path, vectors=ScriptedIndex, consolidator=with_consolidator())
 
 
 @pytest.fixture(params=list(ENGINES))
@@ -274,8 +280,9 @@ async def test_taking_back_a_reject_keeps_a_tombstone_another_decision_wrote_mea
     from ltm.domain.candidates import Proposal
     from ltm.domain.errors import TombstonedError
 
-    svc = await build_service("numpy", tmp_path)
-    review = reviewed(svc)
+    svc = await build_service("numpy", tmp_path, review=with_review())
+    review = svc.review
+    assert review is not None
     a = await scope_of(svc)
     cand = await review.propose(a, Proposal("I live in Paris", "", "fact"), ADMIN, origin="test")
     ep, _ = await svc.remember(a, {"content": "I live in Paris"}, ADMIN)
@@ -305,7 +312,8 @@ async def _summarised_and_proposed(svc: MemoryService, a: Scope) -> tuple[Any, s
     from ltm.domain.consolidation import source_refs
     from ltm.service.consolidation.proposals import Proposal
 
-    cons = consolidated(svc)
+    cons = svc.consolidator  # the service was made with one
+    assert cons is not None
     ep, _ = await svc.remember(a, {"content": "Alice drinks jasmine tea"}, ADMIN)
     plan = svc.episodes.plan_remember(a, {"content": "Alice likes hot drinks"}, ADMIN, origin="consolidation")
     plan.link({"sources": [ep.id], "proposal_id": "cp_" + "1" * 20})
@@ -328,10 +336,11 @@ async def _summarised_and_proposed(svc: MemoryService, a: Scope) -> tuple[Any, s
     return ep, plan.remembered[0].id, f"consolidation/{a.user_key}/{proposal.id}"
 
 
-async def test_a_refused_correction_runs_no_retire_cascade(service: MemoryService) -> None:
+async def test_a_refused_correction_runs_no_retire_cascade(consolidating_service: MemoryService) -> None:
     """The backend refuses the correction's write: the memory it failed to replace is still active,
     so the summary built on it and its pending proposal stay. The control: the same correction,
     accepted, takes both away."""
+    service = consolidating_service
     a = await scope_of(service)
     ep, summary_id, proposal_key = await _summarised_and_proposed(service, a)
     scripted(service).script[("upsert", 1)] = "refuse"

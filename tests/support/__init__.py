@@ -8,7 +8,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from ltm.adapters.numpy_index import NumpyIndex  # noqa: E402
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore  # noqa: E402
 from ltm.domain.scope import Scope
 from ltm.domain.storage_keys import audit_log_key, owned_keys
+from ltm.domain.timefields import now_utc
 from ltm.ports import ListPage, VectorHit, VectorRecord  # noqa: E402
 from ltm.service import Actor, MemoryService, Settings  # noqa: E402
 from ltm.service.registry import EmbedderFor  # noqa: E402
@@ -127,11 +128,16 @@ async def build_service(
     kv: Callable[[Any], Any] | None = None,
     embedder_for: Callable[[EmbedderFor], EmbedderFor] | None = None,
     delete_batch: int = DELETE_BATCH,
+    clock: Callable[[], datetime] | None = None,
+    review: Callable[[MemoryService], Any] | None = None,
+    consolidator: Callable[[MemoryService], Any] | None = None,
 ) -> MemoryService:
     """A service on a real engine (``kind``) with the test KB registered. ``vectors``, ``kv`` and
     ``embedder_for`` wrap the part they name before anything is built over it (a store that lags or
     fails, a counting embedder): the parts are joined once, so a wrapper is given here, never
-    swapped in later."""
+    swapped in later. ``clock`` (a :class:`Clock` the test moves), ``review`` and ``consolidator``
+    (factories of the neighbours whose rules join the writes: :func:`with_review`,
+    :func:`with_consolidator`) are given to the constructor the same way."""
     emb = HashingEmbedder()
     index = make_index(kind, tmp)
     store = HostLimitedKeyValueStore()
@@ -144,7 +150,10 @@ async def build_service(
         vectors=vectors(index) if vectors is not None else index,
         embedder_for=embedder_for(plain) if embedder_for is not None else plain,
         settings=settings,
+        clock=clock if clock is not None else now_utc,
         delete_batch=delete_batch,
+        review=review,
+        consolidator=consolidator,
     )
     await svc.register_kb(KB, {"embedding_model": "hash", "isolation": isolation})
     return svc
@@ -159,10 +168,25 @@ def seal_keys(storage: dict[str, bytes]) -> dict[str, bytes]:
     return out
 
 
-def restarted(svc: MemoryService, settings: Callable[[], Settings] = Settings) -> MemoryService:
-    """A new process over ``svc``'s stores: nothing in memory carries over (indexes, caches)."""
+def restarted(
+    svc: MemoryService,
+    settings: Callable[[], Settings] = Settings,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    review: Callable[[MemoryService], Any] | None = None,
+    consolidator: Callable[[MemoryService], Any] | None = None,
+) -> MemoryService:
+    """A new process over ``svc``'s stores: nothing in memory carries over (indexes, caches), and
+    it is made with the clock and neighbours given here (none by default), as a restart would be."""
     return MemoryService(
-        kv=svc.kv, vectors=svc.vectors, embedder_for=svc.embedder_for, settings=settings, delete_batch=svc.delete_batch
+        kv=svc.kv,
+        vectors=svc.vectors,
+        embedder_for=svc.embedder_for,
+        settings=settings,
+        clock=clock if clock is not None else now_utc,
+        delete_batch=svc.delete_batch,
+        review=review,
+        consolidator=consolidator,
     )
 
 
@@ -181,27 +205,34 @@ async def stored_audit_entries(svc: MemoryService, scope: Scope) -> list[dict[st
     return out
 
 
-def reviewed(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
-    """A review queue over ``svc`` with its rules in ``svc``'s writes (the guard and the tombstone
-    book, as ``ltm.service.compose.wire`` gives them), keeping the consolidation rules ``svc`` has."""
+def with_review(*args: Any, **kwargs: Any) -> Callable[[MemoryService], Any]:
+    """The factory of a review queue (``ReviewQueue(service, *args, **kwargs)``): given to the
+    service's constructor (``build_service(review=)``), its guard and tombstone book join the writes."""
     from ltm.service.review import ReviewQueue
 
-    review = ReviewQueue(svc, *args, **kwargs)
-    svc.episodes.guard = review.guard
-    svc.episodes.retire = replace(svc.episodes.retire, tombstones=review.tombstones)
-    svc.people.review = review  # a person's erasure reaches the queue (compose.wire)
-    return review
+    return lambda svc: ReviewQueue(svc, *args, **kwargs)
 
 
-def consolidated(svc: MemoryService, *args: Any, **kwargs: Any) -> Any:
-    """A consolidator over ``svc`` in its retire pipeline, keeping the review queue's rules."""
+def with_consolidator(*args: Any, **kwargs: Any) -> Callable[[MemoryService], Any]:
+    """The factory of a consolidator (``Consolidator(service, *args, **kwargs)``): given to the
+    service's constructor (``build_service(consolidator=)``), it joins the retire pipeline."""
     from ltm.service.consolidation import Consolidator
 
-    cons = Consolidator(svc, *args, **kwargs)
-    svc.episodes.retire = replace(svc.episodes.retire, summaries=cons)
-    return cons
+    return lambda svc: Consolidator(svc, *args, **kwargs)
 
 
-def unwire_consolidation(svc: MemoryService) -> None:
-    """Take consolidation's rules out of ``svc``'s writes again (the review queue's stay)."""
-    svc.episodes.retire = replace(svc.episodes.retire, summaries=None)
+class Clock:
+    """A clock a test moves: given to the service at construction (``build_service(clock=)``), every
+    part reads it at use. Starts at ``start`` (a callable or an instant; now by default)."""
+
+    def __init__(self, start: Callable[[], datetime] | datetime | None = None) -> None:
+        self.now: Callable[[], datetime] = now_utc
+        if start is not None:
+            self.set(start)
+
+    def __call__(self) -> datetime:
+        return self.now()
+
+    def set(self, now: Callable[[], datetime] | datetime) -> None:
+        """From now on the time is ``now`` (an instant, or a callable read at each use)."""
+        self.now = now if callable(now) else (lambda: now)

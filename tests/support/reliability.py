@@ -220,8 +220,11 @@ def host_service(
     clock: Callable[[], datetime] | None = None,
     *,
     delete_batch: int = DELETE_BATCH,
+    review: Callable[[MemoryService], Any] | None = None,
+    consolidator: Callable[[MemoryService], Any] | None = None,
 ) -> MemoryService:
-    """A MemoryService over the real host adapters of a real BasePlugin talking to ``fake``."""
+    """A MemoryService over the real host adapters of a real BasePlugin talking to ``fake``, made
+    with the neighbours ``review`` and ``consolidator`` make (none without)."""
     plugin = make_plugin(fake)
     kwargs: dict[str, Any] = {"clock": clock} if clock else {}
     svc = MemoryService(
@@ -230,6 +233,8 @@ def host_service(
         vectors=HostVectorIndex(plugin),
         embedder_for=lambda collection, kb: HostEmbedder(plugin, kb.embedding_model),
         settings=settings,
+        review=review,
+        consolidator=consolidator,
         **kwargs,
     )
     # recall snapshots are written on a timer, in the background: the host calls a test enumerates

@@ -12,7 +12,7 @@ from typing import Any
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
 from ltm.service.review import ReviewQueue, ReviewSettings
-from tests.support import build_service, reviewed, scope_of
+from tests.support import build_service, scope_of, with_review
 
 
 class ScriptedModel:
@@ -58,15 +58,27 @@ class World:
 
 
 async def review_world(
-    tmp: Path, model: ScriptedModel | None = None, *, kv: Callable[[Any], Any] | None = None, **config: Any
+    tmp: Path,
+    model: ScriptedModel | None = None,
+    *,
+    kv: Callable[[Any], Any] | None = None,
+    consolidator: Callable[[MemoryService], Any] | None = None,
+    **config: Any,
 ) -> World:
     """A numpy-backed service with a review queue; ``config`` are plugin config items (live);
-    ``kv`` wraps the storage (see :func:`tests.support.build_service`)."""
-    svc = await build_service("numpy", tmp, kv=kv)
-    svc.clock = ticking_clock()
+    ``kv`` wraps the storage (see :func:`tests.support.build_service`); ``consolidator`` makes the
+    service's consolidator too (none without)."""
     cfg = dict(config)
-    review = reviewed(svc, settings=lambda: ReviewSettings.from_config(cfg), model=model)
-    return World(svc, review, await scope_of(svc), cfg, model)
+    svc = await build_service(
+        "numpy",
+        tmp,
+        kv=kv,
+        clock=ticking_clock(),
+        review=with_review(settings=lambda: ReviewSettings.from_config(cfg), model=model),
+        consolidator=consolidator,
+    )
+    assert svc.review is not None
+    return World(svc, svc.review, await scope_of(svc), cfg, model)
 
 
 async def contents(svc: MemoryService, scope: Scope, statuses: tuple[str, ...] | None = ("active",)) -> list[str]:

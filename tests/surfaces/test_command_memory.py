@@ -27,7 +27,7 @@ from ltm.i18n import catalog, t
 from ltm.service import Actor, MemoryService, Settings
 from ltm.service.snapshots import InjectionSnapshot
 from ltm.service.transfer import checksum
-from main import LongTermMemory
+from main import LongTermMemory, compose
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 
 KB = "kb-cmd"
@@ -403,7 +403,8 @@ class TestAdminRows:
         clock = [0]
         from datetime import UTC, datetime
 
-        h.service.clock = lambda: datetime(2024, 1, 1 + clock[0], tzinfo=UTC)
+        # the installation made with a clock the test moves (the same host stores)
+        h.plugin.adopt(compose(h.plugin, clock=lambda: datetime(2024, 1, 1 + clock[0], tzinfo=UTC)))
         await h.remember(ALICE, "alice", "old fact")
         clock[0] = 10
         newer = await h.remember(ALICE, "alice", "new fact")

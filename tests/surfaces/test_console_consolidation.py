@@ -8,7 +8,7 @@ from langbot_plugin.api.definition.components.page import PageRequest
 
 from ltm.service.consolidation import ConsolidationSettings
 from pages import router
-from tests.support import ADMIN, KB, build_service, consolidated, scope_of
+from tests.support import ADMIN, KB, build_service, scope_of, with_consolidator
 
 
 def _body(**extra: object) -> dict[str, object]:
@@ -16,11 +16,12 @@ def _body(**extra: object) -> dict[str, object]:
 
 
 async def test_preview_and_run_archive_only_superseded(tmp_path: Path) -> None:
-    service = await build_service("numpy", tmp_path)
     enabled = ConsolidationSettings(
         enabled=True, model_uuid="", min_age_days=0, max_candidates=20, apply_profile_updates=False
     )
-    consolidator = consolidated(service, None, settings=lambda: enabled)
+    service = await build_service("numpy", tmp_path, consolidator=with_consolidator(None, settings=lambda: enabled))
+    consolidator = service.consolidator
+    assert consolidator is not None
     a = await scope_of(service)
     old, _ = await service.remember(a, {"content": "Alice lives in Paris"}, ADMIN)
     new, _ = await service.remember(a, {"content": "Alice lives in Berlin", "supersedes": [old.id]}, ADMIN)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from langbot_plugin.api.entities.builtin.provider.session import Session
 
+from e2e.block_reader import read_block
 from ltm.i18n import t
 from tests.support import build_service, scope_of
-from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_console_api import make_page, ok, refused, scope_body

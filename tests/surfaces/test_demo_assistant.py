@@ -83,3 +83,14 @@ def test_answers_from_the_compact_rows_of_the_injected_block() -> None:
     rows = {"episodes": [["ep_1", "2026-12-01 10:00", "u1", "I keep the violin in the attic"]]}
     assert "attic" in (answer_from_memory("Where do I keep the violin?", rows) or "")
     assert answer_from_memory("Where do I keep the violin?", {"episodes": [["ep_1"]]}) is None  # control
+
+
+def test_the_stacks_block_reader_reads_the_plugins_markers() -> None:
+    """The stand-in model reads the block as text: its markers are the plugin's, and a rendered block
+    reads back (the control: a block without the markers reads as nothing)."""
+    from e2e import block_reader
+
+    assert (block_reader.BEGIN, block_reader.END) == (BEGIN, END)
+    data = block_reader.read_block(block(["Alice lives in Lisbon"]))
+    assert data is not None and [e["content"] for e in data["episodes"]] == ["Alice lives in Lisbon"]
+    assert block_reader.read_block("no markers here") is None

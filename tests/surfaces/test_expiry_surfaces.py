@@ -11,6 +11,7 @@ import pytest
 
 from components.tools.remember import Remember
 from ltm.i18n import t
+from tests.support import Clock
 from tests.surfaces.test_review_surfaces import ON, world
 
 WED = datetime(2026, 3, 11, 10, 0, tzinfo=UTC)
@@ -18,8 +19,7 @@ WED = datetime(2026, 3, 11, 10, 0, tzinfo=UTC)
 
 @pytest.mark.parametrize("lang", ["en_US", "zh_Hans", "ja_JP"])
 async def test_the_tool_result_says_when_it_expires(lang: str) -> None:
-    w = await world({"language": lang})
-    w.service.clock = lambda: WED
+    w = await world({"language": lang}, clock=lambda: WED)
     bounded = await w.tool(Remember, {"content": "I'm in Osaka this week"})
     assert bounded["ok"] and bounded["valid_until"] == "2026-03-16T00:00:00Z"
     assert bounded["expires"] == t("tool.remember.expires", lang, until="2026-03-16T00:00:00Z", words="this week")
@@ -30,14 +30,14 @@ async def test_the_tool_result_says_when_it_expires(lang: str) -> None:
 
 
 async def test_an_accepted_candidate_expires_and_the_reply_says_so() -> None:
-    w = await world(ON)
-    w.service.clock = lambda: WED
+    clock = Clock(WED)
+    w = await world(ON, clock=clock)
     await w.responded("I am working from home this week. I like tea.")
     scope = await w.scope()
     by = {c.content: c.id for c in (await w.review.list(scope)).items}
     trip = next(cid for text, cid in by.items() if "home" in text)
     piano = next(cid for text, cid in by.items() if "tea" in text)
-    w.service.clock = lambda: WED + timedelta(days=6)  # reviewed the next Tuesday: read as said, on Wednesday
+    clock.set(WED + timedelta(days=6))  # reviewed the next Tuesday: read as said, on Wednesday
     reply = await w.run(f"memory candidate accept {trip}")
     assert "Accepted" in reply and 'Expires 2026-03-16 00:00 UTC (the memory says "this week")' in reply
     episode = (await w.review.get(scope, trip)).result_id

@@ -13,10 +13,10 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 
+from e2e.block_reader import read_block
 from ltm.domain.candidates import Proposal
 from ltm.domain.errors import InstructionLikeError
 from ltm.i18n import t
-from tests.support.block_reader import read_block
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin
 from tests.surfaces.test_command_memory import TEST_ACTOR, host_harness

@@ -8,7 +8,7 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 
-from ltm.service.turns import ServedTurns, identity
+from ltm.service.served_turns import ServedTurns, identity
 from main import compose
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin

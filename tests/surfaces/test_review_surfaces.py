@@ -24,12 +24,15 @@ from components.event_listener.default import MemoryListener
 from components.pages.console import MemoryConsole
 from components.tools.recall_memory import RecallMemory
 from components.tools.remember import Remember
+from ltm.adapters.host_invocation import invocation_probe
 from ltm.domain.tombstone import value_key
-from ltm.service import Actor, Settings
+from ltm.service import Actor, MemoryService, Settings
+from ltm.service.background import Background
 from ltm.service.compose import build
+from ltm.service.consolidation import Consolidator
 from ltm.service.index_snapshot import PREFIX as SNAPSHOT_PREFIX
 from ltm.service.injection import BEGIN, END
-from main import LongTermMemory
+from main import LongTermMemory, compose
 from tests.support import build_service
 from tests.support.host_runtime import FakeHostHandler, make_plugin
 from tests.surfaces.test_command_memory import host_context
@@ -151,13 +154,16 @@ class World:
         return storage, sorted(self.handler.vector_rows(KB)["ids"])
 
 
-async def world(config: dict[str, Any] | None = None, llm: Any = None) -> World:
+async def world(config: dict[str, Any] | None = None, llm: Any = None, clock: Any = None) -> World:
+    """The plugin over a fake host; with ``clock``, its installation is made with that clock."""
     handler = FakeHostHandler(llm_responder=llm)
     handler.add_knowledge_base(KB)
     plugin = LongTermMemory()
     plugin.plugin_runtime_handler = handler
     plugin.config = {"admin_sender_ids": [ADMIN_ID], **(config or {})}
     await plugin.initialize()
+    if clock is not None:
+        plugin.adopt(compose(plugin, clock=clock))
     await plugin.service.register_kb(KB, {"embedding_model": "emb", "isolation": "session"})
     listener = MemoryListener()
     listener.plugin = plugin
@@ -431,8 +437,19 @@ class TestConsole:
     async def test_without_a_review_queue(self) -> None:
         w = await world(ON)
         ep, _ = await w.service.remember(await w.scope(), {"content": "I like tea."}, ADMIN_ACTOR)
-        consolidator = w.plugin.consolidator
-        w.plugin.adopt(build(w.service, consolidator=lambda svc: consolidator))  # the same graph, no review queue
+        old = w.service
+        cons = w.plugin.consolidator
+        assert cons is not None
+        # the plugin's graph over the same stores, made without a review queue
+        service = MemoryService(
+            kv=old.kv,
+            vectors=old.vectors,
+            embedder_for=old.embedder_for,
+            settings=lambda: old.settings,
+            background=Background(live=invocation_probe(w.plugin)),
+            consolidator=lambda svc: Consolidator(svc, cons.model, settings=lambda: cons.settings),
+        )
+        w.plugin.adopt(build(service))
         assert (await w.ok("/meta"))["features"]["candidates"] is False
         before = w.state()
         for endpoint, body in (("/candidates", {}), ("/episode/forget", {"id": ep.id, "never": True})):

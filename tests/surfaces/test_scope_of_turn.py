@@ -1,5 +1,5 @@
 """One turn, one scope: the listener, a tool and the command derive the same memory scope from the
-same host facts (``components.turn.scope_of_turn``), also for a query an earlier version's listener
+same host facts (``components.turn_scope.scope_of_turn``), also for a query an earlier version's listener
 had taken the memory KB off ``_knowledge_base_uuids`` for. Observed where every surface ends: the scope each asks the
 service for."""
 
@@ -18,7 +18,7 @@ from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
-from components.turn import turn_identity
+from components.turn_scope import turn_identity
 from ltm.domain.scope import Scope, derive_scope
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
-from ltm.service.turns import identity
+from ltm.service.served_turns import identity
 from ltm.service.writes import Actor
 from tests.support.host_runtime import FakeHostHandler
 from tests.support.reliability import component, load_plugin

@@ -18,7 +18,7 @@ from ltm.domain.errors import LtmError, PermissionDenied, ValidationError
 from ltm.domain.filters import Criteria
 from ltm.service import Actor, MemoryService
 from ltm.service import backup as bk
-from tests.support import ADMIN, KB, build_service, reviewed, scope_of
+from tests.support import ADMIN, KB, build_service, restarted, scope_of, with_review
 
 OPERATOR = Actor.console("ops")
 TARGET_KB = "kb-target-0001"
@@ -34,7 +34,7 @@ async def seeded(tmp: Path) -> MemoryService:
     await svc.remember(group, {"content": "my api key is sk-abcdefghijklmnopqrstuvwx"}, ADMIN)
     await svc.set_status(alice, first.episode.id, "archived", ADMIN, "moved")
     await svc.update_profile(alice, {"name": "Alice", "add_notes": ["likes hiking"]}, ADMIN)
-    reviewed(svc)  # a tombstone book: forget for good leaves one
+    svc = restarted(svc, review=with_review())  # a tombstone book: forget for good leaves one
     gone = await svc.remember(group, {"content": "The office plant is plastic"}, ADMIN)
     await svc.forget(group, gone.episode.id, ADMIN, "wrong", never=True)
     return svc

@@ -177,5 +177,5 @@ def test_the_rule_names_each_reach(tmp_path: Path) -> None:
             "8: import ltm.service",
         ]
     }
-    allowed = "from ltm.service import Actor, Scope\nfrom ltm.i18n import t\nfrom components.turn import x\n"
+    allowed = "from ltm.service import Actor, Scope\nfrom ltm.i18n import t\nfrom components.turn_scope import x\n"
     assert surface_reaches(allowed) == []

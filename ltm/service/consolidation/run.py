@@ -143,7 +143,8 @@ class RunResult:
 
 class Consolidator:
     """Consolidation over one :class:`~ltm.service.neighbours.ConsolidationHost`. Its :meth:`give_back_steps` and
-    :meth:`on_retired` join the service's retire pipeline in :func:`ltm.service.compose.wire`."""
+    :meth:`on_retired` join the service's retire pipeline when the service is made with this
+    consolidator (``MemoryService(consolidator=)``, :mod:`ltm.service.compose`)."""
 
     def __init__(
         self,

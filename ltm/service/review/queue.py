@@ -113,7 +113,8 @@ class _Skip(Exception):
 
 class ReviewQueue(ReviewPart):
     """Candidates, tombstones and the resolver over one :class:`~ltm.service.neighbours.ReviewHost`. Its :meth:`guard`
-    and its tombstone book join the service's writes in :func:`ltm.service.compose.wire`."""
+    and its tombstone book join the service's writes when the service is made with this queue
+    (``MemoryService(review=)``, :mod:`ltm.service.compose`)."""
 
     def __init__(
         self,

@@ -69,6 +69,7 @@ class WriteEngine:
         clock: Callable[[], datetime] = now_utc,
         background: Background | None = None,
         delete_batch: int = DELETE_BATCH,
+        on_erased: Callable[[Sequence[tuple[Scope, Sequence[str]]]], Awaitable[Any]] | None = None,
     ) -> None:
         self.stores = Stores(kv, vectors, clock)
         self.index = index
@@ -82,8 +83,8 @@ class WriteEngine:
         # the waits of a read-back: a backend may show a write (or a delete) only a moment later
         self.readback_delays: tuple[float, ...] = READBACK_DELAYS_S
         # the erase of every copy of deleted rows (ltm/service/erasure.py), run once a mutation
-        # whose steps delete rows committed; composed by the service
-        self.on_erased: Callable[[Sequence[tuple[Scope, Sequence[str]]]], Awaitable[Any]] | None = None
+        # whose steps delete rows committed; given by the service that composes the engine
+        self.on_erased = on_erased
 
     # ------------------------------------------------------------------ the stores
     @property
@@ -97,10 +98,6 @@ class WriteEngine:
     @property
     def clock(self) -> Callable[[], datetime]:
         return self.stores.clock
-
-    @clock.setter
-    def clock(self, value: Callable[[], datetime]) -> None:
-        self.stores.clock = value
 
     @property
     def audit_log(self) -> AuditLog:

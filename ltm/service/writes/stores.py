@@ -17,9 +17,9 @@ from .actor import Actor
 
 @dataclass
 class Stores:
-    """Plugin storage, the vector index and the clock, read at use by every part of the engine
-    (only the clock is ever replaced: a test travels in time); the audit log is built over the
-    first storage."""
+    """Plugin storage, the vector index and the clock, read at use by every part of the engine (all
+    three given at construction: a test that travels in time gives a clock it moves); the audit log
+    is built over the storage."""
 
     kv: KeyValueStore
     vectors: VectorIndex

@@ -14,9 +14,10 @@ from pathlib import Path
 from ltm.domain.candidates import Proposal
 from ltm.domain.scope import Scope
 from ltm.service import MemoryService
+from ltm.service.consolidation import ConsolidationSettings, Consolidator
 from ltm.service.review import ReviewQueue
 from ltm.service.snapshots import InjectionSnapshot
-from tests.support import ADMIN, KB, build_service, reviewed, scope_of
+from tests.support import ADMIN, KB, build_service, restarted, scope_of, with_consolidator, with_review
 
 HOSTILE_SCRIPT = '<script>window.__pwned = "script"</script>'
 HOSTILE_IMG = "<img src=/pwned-img onerror=\"window.__pwned='img'\">"
@@ -36,6 +37,14 @@ def ticking_clock(start: datetime | None = None) -> Callable[[], datetime]:
     return clock
 
 
+def consolidation_settings() -> ConsolidationSettings:
+    """Consolidation on, no model (archive-only cleanup), no age threshold: the seeded superseded
+    record is a cleanup candidate at once."""
+    return ConsolidationSettings(
+        enabled=True, model_uuid="", min_age_days=0, max_candidates=20, apply_profile_updates=False
+    )
+
+
 @dataclass
 class Seeded:
     service: MemoryService
@@ -51,14 +60,15 @@ class Seeded:
     dave_id: str = ""
     dated_ids: list[str] = field(default_factory=list)
     review: ReviewQueue | None = None
+    consolidator: Consolidator | None = None
     pending_id: str = ""  # a pending candidate of alice
     conflict_id: str = ""  # a candidate of alice that contradicts "Alice moved to Lyon"
     lyon_id: str = ""
 
 
 async def seeded_service(tmp: Path) -> Seeded:
-    svc = await build_service("numpy", tmp)
-    svc.clock = ticking_clock()
+    clock = ticking_clock()
+    svc = await build_service("numpy", tmp, clock=clock)
     alice = await scope_of(svc)  # person_alice / bot1 / sender alice
     bob = await scope_of(svc, "person_bob", "bob")
     group = await svc.scope_for(kb_id=KB, session_name="group_g1", bot_uuid="bot1", sender_id="carol")
@@ -106,8 +116,13 @@ async def seeded_service(tmp: Path) -> Seeded:
     d, _ = await svc.remember(group.with_sender("dave"), {"content": "Dave plays the violin"}, ADMIN)
     s.dave_id = d.id
 
-    # The review queue is attached after the seed memories were written (the seed bypasses review).
-    s.review = reviewed(svc)
+    # The review queue joins after the seed memories were written (the seed bypasses review): the
+    # plugin's graph (review queue, consolidator) made over the same stores, as after a restart.
+    svc = restarted(
+        svc, clock=clock, review=with_review(), consolidator=with_consolidator(None, settings=consolidation_settings)
+    )
+    s.service, s.review, s.consolidator = svc, svc.review, svc.consolidator
+    assert s.review is not None
     s.lyon_id = next(
         e.id for e in (await svc.list_episodes(alice, page_size=100)).items if e.content == "Alice moved to Lyon"
     )

@@ -44,8 +44,8 @@ import langbot_plugin.assets as sdk_assets
 from langbot_plugin.api.definition.components.page import PageRequest, PageResponse
 
 from components.pages.console import MemoryConsole
-from ltm.service.consolidation import ConsolidationSettings
-from tests.support import consolidated
+from ltm.service.consolidation import Consolidator
+from tests.support.console.seed import consolidation_settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,14 +55,6 @@ SDK_JS = Path(sdk_assets.__file__).resolve().parent / "langbot-page-sdk.js"
 AUTHOR, PLUGIN, PAGE_ID = "tester", "LongTermMemory", "console"
 PAGE_PATH = "components/pages/console.html"
 HOST_SANDBOX = "allow-scripts allow-forms"
-
-
-def consolidation_settings() -> ConsolidationSettings:
-    """Consolidation on, no model (archive-only cleanup), no age threshold: the seeded superseded
-    record is a cleanup candidate at once."""
-    return ConsolidationSettings(
-        enabled=True, model_uuid="", min_age_days=0, max_candidates=20, apply_profile_updates=False
-    )
 
 
 HOST_HTML = """<!doctype html>
@@ -170,8 +162,8 @@ class ConsoleServer:
         page = MemoryConsole()
         review = getattr(self.seeded, "review", None)
         consolidator = getattr(self.seeded, "consolidator", None)
-        if consolidator is None:  # the plugin installs one in main.py; archive-only (no model), enabled
-            consolidator = consolidated(self.service, None, settings=consolidation_settings)
+        if consolidator is None:  # the plugin's has one (main.py); archive-only (no model), enabled, unjoined
+            consolidator = Consolidator(self.service, None, settings=consolidation_settings)
         page.plugin = SimpleNamespace(  # type: ignore[assignment]
             service=self.service, review=review, consolidator=consolidator
         )

@@ -1,12 +1,15 @@
 """One chat turn's memory, as the service prepares it: recall -> payload -> block -> snapshot.
 
 The surface (the listener) gathers what the host gives - the scope of the turn, the user's text,
-the speaker's name, the query id - calls :func:`prepare_turn` (``MemoryService.prepare_turn``) and
-puts the block into the prompt. What the block covered is marked in :class:`~.turns.ServedTurns`
-so that the memory engine does not hand the runner the same memories again, and the turn's
-:class:`~.snapshots.InjectionSnapshot` is saved for the console - after the reply: the reply does not
-need it, so :class:`SnapshotWriter` writes it as background work (latest per chat, bounded), and a
-failed save is logged as what it is (the turn had its memory).
+the speaker's name, the query id - and calls :func:`prepare_turn` (``MemoryService.prepare_turn``),
+which returns the :class:`Injection`: the block, the ``_ltm_context`` payload and the snapshot. The
+turn reaches nothing of the surface: the listener itself puts the block into the prompt and writes
+the payload to the host, then hands the injection back (``MemoryService.record_turn``) so that its
+snapshot is queued once those host writes are answered. What the block covered is marked in
+:class:`~.served_turns.ServedTurns` so that the memory engine does not hand the runner the same
+memories again, and the turn's :class:`~.snapshots.InjectionSnapshot` is saved for the console -
+after the reply: the reply does not need it, so :class:`SnapshotWriter` writes it as background work
+(latest per chat, bounded), and a failed save is logged as what it is (the turn had its memory).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +32,14 @@ from .block_renderer import BlockRenderer
 from .injection import context_payload, has_content
 from .prefetch import note_time
 from .recall import RecallResult
+from .served_turns import Identity, ServedTurns, identity
 from .settings import Settings
 from .snapshots import InjectionSnapshot
-from .turns import Identity, ServedTurns, identity
 
 log = logging.getLogger(__name__)
 
 Recaller = Callable[..., Awaitable[RecallResult]]
 SaveSnapshot = Callable[[Scope, InjectionSnapshot], Awaitable[None]]
-SaveLater = Callable[[Scope, InjectionSnapshot], None]
 
 PENDING_SNAPSHOTS = 1024  # chats whose last-turn snapshot waits for its write; the oldest is dropped
 
@@ -161,11 +163,6 @@ class Injection:
     snapshot: InjectionSnapshot
 
 
-# The host's side of a prepared turn: puts the block into the prompt and returns the host writes
-# (the query variables), awaited in one round.
-Publish = Callable[[Injection], Iterable[Awaitable[object]]]
-
-
 def snapshot_of(result: RecallResult, block: str, speaker: dict[str, str], query_id: int | None) -> InjectionSnapshot:
     """The snapshot of a turn that recalled ``result`` and rendered ``block`` (the trace is kept,
     bounded, for the console's "why this memory" and near misses)."""
@@ -189,7 +186,6 @@ def snapshot_of(result: RecallResult, block: str, speaker: dict[str, str], query
 
 async def prepare_turn(
     recall: Recaller,
-    save: SaveSnapshot,
     settings: Settings,
     renderer: BlockRenderer,
     scope: Scope,
@@ -199,14 +195,11 @@ async def prepare_turn(
     query_id: int | None = None,
     served: ServedTurns | None = None,
     who: Identity | None = None,
-    publish: Publish | None = None,
-    later: SaveLater | None = None,
 ) -> Injection | None:
     """Recall for ``text`` in ``scope`` and build the turn's block, payload and snapshot; None when
     auto-recall is off. ``served`` learns whether this turn's block covered the chat identity
-    ``who`` (by default the scope's own). ``publish`` (the host's side of the turn) puts the block
-    in place; its writes are awaited. The snapshot goes to ``later`` (written after the turn) or,
-    without one, is saved alongside them."""
+    ``who`` (by default the scope's own). Nothing is written and nothing of the caller is called:
+    the caller publishes the block and the payload, then records the turn (its snapshot)."""
     who = who if who is not None else identity(scope.collection, scope.session_name, scope.bot_uuid, scope.sender_id)
     if not settings.auto_recall:
         if served is not None:
@@ -223,19 +216,6 @@ async def prepare_turn(
     # off the event loop: an operator's template never stalls another chat's turn
     template = settings.memory_block_template
     block = await renderer.render_async(payload, settings.language, template) if has_content(payload) else ""
-    snapshot = snapshot_of(result, block, speaker, query_id)
-    injection = Injection(block, payload, snapshot)
-    writes = list(publish(injection)) if publish is not None else []
-    if later is None:
-        writes.append(save(scope, snapshot))
+    injection = Injection(block, payload, snapshot_of(result, block, speaker, query_id))
     note_time("render", (time.perf_counter() - started) * 1000)
-    started = time.perf_counter()
-    try:
-        await asyncio.gather(*writes)
-    finally:
-        # queued once the turn's own host writes are answered: where background work starts at once
-        # (no invocation bound), the snapshot's storage write does not queue ahead of them
-        if later is not None:
-            later(scope, snapshot)
-    note_time("writes", (time.perf_counter() - started) * 1000)
     return injection

@@ -1,6 +1,8 @@
-"""A reader of the memory block in its shipped layout (the inverse of ``memory_block.j2``), for tests
-and the stand-in model of the end-to-end stack (``e2e/demo_assistant.py``). The plugin never reads
-its own block back."""
+"""A reader of the memory block in its shipped layout (the inverse of ``memory_block.j2``), as a model
+reads it: the stand-in model of the end-to-end stack (``e2e/demo_assistant.py``) answers from it, and
+the tests read injected blocks with it. The plugin never reads its own block back, so this lives
+beside the stand-in model, not in the plugin; its markers are the block's text
+(``tests/surfaces/test_demo_assistant.py`` holds them equal to ``ltm.service.injection``'s)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from ltm.service.injection import BEGIN, END
+BEGIN, END = "<ltm-memory-data>", "</ltm-memory-data>"  # the data markers of the shipped block
 
 _FIELD = re.compile(r'"(?:[^"\\]|\\.)*"|[^|]*')
 
