@@ -459,7 +459,9 @@ async def run_commands(stack: Stack, pipeline_uuid: str, count: int, timeout: fl
 
 def seal_keys(stack: Stack) -> dict[str, bytes]:
     """Every seal key the plugin holds in LangBot's database: memory id -> key (``ltm/service/sealing.py``)."""
-    rows = stack.db_query("SELECT hex(value) FROM binary_storages WHERE owner_type = 'plugin' AND key LIKE 'seal/%'")
+    # SQLite spells it hex(value); PostgreSQL keeps bytea and spells it encode(value, 'hex')
+    value = "encode(value, 'hex')" if stack.backends.db == "postgresql" else "hex(value)"
+    rows = stack.db_query(f"SELECT {value} FROM binary_storages WHERE owner_type = 'plugin' AND key LIKE 'seal/%'")
     keys: dict[str, bytes] = {}
     for row in rows:
         if row and row[0]:
