@@ -30,6 +30,7 @@ from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
 from .recall_index import RecallIndex
 from .scope_index import ScopeIndex
+from .session_gist import read_sessions
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -274,10 +275,12 @@ class Recall:
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
+        qvec: list[list[float]] = []  # the query's vector, once the vector leg has it
 
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
+            qvec.append(qv)
             # the trace's filtered-out search runs alongside this leg's own
             side = (
                 asyncio.ensure_future(self._filtered_out(scope, crit, qv, pool, history, info, index_task))
@@ -329,6 +332,15 @@ class Recall:
             for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
                 c.terms = lexical[0].bm25.distinct_terms(c.id)
         hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else s.recency_half_life_days
+        # the session gist: the scope's conversations as units (the in-process index only; no host call)
+        sessions = None
+        if qvec and index_task.done() and not index_task.cancelled() and not index_task.exception():
+            try:
+                sessions = read_sessions(
+                    index_task.result(), query, qvec[0], where, list(cands), gap_s=ranking.RankSettings().session_gap_s
+                )
+            except Exception as exc:  # an optional stage: the recall goes on without it
+                log.warning("session gist skipped (%s)", type(exc).__name__)
         ranked = ranking.rank(
             list(cands.values()),
             query=query,
@@ -338,6 +350,7 @@ class Recall:
             time_window=window,
             as_of_ts=as_of_ts,
             trace=info.rank_info if info is not None else None,
+            sessions=sessions,
         )
         fused = ranked
         ranked = await self._reranked(scope, kb, query, ranked, k)
