@@ -276,6 +276,8 @@ class Recall:
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
         qvec: list[list[float]] = []  # the query's vector, once the vector leg has it
+        scan: list[tuple[Any, Any]] = []  # the vector leg's scan of the scope's index (the gist reads it)
+        scan_version: list[int] = []
 
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
@@ -288,7 +290,8 @@ class Recall:
                 else None
             )
             idx = await index_task
-            rows = idx.vector_search(qv, pool, where)
+            rows = idx.vector_search(qv, pool, where, scan=scan)
+            scan_version.append(idx.version)  # a write after it (slots compacted) voids the scan
             if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
                 hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
                 rows = [(h.id, h.similarity, h.metadata) for h in hits]
@@ -335,9 +338,17 @@ class Recall:
         # the session gist: the scope's conversations as units (the in-process index only; no host call)
         sessions = None
         if qvec and index_task.done() and not index_task.cancelled() and not index_task.exception():
+            idx = index_task.result()
+            same = bool(scan) and scan_version == [idx.version]
             try:
                 sessions = read_sessions(
-                    index_task.result(), query, qvec[0], where, list(cands), gap_s=ranking.RankSettings().session_gap_s
+                    idx,
+                    query,
+                    qvec[0],
+                    where,
+                    list(cands),
+                    gap_s=ranking.RankSettings().session_gap_s,
+                    scan=scan[0] if same else None,
                 )
             except Exception as exc:  # an optional stage: the recall goes on without it
                 log.warning("session gist skipped (%s)", type(exc).__name__)

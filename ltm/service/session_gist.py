@@ -31,7 +31,7 @@ from ..domain.lexical import tokenize
 from .row_codec import NUMERIC
 from .scope_index import ScopeIndex
 
-__all__ = ["read_sessions"]
+__all__ = ["read_sessions", "session_labels"]
 
 _CACHED_ROWS = 500_000  # rows over all scopes whose session tables are kept (about 12 bytes each)
 _OPS = {"$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal}
@@ -110,6 +110,22 @@ def _entry(idx: ScopeIndex, rest: list[tuple[str, str, Any]]) -> _Entry:
     return got
 
 
+def session_labels(times: np.ndarray, gap_s: float) -> np.ndarray:
+    """:func:`ltm.domain.gist.sessions` over an array (the same labels, in numpy)."""
+    n = times.size
+    labels = np.empty(n, dtype=np.int32)
+    finite = np.isfinite(times)
+    idx = np.flatnonzero(finite)
+    order = idx[np.argsort(times[idx], kind="stable")]
+    if order.size:
+        starts = np.r_[True, np.diff(times[order]) > gap_s]
+        labels[order] = np.cumsum(starts) - 1
+    timed = int(labels[order].max()) + 1 if order.size else 0
+    untimed = np.flatnonzero(~finite)
+    labels[untimed] = timed + np.arange(untimed.size, dtype=np.int32)
+    return labels
+
+
 def _tables(idx: ScopeIndex, entry: _Entry, numeric: list[tuple[str, str, Any]], gap_s: float) -> _Tables:
     slots = entry.base
     if numeric and slots.size:
@@ -126,7 +142,7 @@ def _tables(idx: ScopeIndex, entry: _Entry, numeric: list[tuple[str, str, Any]],
     event = idx.numeric[slots, NUMERIC.index("event_ts")]
     stored = idx.numeric[slots, NUMERIC.index("ts")]
     times = np.where(np.isfinite(event), event, stored)
-    labels = np.asarray(gist.sessions(times.tolist(), gap_s), dtype=np.int32)
+    labels = session_labels(times, gap_s)
     n_sessions = int(labels.max()) + 1 if labels.size else 0
     label_of_slot = np.full(len(idx.ids), -1, dtype=np.int32)
     label_of_slot[slots] = labels
@@ -147,10 +163,13 @@ def read_sessions(
     candidate_ids: Sequence[str],
     *,
     gap_s: float,
+    scan: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> gist.SessionScores | None:
     """Every session's dense and lexical score for ``query`` among the rows ``where`` selects,
     and the session of each candidate; None when the index cannot say (it does not hold every row
-    the filter selects, some row has no vector, or the query vector's dimension differs)."""
+    the filter selects, some row has no vector, or the query vector's dimension differs).
+    ``scan``: the slots and similarities the vector leg's scan of this index computed for the
+    same query and filter (:meth:`ScopeIndex.vector_search`); without it the rows are scanned here."""
     q = np.asarray(query_vector, dtype=np.float32)
     if not (idx.only_active and idx.vector_ready and idx.holds(where)) or q.shape != (idx.dim,) or not idx.dim:
         return None
@@ -158,7 +177,16 @@ def read_sessions(
     tables = _tables(idx, _entry(idx, rest), numeric, gap_s)
     if tables.counts.size < 2:
         return None
-    sims = idx.vectors[tables.slots].astype(np.float32) @ q
+    sims: np.ndarray | None = None
+    if scan is not None:
+        scanned, scanned_sims = scan
+        by_slot = np.full(len(idx.ids), np.nan, dtype=np.float32)
+        by_slot[scanned] = scanned_sims
+        sims = by_slot[tables.slots]
+        if np.isnan(sims).any():  # not the scan of these rows: scan them here
+            sims = None
+    if sims is None:
+        sims = idx.vectors[tables.slots].astype(np.float32) @ q
     dense_arr = np.bincount(tables.labels, weights=sims, minlength=tables.counts.size) / np.maximum(tables.counts, 1.0)
     dense = {s: float(v) for s, v in enumerate(dense_arr) if tables.counts[s] > 0}
     query_tf: dict[str, int] = {}
@@ -170,13 +198,13 @@ def read_sessions(
         query_tf[term] = query_tf.get(term, 0) + 1
         if term in term_tf:
             continue
-        per: dict[int, int] = {}
-        for rid, tf in post.items():
-            slot = idx.pos.get(rid)
-            s = int(tables.label_of_slot[slot]) if slot is not None else -1
-            if s >= 0:
-                per[s] = per.get(s, 0) + tf
-        term_tf[term] = per
+        pos = idx.pos
+        slots = np.fromiter((pos.get(rid, -1) for rid in post), dtype=np.int64, count=len(post))
+        tfs = np.fromiter(post.values(), dtype=np.float64, count=len(post))
+        labels = np.where(slots >= 0, tables.label_of_slot[slots], -1)
+        keep = labels >= 0
+        summed = np.bincount(labels[keep], weights=tfs[keep], minlength=tables.counts.size)
+        term_tf[term] = {int(s): int(v) for s in np.flatnonzero(summed) if (v := summed[s]) > 0}
     lengths = {s: int(v) for s, v in enumerate(tables.lengths) if tables.counts[s] > 0}
     lexical = gist.session_bm25(query_tf, term_tf, lengths)
     of: dict[str, int] = {}

@@ -220,3 +220,16 @@ class TestIndexAccessors:
         with pytest.raises(TypeError):
             post["b"] = 1  # type: ignore[index]
         assert dict(idx.postings(clay)) == {"a": 1}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.floats(0.0, 1e6), st.just(math.nan), st.just(math.inf)), min_size=0, max_size=40),
+    st.floats(1.0, 1e5),
+)
+def test_the_service_labels_sessions_as_the_domain_does(times: list[float], gap: float) -> None:
+    import numpy as np
+
+    from ltm.service.session_gist import session_labels
+
+    assert session_labels(np.asarray(times, dtype=np.float64), gap).tolist() == gist.sessions(times, gap)

@@ -13,7 +13,9 @@ from ltm.adapters.embedders import HashingEmbedder
 from ltm.adapters.numpy_index import NumpyIndex
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain import gist, ranking
+from ltm.domain.filters import Criteria, scope_where
 from ltm.service import MemoryService
+from ltm.service.session_gist import read_sessions
 from tests.support import ADMIN, KB, scope_of
 
 DAY1 = "2024-05-01T10:00:00Z"
@@ -126,3 +128,43 @@ async def test_the_gist_moves_a_memory_of_the_best_conversation_up(monkeypatch: 
     on = await order(None)
     assert off.index(distractor) < off.index(evidence)
     assert on.index(evidence) < on.index(distractor)
+
+
+async def test_the_vector_legs_scan_gives_the_same_scores() -> None:
+    """The gist reads the similarities the vector leg's scan computed; a scan of other rows (a
+    write in between) is not used: the rows are scanned again, with the same result."""
+    svc, ids = await _service(POTTERY + OTHER)
+    scope = await scope_of(svc, session="group_g1", sender="alice")
+    idx = await svc.scope_index(scope)
+    emb = HashingEmbedder()
+    qv = (await emb.embed(["pottery class cups"]))[0]
+    where = scope_where(scope, Criteria(as_of_ts=2e9))
+    scan: list[tuple[Any, Any]] = []
+    assert idx.vector_search(qv, 5, where, scan=scan)
+    alone = read_sessions(idx, "pottery class cups", qv, where, list(ids.values()), gap_s=3600.0)
+    read = read_sessions(idx, "pottery class cups", qv, where, list(ids.values()), gap_s=3600.0, scan=scan[0])
+    slots, sims = scan[0]
+    partial = read_sessions(
+        idx, "pottery class cups", qv, where, list(ids.values()), gap_s=3600.0, scan=(slots[:2], sims[:2])
+    )
+    assert alone is not None and read is not None and partial is not None
+    for got in (read, partial):
+        assert got.of == alone.of and got.lexical == alone.lexical
+        assert got.dense.keys() == alone.dense.keys()
+        assert all(abs(got.dense[s] - alone.dense[s]) < 1e-6 for s in alone.dense)
+    # positive control: a scan with other similarities is read (the scores differ)
+    fake = read_sessions(
+        idx, "pottery class cups", qv, where, list(ids.values()), gap_s=3600.0, scan=(slots, sims * 0.0 + 0.5)
+    )
+    assert fake is not None and all(abs(v - 0.5) < 1e-6 for v in fake.dense.values())
+
+
+async def test_no_gist_where_the_index_cannot_answer() -> None:
+    """An as-of filter (other statuses than active) is not the index's to answer: no gist."""
+    svc, ids = await _service(POTTERY + OTHER)
+    scope = await scope_of(svc, session="group_g1", sender="alice")
+    idx = await svc.scope_index(scope)
+    qv = (await HashingEmbedder().embed(["pottery"]))[0]
+    history = scope_where(scope, Criteria(statuses=("active", "superseded")))
+    assert read_sessions(idx, "pottery", qv, history, list(ids.values()), gap_s=3600.0) is None
+    assert read_sessions(idx, "pottery", qv, scope_where(scope), list(ids.values()), gap_s=3600.0) is not None
