@@ -26,6 +26,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = ["SessionScores", "factors", "session_bm25", "session_scores", "sessions"]
 
 
@@ -51,54 +53,54 @@ def sessions(times: Sequence[float], gap_s: float) -> list[int]:
 
 def session_bm25(
     query_tf: Mapping[str, int],
-    term_tf: Mapping[str, Mapping[int, int]],
-    lengths: Mapping[int, int],
+    term_tf: Mapping[str, np.ndarray],
+    lengths: np.ndarray,
     *,
     k1: float = 1.2,
     b: float = 0.75,
-) -> dict[int, float]:
-    """Okapi BM25 of a query against sessions taken as documents: ``term_tf`` gives, per query
-    term, each session's summed frequency; ``lengths`` each session's summed length (every session
-    counted, also those sharing no term). Sessions sharing no term are left out."""
-    n = len(lengths)
+) -> np.ndarray:
+    """Okapi BM25 of a query against sessions taken as documents, one score per session (0.0 for
+    a session sharing no term): ``term_tf`` gives, per query term, each session's summed frequency
+    (an array over the sessions); ``lengths`` each session's summed length."""
+    n = int(lengths.size)
+    out = np.zeros(n, dtype=np.float64)
     if not n or not query_tf:
-        return {}
-    avg = (sum(lengths.values()) / n) or 1.0
-    out: dict[int, float] = {}
+        return out
+    avg = float(lengths.sum()) / n or 1.0
+    norm = k1 * (1.0 - b + b * lengths.astype(np.float64) / avg)
     for term, qtf in query_tf.items():
-        post = term_tf.get(term) or {}
-        df = sum(1 for v in post.values() if v > 0)
+        tf = term_tf.get(term)
+        if tf is None:
+            continue
+        tf = np.asarray(tf, dtype=np.float64)
+        df = int(np.count_nonzero(tf > 0))
         if not df:
             continue
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        for s, tf in post.items():
-            if tf <= 0:
-                continue
-            norm = k1 * (1.0 - b + b * lengths.get(s, 0) / avg)
-            out[s] = out.get(s, 0.0) + qtf * idf * tf * (k1 + 1.0) / (tf + norm)
+        out += qtf * idf * tf * (k1 + 1.0) / (tf + norm)
     return out
 
 
-def session_scores(dense: Mapping[int, float], lexical: Mapping[int, float], vector_weight: float) -> dict[int, float]:
+def session_scores(dense: np.ndarray, lexical: np.ndarray, vector_weight: float) -> np.ndarray:
     """Each session's fused score: its dense and lexical scores each divided by the best session's
     (a negative mean cosine counts as 0), combined ``vector_weight * d + (1 - vector_weight) * l``."""
-    dmax = max((v for v in dense.values()), default=0.0)
-    lmax = max((v for v in lexical.values()), default=0.0)
-    out: dict[int, float] = {}
-    for s in set(dense) | set(lexical):
-        d = max(0.0, dense.get(s, 0.0)) / dmax if dmax > 0 else 0.0
-        lx = max(0.0, lexical.get(s, 0.0)) / lmax if lmax > 0 else 0.0
-        out[s] = vector_weight * d + (1.0 - vector_weight) * lx
-    return out
+    d = np.maximum(np.asarray(dense, dtype=np.float64), 0.0)
+    lx = np.maximum(np.asarray(lexical, dtype=np.float64), 0.0)
+    dmax = float(d.max()) if d.size else 0.0
+    lmax = float(lx.max()) if lx.size else 0.0
+    d = d / dmax if dmax > 0 else np.zeros_like(d)
+    lx = lx / lmax if lmax > 0 else np.zeros_like(lx)
+    return vector_weight * d + (1.0 - vector_weight) * lx
 
 
 @dataclass(frozen=True)
 class SessionScores:
-    """What the service read for one query: each session's dense and lexical score (all sessions
-    of the readable memories) and the session of each candidate (``of``: id -> label)."""
+    """What the service read for one query: each session's dense and lexical score (arrays over
+    all sessions of the readable memories, labelled 0..n-1) and the session of each candidate
+    (``of``: id -> label)."""
 
-    dense: Mapping[int, float] = field(default_factory=dict)
-    lexical: Mapping[int, float] = field(default_factory=dict)
+    dense: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    lexical: np.ndarray = field(default_factory=lambda: np.zeros(0))
     of: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -106,14 +108,17 @@ def factors(
     scores: SessionScores, ids: Iterable[str], *, vector_weight: float, top: int, weight: float
 ) -> dict[str, float]:
     """``1 + weight * score / best`` for the candidates (``ids``) in one of the best ``top``
-    sessions (id -> factor; only factors above 1)."""
-    if weight <= 0 or top <= 0 or len(set(scores.dense) | set(scores.lexical)) < 2:
+    sessions (id -> factor; only factors above 1). Ties between sessions: the lower label."""
+    top = int(top)
+    n = int(min(scores.dense.size, scores.lexical.size))
+    if weight <= 0 or top <= 0 or n < 2:
         return {}  # one session (or none) leads nowhere: every memory would get the same factor
-    fused = session_scores(scores.dense, scores.lexical, vector_weight)
-    best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: int(top)]
-    if not best or best[0][1] <= 0:
+    fused = session_scores(scores.dense[:n], scores.lexical[:n], vector_weight)
+    order = np.lexsort((np.arange(n), -fused))[:top]
+    best = float(fused[order[0]])
+    if best <= 0:
         return {}
-    head = {s: v / best[0][1] for s, v in best if v > 0}
+    head = {int(s): float(fused[s]) / best for s in order if fused[s] > 0}
     out: dict[str, float] = {}
     for cid in ids:
         s = scores.of.get(cid)

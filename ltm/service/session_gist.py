@@ -187,10 +187,10 @@ def read_sessions(
             sims = None
     if sims is None:
         sims = idx.vectors[tables.slots].astype(np.float32) @ q
-    dense_arr = np.bincount(tables.labels, weights=sims, minlength=tables.counts.size) / np.maximum(tables.counts, 1.0)
-    dense = {s: float(v) for s, v in enumerate(dense_arr) if tables.counts[s] > 0}
+    n = tables.counts.size
+    dense = np.bincount(tables.labels, weights=sims, minlength=n) / np.maximum(tables.counts, 1.0)
     query_tf: dict[str, int] = {}
-    term_tf: dict[str, dict[int, int]] = {}
+    term_tf: dict[str, np.ndarray] = {}
     for term in tokenize(query):
         post = idx.bm25.postings(term)
         if not post:
@@ -203,10 +203,8 @@ def read_sessions(
         tfs = np.fromiter(post.values(), dtype=np.float64, count=len(post))
         labels = np.where(slots >= 0, tables.label_of_slot[slots], -1)
         keep = labels >= 0
-        summed = np.bincount(labels[keep], weights=tfs[keep], minlength=tables.counts.size)
-        term_tf[term] = {int(s): int(v) for s in np.flatnonzero(summed) if (v := summed[s]) > 0}
-    lengths = {s: int(v) for s, v in enumerate(tables.lengths) if tables.counts[s] > 0}
-    lexical = gist.session_bm25(query_tf, term_tf, lengths)
+        term_tf[term] = np.bincount(labels[keep], weights=tfs[keep], minlength=n)
+    lexical = gist.session_bm25(query_tf, term_tf, tables.lengths)
     of: dict[str, int] = {}
     for cid in candidate_ids:
         slot = idx.pos.get(cid)

@@ -8,6 +8,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,25 +87,28 @@ class TestSessionBM25:
             joined.add(str(s), "\n".join(texts))
         query = "clay cups pottery kids"
         query_tf: dict[str, int] = {}
-        term_tf: dict[str, dict[int, int]] = {}
+        term_tf: dict[str, np.ndarray] = {}
         for t in tokenize(query):
             query_tf[t] = query_tf.get(t, 0) + 1
-            term_tf[t] = {s: sum(tokenize(x).count(t) for x in texts) for s, texts in sess.items()}
-        lengths = {s: sum(len(tokenize(x)) for x in texts) for s, texts in sess.items()}
+            term_tf[t] = np.array([sum(tokenize(x).count(t) for x in sess[s]) for s in range(3)], dtype=float)
+        lengths = np.array([sum(len(tokenize(x)) for x in sess[s]) for s in range(3)], dtype=float)
         got = gist.session_bm25(query_tf, term_tf, lengths)
         want = dict(joined.search(query, 10))
-        assert got.keys() == {int(k) for k in want}
-        for s, v in got.items():
-            assert abs(v - want[str(s)]) < 1e-9
-        assert max(got, key=got.__getitem__) == 0
+        assert {s for s in range(3) if got[s] > 0} == {int(k) for k in want}
+        for k, v in want.items():
+            assert abs(got[int(k)] - v) < 1e-9
+        assert int(np.argmax(got)) == 0
 
     def test_nothing_shared_nothing_scored(self) -> None:
-        assert gist.session_bm25({"zebra": 1}, {"zebra": {}}, {0: 5, 1: 5}) == {}
-        assert gist.session_bm25({}, {}, {0: 5}) == {}
+        assert not gist.session_bm25({"zebra": 1}, {"zebra": np.zeros(2)}, np.array([5.0, 5.0])).any()
+        assert not gist.session_bm25({}, {}, np.array([5.0])).any()
+        assert gist.session_bm25({"a": 1}, {"a": np.ones(0)}, np.zeros(0)).size == 0
 
 
 class TestFactors:
-    SCORES = gist.SessionScores(dense={0: 0.4, 1: 0.2, 2: 0.1}, lexical={0: 3.0, 1: 6.0}, of={"a": 0, "b": 1, "c": 2})
+    SCORES = gist.SessionScores(
+        dense=np.array([0.4, 0.2, 0.1]), lexical=np.array([3.0, 6.0, 0.0]), of={"a": 0, "b": 1, "c": 2}
+    )
 
     def test_best_session_only(self) -> None:
         # fused at 0.5: session 0 = 0.5 * 1 + 0.5 * 0.5 = 0.75; session 1 = 0.25 + 0.5 = 0.75 -> tie, lower label first
@@ -121,7 +125,7 @@ class TestFactors:
     def test_off_or_one_session(self) -> None:
         assert gist.factors(self.SCORES, ["a"], vector_weight=0.5, top=1, weight=0.0) == {}
         assert gist.factors(self.SCORES, ["a"], vector_weight=0.5, top=0, weight=0.1) == {}
-        one = gist.SessionScores(dense={0: 0.5}, lexical={0: 2.0}, of={"a": 0})
+        one = gist.SessionScores(dense=np.array([0.5]), lexical=np.array([2.0]), of={"a": 0})
         assert gist.factors(one, ["a"], vector_weight=0.5, top=1, weight=0.1) == {}
 
 
@@ -131,7 +135,7 @@ class TestStage:
         evidence = cand("a_evidence", "the kids made clay cups", vec=0.50, lex=2.0)
         distractor = cand("b_distractor", "cups of coffee every morning", vec=0.52, lex=2.0)
         sessions = gist.SessionScores(
-            dense={0: 0.45, 1: 0.20}, lexical={0: 8.0, 1: 2.0}, of={"a_evidence": 0, "b_distractor": 1}
+            dense=np.array([0.45, 0.20]), lexical=np.array([8.0, 2.0]), of={"a_evidence": 0, "b_distractor": 1}
         )
         return [evidence, distractor], sessions
 
@@ -168,16 +172,16 @@ class TestStage:
         min_size=1,
         max_size=30,
     ),
-    dense=st.dictionaries(st.integers(0, 4), st.floats(-1.0, 1.0), max_size=5),
-    lexical=st.dictionaries(st.integers(0, 4), st.floats(0.0, 30.0), max_size=5),
+    dense=st.lists(st.floats(-1.0, 1.0), min_size=5, max_size=5),
+    lexical=st.lists(st.floats(0.0, 30.0), min_size=5, max_size=5),
     top=st.integers(0, 5),
     weight=st.floats(0.0, 1.0),
     vw=st.floats(0.0, 1.0),
 )
 def test_the_stage_only_lifts_the_best_sessions(
     rows: list[tuple[float, float | None, int]],
-    dense: dict[int, float],
-    lexical: dict[int, float],
+    dense: list[float],
+    lexical: list[float],
     top: int,
     weight: float,
     vw: float,
@@ -186,7 +190,7 @@ def test_the_stage_only_lifts_the_best_sessions(
     and only memories of at most ``top`` sessions."""
     cs = [cand(f"c{i:02d}", f"text {i}", vec=v, lex=lx) for i, (v, lx, _) in enumerate(rows)]
     of = {f"c{i:02d}": s for i, (_, _, s) in enumerate(rows)}
-    sessions = gist.SessionScores(dense=dense, lexical=lexical, of=of)
+    sessions = gist.SessionScores(dense=np.array(dense), lexical=np.array(lexical), of=of)
     base = scores(cs, "text", OFF, sessions)
     got = scores(cs, "text", RankSettings(gist_weight=weight, gist_top=top, gist_vector_weight=vw), sessions)
     assert got.keys() == base.keys()
@@ -228,8 +232,6 @@ class TestIndexAccessors:
     st.floats(1.0, 1e5),
 )
 def test_the_service_labels_sessions_as_the_domain_does(times: list[float], gap: float) -> None:
-    import numpy as np
-
     from ltm.service.session_gist import session_labels
 
     assert session_labels(np.asarray(times, dtype=np.float64), gap).tolist() == gist.sessions(times, gap)
