@@ -10,8 +10,8 @@ cannot see never moves the ranking of one it can. What does not change between q
 per index version (a few integers per row, for at most ``_CACHED_ROWS`` rows over all scopes): the
 rows passing the filter's non-numeric conditions, and for the last set of rows that also passed
 its numeric ones (validity, event range) their sessions and per-session lengths. Each query then
-costs one pass over the readable rows' vectors (as the vector leg's scan does) and the postings
-of the query's terms (as the lexical leg does).
+reads the similarities the vector leg's scan computed (or scans the readable rows' vectors itself
+when it has none) and the postings of the query's terms (as the lexical leg does).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .scope_index import ScopeIndex
 
 __all__ = ["read_sessions", "session_labels"]
 
-_CACHED_ROWS = 500_000  # rows over all scopes whose session tables are kept (about 12 bytes each)
+_CACHED_ROWS = 500_000  # rows over all scopes whose session tables are kept (about 16 bytes each)
 _OPS = {"$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal}
 
 
