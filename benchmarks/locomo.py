@@ -558,6 +558,9 @@ GRID = {
     "info_weight": (0.0, 0.1, 0.2, 0.4),
     "session_weight": (0.0, 0.1, 0.2, 0.4),
     "proximity_weight": (0.0, 0.2, 0.4, 0.6),
+    "gist_weight": (0.0, 0.05, 0.1, 0.15, 0.2),
+    "gist_top": (1, 2, 3),
+    "gist_vector_weight": (0.3, 0.5, 0.7),
 }
 
 

@@ -19,7 +19,8 @@ import math
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 __all__ = ["BM25Index", "STOPWORDS", "count_cjk", "is_cjk", "stem", "tokenize"]
@@ -230,6 +231,9 @@ def tokenize(text: str, *, stopwords: bool = True, stemming: bool = True) -> lis
     return out
 
 
+_EMPTY: Mapping[str, int] = MappingProxyType({})
+
+
 class BM25Index:
     """Okapi BM25 over :func:`tokenize` tokens; incremental and bounded (oldest evicted first).
 
@@ -268,6 +272,17 @@ class BM25Index:
         """Number of distinct terms of an indexed document (``None`` when not indexed)."""
         held = self._docs.get(str(doc_id))
         return None if held is None else len(held[0])
+
+    def doc_length(self, doc_id: str) -> int:
+        """Number of index terms of an indexed document, repeats counted (0 when not indexed)."""
+        held = self._docs.get(str(doc_id))
+        return held[1] if held else 0
+
+    def postings(self, term: str) -> Mapping[str, int]:
+        """The documents holding ``term`` (an index term, e.g. from :func:`tokenize`) with its
+        frequency in each: a read-only view, valid until the index changes."""
+        post = self._postings.get(term)
+        return MappingProxyType(post) if post is not None else _EMPTY
 
     def add(self, doc_id: str, text: str, *, tokens: Iterable[str] | None = None) -> list[str]:
         """Index ``text`` under ``doc_id`` (replacing a previous version). Returns the evicted ids."""

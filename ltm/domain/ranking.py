@@ -40,10 +40,14 @@ Score of a candidate (see ``benchmarks/README.md`` for the measurements behind e
    text too: "a support group" over "the group was a support" for "support group" (the proximity
    signal of BM25TP-style rankers; no phrasing of any data set is named). Weight 0.4: picked by
    leave-one-conversation-out on LoCoMo (0.3-0.5 in every fold).
-6. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
+6. Session gist, last, when the caller read the scope's sessions (:mod:`.gist`): the memories of
+   the best session, scored as one unit over all its memories (mean cosine to the query fused
+   with BM25 of its texts as one document), get ``* (1 + gist_weight * score / best)``: the
+   conversation about the topic, found even where the candidates of its turns are weak.
+7. Recency can take at most ``recency_weight`` of the score away: ``* (1 - w * (1 - 2**(-age/half_life)))``.
    Durable memories (a tag in ``durable_tags``, or importance >= ``durable_importance``) do not decay
    at all, so a 60-day-old preference is still found.
-7. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
+8. Validity: a candidate that is not active, or not valid at ``as_of_ts`` (default ``now_ts``), is
    dropped. (The service filters both legs the same way; this keeps ``rank`` safe on its own.)
 
 Recency is measured on ``ts`` (when the memory was stored, i.e. how fresh the knowledge is); time
@@ -62,7 +66,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from . import date_resolution, timematch
+from . import date_resolution, gist, timematch
 from .lexical import count_cjk, tokenize
 from .neighbourhood import session_density
 from .timewindow import parse_time_window
@@ -120,6 +124,9 @@ class RankSettings:
     session_top: int = 20
     proximity_weight: float = 0.4  # * (1 + w * share of the query's adjacent term pairs found adjacent in the text)
     proximity_top: int = 30  # only the best this many (after the neighbourhood) are read for it
+    gist_weight: float = 0.1  # * (1 + w * session score / best) for the memories of the best sessions
+    gist_top: int = 1  # how many of the best sessions lead to their memories
+    gist_vector_weight: float = 0.5  # the session score's dense share (mean cosine) against its BM25
     durable_tags: tuple[str, ...] = (
         "preference", "profile", "fact", "identity", "durable", "偏好", "喜好", "事实", "身份",
     )  # fmt: skip
@@ -363,6 +370,7 @@ def rank(
     time_window: tuple[float, float] | None = _UNSET,
     as_of_ts: float | None = None,
     trace: dict[str, Any] | None = None,
+    sessions: gist.SessionScores | None = None,
 ) -> list[tuple[Candidate, float]]:
     """Score and sort the complete candidate set, best first.
 
@@ -372,7 +380,9 @@ def rank(
     dropped; duplicates by id keep their first occurrence. Ties: newer first, then id.
     ``trace``: when a dict is given, it receives each scored candidate's signals (``parts``: id ->
     dict) and each dropped one's reason (``dropped``: id -> reason), for the recall trace; the
-    order and the scores are the same with or without it.
+    order and the scores are the same with or without it. ``sessions``: the scope's sessions as
+    the service read them for this query (:class:`.gist.SessionScores`); without them there is no
+    gist stage.
     """
     s = settings or RankSettings()
     seen: set[str] = set()
@@ -395,6 +405,7 @@ def rank(
     factors = _session_factors(parts, s)
     scored = [(c, _total(p) * f) for (c, p), f in zip(parts, factors, strict=True)]
     near = _proximity_factors(scored, query, s)
+    lead = _gist_factors(sessions, [c.id for c, _ in scored], s)
     if trace is not None:
         trace["parts"] = {
             c.id: {
@@ -403,11 +414,12 @@ def rank(
                 "neighbourhood": f,
                 "relevance": p.relevance,
                 "proximity": near.get(c.id, 1.0),
+                "gist": lead.get(c.id, 1.0),
             }
             for (c, p), f in zip(parts, factors, strict=True)
         }
-    if near:
-        scored = [(c, v * near.get(c.id, 1.0)) for c, v in scored]
+    if near or lead:
+        scored = [(c, v * near.get(c.id, 1.0) * lead.get(c.id, 1.0)) for c, v in scored]
     scored.sort(key=lambda cs: (-cs[1], -_f(cs[0].metadata or {}, "ts", 0.0), cs[0].id))
     return scored
 
@@ -428,6 +440,13 @@ def _proximity_factors(scored: Sequence[tuple[Candidate, float]], query: str, s:
         if c.lexical is not None and c.lexical > 0 and (share := proximity(pairs, c.text)) > 0:
             out[c.id] = 1.0 + s.proximity_weight * share
     return out
+
+
+def _gist_factors(sessions: gist.SessionScores | None, ids: list[str], s: RankSettings) -> dict[str, float]:
+    """The gist stage's factors (id -> factor above 1), none without the sessions."""
+    if sessions is None:
+        return {}
+    return gist.factors(sessions, ids, vector_weight=s.gist_vector_weight, top=s.gist_top, weight=s.gist_weight)
 
 
 def _session_factors(parts: Sequence[tuple[Candidate, _Parts]], s: RankSettings) -> list[float]:
@@ -453,6 +472,7 @@ def explain(
     settings: RankSettings | None = None,
     time_window: tuple[float, float] | None = _UNSET,
     as_of_ts: float | None = None,
+    sessions: gist.SessionScores | None = None,
 ) -> list[dict[str, Any]]:
     """The score parts of each candidate (for debugging and the console), best first."""
     s = settings or RankSettings()
@@ -468,12 +488,14 @@ def explain(
     )
     factors = _session_factors(parts, s)
     near = _proximity_factors([(c, _total(p) * f) for (c, p), f in zip(parts, factors, strict=True)], query, s)
+    lead = _gist_factors(sessions, [c.id for c, _ in parts], s)
     rows = [
         {
             "id": c.id,
-            "score": _total(p) * f * near.get(c.id, 1.0),
+            "score": _total(p) * f * near.get(c.id, 1.0) * lead.get(c.id, 1.0),
             "session": f,
             "proximity": near.get(c.id, 1.0),
+            "gist": lead.get(c.id, 1.0),
             "info": p.info,
             "relevance": p.relevance,
             "boost": p.boost,

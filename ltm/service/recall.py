@@ -30,6 +30,7 @@ from ..domain.trust import trust_label
 from ..ports import Embedder, Reranker, VectorIndex
 from .recall_index import RecallIndex
 from .scope_index import ScopeIndex
+from .session_gist import read_sessions
 from .settings import KbSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -274,10 +275,14 @@ class Recall:
         pool = max(4 * k, 40)
         strategy = kb.retrieval_strategy if kb else "hybrid"
         cands: dict[str, ranking.Candidate] = {}
+        qvec: list[list[float]] = []  # the query's vector, once the vector leg has it
+        scan: list[tuple[Any, Any]] = []  # the vector leg's scan of the scope's index (the gist reads it)
+        scan_version: list[int] = []
 
         async def vector_leg() -> None:
             embedder = await self._embedder(scope)
             qv = (await self._backend(embedder.embed([query]), "embedding"))[0]
+            qvec.append(qv)
             # the trace's filtered-out search runs alongside this leg's own
             side = (
                 asyncio.ensure_future(self._filtered_out(scope, crit, qv, pool, history, info, index_task))
@@ -285,7 +290,8 @@ class Recall:
                 else None
             )
             idx = await index_task
-            rows = idx.vector_search(qv, pool, where)
+            rows = idx.vector_search(qv, pool, where, scan=scan)
+            scan_version.append(idx.version)  # a write after it (slots compacted) voids the scan
             if rows is None:  # rows stored without a vector, or more than the index holds: the host answers
                 hits = await self._backend(self.vectors.search(scope.collection, qv, pool, where), "vector search")
                 rows = [(h.id, h.similarity, h.metadata) for h in hits]
@@ -329,6 +335,23 @@ class Recall:
             for c in cands.values():  # the index knows each text's terms: the ranking need not re-tokenize
                 c.terms = lexical[0].bm25.distinct_terms(c.id)
         hl = kb.recency_half_life_days if kb and kb.recency_half_life_days is not None else s.recency_half_life_days
+        # the session gist: the scope's conversations as units (the in-process index only; no host call)
+        sessions = None
+        if qvec and index_task.done() and not index_task.cancelled() and not index_task.exception():
+            idx = index_task.result()
+            same = bool(scan) and scan_version == [idx.version]
+            try:
+                sessions = read_sessions(
+                    idx,
+                    query,
+                    qvec[0],
+                    where,
+                    list(cands),
+                    gap_s=ranking.RankSettings().session_gap_s,
+                    scan=scan[0] if same else None,
+                )
+            except Exception as exc:  # an optional stage: the recall goes on without it
+                log.warning("session gist skipped (%s)", type(exc).__name__)
         ranked = ranking.rank(
             list(cands.values()),
             query=query,
@@ -338,6 +361,7 @@ class Recall:
             time_window=window,
             as_of_ts=as_of_ts,
             trace=info.rank_info if info is not None else None,
+            sessions=sessions,
         )
         fused = ranked
         ranked = await self._reranked(scope, kb, query, ranked, k)

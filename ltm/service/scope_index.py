@@ -349,9 +349,17 @@ class ScopeIndex:
                 mask &= np.fromiter((s is not None and s == val for s in self.senders), dtype=bool, count=n)
         return mask
 
-    def vector_search(self, query: Sequence[float], top_k: int, where: dict[str, Any]) -> list[Row] | None:
+    def vector_search(
+        self,
+        query: Sequence[float],
+        top_k: int,
+        where: dict[str, Any],
+        scan: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> list[Row] | None:
         """The ``top_k`` rows nearest ``query`` (cosine of float16 vectors) among those matching
-        ``where``, best first; None when this scope cannot answer (see :attr:`vector_ready`)."""
+        ``where``, best first; None when this scope cannot answer (see :attr:`vector_ready`).
+        ``scan``: when given, receives the scanned slots and their similarities (a superset of
+        the rows ``where`` selects; the session gist reads them instead of scanning again)."""
         q = np.asarray(query, dtype=np.float32)
         if not self.vector_ready or not self.holds(where):
             return None
@@ -363,6 +371,8 @@ class ScopeIndex:
         if not slots.size or top_k <= 0:
             return []
         sims = self.vectors[slots].astype(np.float32) @ q
+        if scan is not None:
+            scan.append((slots, sims))
         out: list[Row] = []
         conditions = filter_conditions(where)
         order = np.argsort(-sims, kind="stable")

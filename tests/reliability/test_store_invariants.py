@@ -125,7 +125,7 @@ async def test_recall_returns_the_current_version_past_80_superseded_ones(
     and through the store, which answers the vector leg when the index cannot (rows written
     without a vector): the store search itself filters on status, before the candidate cut."""
     if path == "store":  # as for rows stored before vectors were kept in their metadata
-        monkeypatch.setattr(ScopeIndex, "vector_search", lambda self, query, top_k, where: None)
+        monkeypatch.setattr(ScopeIndex, "vector_search", lambda self, query, top_k, where, scan=None: None)
     svc, index, close = await _recording(engine, tmp_path, strategy)
     try:
         alice, current = await _seed(svc)
