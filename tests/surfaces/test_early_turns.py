@@ -6,6 +6,7 @@ The cases a mutation pass (``scripts/mutate``) showed the plugin-level tests lea
 
 from __future__ import annotations
 
+import contextvars
 from types import SimpleNamespace
 from typing import Any
 
@@ -98,3 +99,15 @@ def test_an_installed_plugins_messages_are_noted_bounded_and_started_by_their_ho
     assert registry.started == [("kb1", f"{TEXT} 3"), ("kb1", f"{TEXT} 2")]
     assert turns.hook(3) is False and turns.hook(None) is False  # each note is started once
     assert len(registry.started) == 2
+
+
+def test_work_left_over_from_an_ended_invocation_notes_rather_than_calls_the_host() -> None:
+    """A message handled in a context whose invocation has ended (background work that escaped its
+    handler): a host call would be refused, so the text is noted for the hook, as when bound."""
+    turns, registry = early()
+    turns.learn("person_u1", "kb1")
+    with bind_invocation(object()):
+        ended = contextvars.copy_context()
+    assert ended.run(turns.message, 5, "person", "u1", chain()) is False
+    assert registry.started == []
+    assert turns.hook(5) is True and registry.started == [("kb1", TEXT)]
