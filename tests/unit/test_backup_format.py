@@ -232,3 +232,18 @@ async def test_a_row_that_predates_the_gate_restored_where_it_came_from_is_there
     assert moved.written["episode"] == 1 and moved.redacted == 1
     rows = await dst.fetch(await scope_of(dst, "person_alice", "alice"), Criteria(statuses=None))
     assert [r.content for r in rows] == ["my api key is [redacted]"]
+
+
+async def test_a_stored_record_there_with_other_content_is_a_conflict_never_overwritten(tmp_path: Path) -> None:
+    src, dst, lines = await _pair(tmp_path)
+    key = "profile/person_alice#session"
+    mine = json.dumps({"notes": ["the target's own note"]}).encode()
+    await dst.kv.set(key, mine)
+    theirs = bk.record_line("kv", "", "person_alice", key, json.dumps({"notes": ["the file's note"]}))
+    report = await bk.restore(dst, OPERATOR, [lines[0], theirs], {KB: TARGET_KB})
+    assert report.conflicts == [key] and report.written["kv"] == 0 and report.skipped["kv"] == 0
+    assert await dst.kv.get(key) == mine
+    back = await bk.restore(dst, OPERATOR, [lines[0], theirs], {KB: TARGET_KB}, verify=True)
+    assert back.differing == [key] and back.verified["kv"] == 0
+    same = bk.record_line("kv", "", "person_alice", key, mine.decode())  # control: the same record is there
+    assert (await bk.restore(dst, OPERATOR, [lines[0], same], {KB: TARGET_KB})).skipped["kv"] == 1
