@@ -8,12 +8,13 @@ every call passed through on a backend that keeps metadata."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
-from langbot_plugin.entities.io.errors import ActionCallError
+from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
 
 from ltm.adapters.sqlite_kv import MemoryKeyValueStore
 from ltm.domain.backends import DROPS_METADATA, KEEPS_METADATA, scope_tag
@@ -322,3 +323,50 @@ async def test_a_failed_metadata_read_refuses_the_write_before_the_host_sees_it(
     with pytest.raises(BackendError):
         await cold.upsert(KB, [rec(episode(ALICE, "Alice two"))])
     assert fake.vector_rows(KB)["ids"] == [a.id]
+
+
+async def test_a_restarted_process_deletes_a_shard_its_delete_emptied() -> None:
+    """Shards stored by one process; after a restart the other deletes their last row: tidy deletes
+    the emptied shard's value (the removed row's sealed metadata is in no stored value)."""
+    side, _, kv = make()
+    a, b = episode(ALICE, "Alice one"), episode(ALICE, "Alice two")
+    await side.upsert(KB, [rec(a), rec(b)])
+    await side.delete(KB, scope_filter(ALICE.user_key, Criteria(statuses=None, ids=(b.id,))))
+    assert await side.tidy() == 1
+    shards = set(_scope_values(kv, ALICE.user_key))
+    assert shards  # a's shard is stored, no delta
+    later = SidecarVectors(side.inner, kv)
+    later.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    await later.delete(KB, scope_filter(ALICE.user_key, Criteria(statuses=None, ids=(a.id,))))
+    assert await later.tidy() == 1
+    assert _scope_values(kv, ALICE.user_key) == {}
+
+
+async def test_a_read_overtaken_by_a_write_of_unknown_outcome_is_read_again() -> None:
+    """A listing reads a scope while a write to it ends with an unknown outcome (its metadata landed,
+    the answer was lost): what the listing read before that write is not kept as the scope's state."""
+    first, fake, kv = make()
+    a = episode(ALICE, "Alice one")
+    await first.upsert(KB, [rec(a)])
+    side = SidecarVectors(first.inner, kv)  # a process that has not read Alice's scope yet
+    side.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    gate, held = asyncio.Event(), []
+    get = kv.get
+
+    async def slow_first(key: str) -> bytes | None:
+        if key.startswith(SIDE_PREFIX) and not held:
+            held.append(key)
+            await gate.wait()
+        return await get(key)
+
+    kv.get = slow_first  # type: ignore[method-assign]
+    reader = asyncio.ensure_future(ids(side, ALICE))
+    while not held:
+        await asyncio.sleep(0)
+    b = episode(ALICE, "Alice two")
+    kv.fail = (lambda k: k.startswith(SIDE_PREFIX), ActionCallTimeoutError("timed out"), True)
+    with pytest.raises(WriteOutcomeUnknown):
+        await side.upsert(KB, [rec(b)])
+    gate.set()
+    assert await reader == {a.id, b.id}
+    assert await ids(side, ALICE) == {a.id, b.id}
