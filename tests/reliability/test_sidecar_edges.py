@@ -370,3 +370,12 @@ async def test_a_read_overtaken_by_a_write_of_unknown_outcome_is_read_again() ->
     gate.set()
     assert await reader == {a.id, b.id}
     assert await ids(side, ALICE) == {a.id, b.id}
+
+
+async def test_a_listing_without_a_filter_lists_every_scope_with_its_documents() -> None:
+    side, _, _ = make()
+    a, b = episode(ALICE, "Alice one"), episode(BOB, "Bob one")
+    await side.upsert(KB, [rec(a), rec(b)])
+    assert await ids(side, ALICE) == {a.id}  # Alice's scope loaded: the unfiltered listing still reads Bob's
+    page = await side.list(KB, {}, 10, 0)
+    assert {(i.id, i.document) for i in page.items} == {(a.id, "Alice one"), (b.id, "Bob one")}
