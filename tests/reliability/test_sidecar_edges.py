@@ -379,3 +379,17 @@ async def test_a_listing_without_a_filter_lists_every_scope_with_its_documents()
     assert await ids(side, ALICE) == {a.id}  # Alice's scope loaded: the unfiltered listing still reads Bob's
     page = await side.list(KB, {}, 10, 0)
     assert {(i.id, i.document) for i in page.items} == {(a.id, "Alice one"), (b.id, "Bob one")}
+
+
+async def test_a_dropped_knowledge_base_loses_a_vector_no_metadata_names_any_more() -> None:
+    """A row deleted while its vector delete failed, its metadata folded away: dropping the
+    knowledge base still deletes the vector (every plugin row on the host, not only the named)."""
+    side, fake, kv = make()
+    a = episode(ALICE, "Alice one")
+    await side.upsert(KB, [rec(a)])
+    fake.fail_next(A.VECTOR_DELETE)
+    await side.delete(KB, scope_filter(ALICE.user_key, Criteria(statuses=None, ids=(a.id,))))
+    await side.tidy()
+    assert await kv.keys(SIDE_PREFIX) == [] and fake.vector_rows(KB)["ids"] == [a.id]
+    await side.drop_collection(KB)
+    assert fake.vector_rows(KB)["ids"] == []

@@ -111,10 +111,12 @@ def test_the_whole_document_check_refuses_each_mismatch() -> None:
 
 
 def test_a_restore_reports_at_most_fifty_ids_of_each_list_and_counts_them_all() -> None:
-    report = bk.RestoreReport(conflicts=[f"c{n}" for n in range(60)], missing=["m1"])
-    out = report.to_dict()
-    assert out["conflicts"] == [f"c{n}" for n in range(50)] and out["conflict_count"] == 60
-    assert out["missing"] == ["m1"] and out["missing_count"] == 1 and out["differing_count"] == 0
+    ids = [f"r{n}" for n in range(60)]
+    out = bk.RestoreReport(conflicts=list(ids), missing=list(ids), differing=list(ids)).to_dict()
+    for name in ("conflict", "missing", "differing"):
+        assert out[name + "s" if name == "conflict" else name] == ids[:50] and out[f"{name}_count"] == 60
+    small = bk.RestoreReport(missing=["m1"]).to_dict()
+    assert small["missing"] == ["m1"] and small["missing_count"] == 1 and small["differing_count"] == 0
 
 
 def test_the_knowledge_base_map_names_every_source_and_only_known_ones() -> None:
