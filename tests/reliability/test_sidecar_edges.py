@@ -9,6 +9,7 @@ every call passed through on a backend that keeps metadata."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from ltm.domain.backends import DROPS_METADATA, KEEPS_METADATA, scope_tag
 from ltm.domain.errors import BackendError
 from ltm.domain.filters import Criteria, scope_filter
 from ltm.ports import ListPage, VectorHit, VectorRecord, WriteOutcomeUnknown
+from ltm.service.registry import KB_PREFIX
 from ltm.service.sidecar import (
     SIDE_PREFIX,
     SidecarCorrupt,
@@ -258,6 +260,11 @@ async def test_a_delete_by_scope_never_reaches_the_host_as_a_filter_it_would_dro
     await side.upsert(KB, [rec(a), rec(b)])
     await side.delete(KB, {"user_key": {"$eq": ALICE.user_key}})
     assert fake.vector_rows(KB)["ids"] == [b.id]  # Bob's row is still there
+    sent = [d.get("filters") for a_, d in fake.calls if a_ == A.VECTOR_DELETE]
+    assert sent and all(not f or set(f) == {"file_id"} for f in sent), sent  # never a filter it would drop
+    with pytest.raises(ValueError, match="non-empty filter"):
+        await side.delete(KB, {})  # no filter: refused, never "every record"
+    assert fake.vector_rows(KB)["ids"] == [b.id]
     probe = VectorRecord("probe-1", EMBED.embed_one("probe"), {"file_id": "probe-1", "text": "probe"}, "probe")
     await side.upsert(KB, [probe])  # no scope: written as it is
     assert sorted(fake.vector_rows(KB)["ids"]) == sorted([b.id, "probe-1"])
@@ -393,3 +400,30 @@ async def test_a_dropped_knowledge_base_loses_a_vector_no_metadata_names_any_mor
     assert await kv.keys(SIDE_PREFIX) == [] and fake.vector_rows(KB)["ids"] == [a.id]
     await side.drop_collection(KB)
     assert fake.vector_rows(KB)["ids"] == []
+
+
+async def test_the_stores_metric_is_read_from_the_knowledge_bases_record_when_not_handed_over() -> None:
+    inner, kv = Loose(), MemoryKeyValueStore()
+    await kv.set(KB_PREFIX + KB, json.dumps({"backend": DROPS_METADATA, "metric": "cosine"}).encode())
+    side = SidecarVectors(inner, kv)  # type: ignore[arg-type]  # no verdict handed over
+    assert await side.dropping(KB)
+    alice = episode(ALICE, "Alice fact")
+    await side.upsert(KB, [rec(alice), rec(episode(BOB, "Bob fact"))])
+    hits = await side.search(KB, EMBED.embed_one("fact"), 10, scope_filter(ALICE.user_key, Criteria()))
+    distance = 0.1 * (sorted(inner.kept).index(alice.id) + 1)
+    assert [(h.id, round(h.similarity, 6)) for h in hits] == [(alice.id, round(1.0 - distance, 6))]  # cosine
+
+
+async def test_a_scopes_user_key_survives_a_delete_by_id_and_a_restart() -> None:
+    """A delete by row id (no user key in its filter) then tidy: the stored shards still name the
+    scope's user key, so a restarted process lists and reconciles the rest by their file ids."""
+    side, fake, kv = make()
+    a, b = episode(ALICE, "Alice one"), episode(ALICE, "Alice two")
+    await side.upsert(KB, [rec(a), rec(b)])
+    await side.delete(KB, _by_id(b.id))
+    await side.tidy()
+    later = SidecarVectors(side.inner, kv)
+    later.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    assert [i.id for i in (await later.list(KB, {}, 10, 0)).items] == [a.id]
+    assert await later.reconcile(KB) == {"vectors_deleted": 0, "metadata_removed": 0}
+    assert fake.vector_rows(KB)["ids"] == [a.id]
