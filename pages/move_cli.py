@@ -103,14 +103,16 @@ def restore_lines(
     written: dict[str, int] = {}
     skipped: dict[str, int] = {}
     verified: dict[str, int] = {}
-    conflicts = missing = differing = gated = 0
+    conflicts = missing = differing = 0
+    gate = dict.fromkeys(("gated", "redacted", "refused", "flagged"), 0)  # what the content gate did
     started = time.monotonic()
     for i in range(0, len(body), chunk):
         r = _again(call, "/restore", {"lines": [header, *body[i : i + chunk]], "kb_map": kb_map or {}})
         _sum(written, r["written"])
         _sum(skipped, r["skipped"])
         conflicts += int(r["conflict_count"])
-        gated += int(r["gated"])
+        for k in gate:
+            gate[k] += int(r.get(k, 0))
         if progress:
             progress("restore", min(i + chunk, len(body)), len(body))
     restore_s = time.monotonic() - started
@@ -133,7 +135,7 @@ def restore_lines(
         "conflicts": conflicts,
         "missing": missing,
         "differing": differing,
-        "gated": gated,
+        **gate,
         "restore_s": round(restore_s, 3),
         "verify_s": round(verify_s, 3),
     }

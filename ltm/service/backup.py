@@ -38,11 +38,17 @@ order, any number of times):
 - episodes are written through the write engine with their own ids (one mutation per memory and
   chunk: fences, journal, the audit entry ``backup.restore``), their text through the content
   gate's import path (a secret the source kept redacted stays redacted; a row the gate changes is
-  counted); storage records with :meth:`WriteEngine.kv_step` in the same kind of mutation; audit
+  counted); storage records with :meth:`WriteEngine.kv_step` in the same kind of mutation, a
+  profile's and a review candidate's text through the content gate first (paths
+  ``restore.profile``: a secret redacted, an instruction-like value left out; and
+  ``restore.candidate``: redacted, an instruction-like one flagged), so a restored record never
+  keeps what no other path could store; the report counts what the gate redacted, refused and
+  flagged (counts only, never the text); audit
   entries are appended to the target's log with their original number and time kept in
   ``extra.restored``;
-- idempotent by record id: a record already there as it would be written is skipped, one there
-  with other content is a conflict (counted, never overwritten), so restoring twice changes
+- idempotent by record id: a record already there as it would be written (or exactly as the file
+  has it, before the gate: a restore into the installation the backup came from) is skipped, one
+  there with other content is a conflict (counted, never overwritten), so restoring twice changes
   nothing and an interrupted restore is resumed by sending the chunks again;
 - ``verify=True`` reads every record of the chunk back and compares it (nothing is written), so
   the operator's route ends with counts and a readback of every id.
@@ -63,7 +69,7 @@ from typing import Any, Protocol
 from ..domain.errors import PermissionDenied, ValidationError
 from ..domain.filters import Criteria
 from ..domain.keys import kb_part
-from ..domain.models import Episode, is_record_id
+from ..domain.models import Episode, content_hash, is_record_id
 from ..domain.scope import Scope
 from ..domain.storage_keys import (
     CAND_PREFIX,
@@ -401,8 +407,19 @@ class RestoreReport:
     verified: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     missing: list[str] = field(default_factory=list)
     differing: list[str] = field(default_factory=list)
-    gated: int = 0  # episodes the content gate changed on the way in
+    # the content gate on the way in (counts only, never the text): records it changed, credential
+    # values it redacted, instruction-like profile values it refused (left out), records it flagged
+    gated: int = 0
+    redacted: int = 0
+    refused: int = 0
+    flagged: int = 0
     unmapped: int = 0  # records of a knowledge base with no target (refused before writing)
+
+    def gate(self, changed: bool, redacted: int, refused: int, flagged: bool) -> None:
+        self.gated += int(changed)
+        self.redacted += redacted
+        self.refused += refused
+        self.flagged += int(flagged)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -416,6 +433,9 @@ class RestoreReport:
             "differing": self.differing[:50],
             "differing_count": len(self.differing),
             "gated": self.gated,
+            "redacted": self.redacted,
+            "refused": self.refused,
+            "flagged": self.flagged,
         }
 
 
@@ -468,7 +488,7 @@ def _remap_text(raw: str, src: str, dst: str) -> str:
         return raw
 
 
-def _episode(rec: Record) -> Episode:
+def _episode(rec: Record) -> dict[str, Any]:
     """The row a record describes, checked field by field (a malformed one refuses the chunk)."""
     v = rec.value
     if not isinstance(v, dict) or set(v) != set(_EPISODE_FIELDS):
@@ -485,20 +505,59 @@ def _episode(rec: Record) -> Episode:
             raise _bad(f"line {rec.line}: field {name} has the wrong type", line=rec.line)
     if not is_record_id(v["id"]) or v["id"] != rec.id or v["user_key"] != rec.owner or not v["content"].strip():
         raise _bad(f"line {rec.line}: id, owner or content do not match the row", line=rec.line)
-    return restored_episode(v)
+    return v
 
 
-def restored_episode(v: dict[str, Any]) -> Episode:
+def restored_episode(v: dict[str, Any]) -> tuple[Episode, gate.Screened]:
     """A backed-up row as the target stores it: its text through the content gate's import path
-    (what the source redacted stays redacted; an instruction-like row is flagged, as an import is)."""
+    (what the source redacted stays redacted; an instruction-like row is flagged, as an import is;
+    a redacted row's content hash is the stored text's), and the gate's verdict."""
     screened = gate.screen("import", {"content": v["content"], "tags": list(v["tags"])})
     content, tags = screened.fields["content"], list(dict.fromkeys(screened.fields["tags"]))
     extra = gate.with_flags(dict(v["extra"]), screened.flags)
-    return Episode(**{**v, "content": content, "tags": tags, "extra": extra})
+    row = {**v, "content": content, "tags": tags, "extra": extra}
+    if content != v["content"] and v.get("content_hash"):
+        row["content_hash"] = content_hash(content)
+    return Episode(**row), screened
+
+
+RECORD_GATES: dict[str, Callable[[dict[str, Any]], gate.ScreenedRecord]] = {
+    "profile.session": gate.screen_profile_record,
+    "profile.speaker": gate.screen_profile_record,
+    "candidate": gate.screen_candidate_record,
+}
+
+
+def restored_record(key: str, text: str) -> tuple[str, gate.ScreenedRecord | None]:
+    """A stored record of a backup as the target stores it: a profile or a review candidate through
+    the content gate (:data:`RECORD_GATES`; ``None`` for a record that holds no one's text: the
+    queue's index, tombstones, proposals, opt-outs). The text is kept byte for byte when the gate
+    changes nothing (a restore twice, or into its own installation, finds it there as it is)."""
+    parsed = parse_storage_key(key)
+    layout = parsed.layout if parsed is not None else ""
+    if layout == "candidate" and not parsed.tail.startswith("r/"):  # type: ignore[union-attr]
+        layout = ""
+    screen = RECORD_GATES.get(layout)
+    if screen is None:
+        return text, None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise _bad(f"{layout}: a stored record that is not a JSON object")
+    out = screen(data)
+    return (json.dumps(out.record, ensure_ascii=False) if out.changed else text), out
 
 
 def _same_row(a: Episode, b: Episode) -> bool:
     return canonical(asdict(a)) == canonical(asdict(b))
+
+
+def _as_in_file(there: Episode, v: dict[str, Any]) -> bool:
+    """The row is there exactly as the file has it, before the gate (restored into the installation
+    it came from, whose old row the gate would change now): there, not a conflict."""
+    return canonical(asdict(there)) == canonical(v)
 
 
 async def restore(
@@ -524,7 +583,8 @@ async def restore(
     src_iso = {k["id"]: str(k.get("isolation") or "") for k in header["kbs"]}
     # every record checked before the first write
     episodes: dict[tuple[str, str], list[Episode]] = {}
-    kvs: list[tuple[Record, str, str, str]] = []  # record, target key, target text, target kb
+    kvs: list[tuple[Record, str, str, str, str]] = []  # record, target key, gated text, text as in file, target kb
+    as_in_file: dict[str, dict[str, Any]] = {}  # episode id -> its row as in the file, before the gate
     audits: dict[tuple[str, str], list[Record]] = {}
     report = RestoreReport()
     for rec in records:
@@ -534,10 +594,10 @@ async def restore(
         if rec.kind == "episode":
             if not rec.kb:
                 raise _bad(f"line {rec.line}: an episode names no knowledge base", line=rec.line)
-            ep = _episode(rec)
-            if ep.content != rec.value["content"] or ep.tags != rec.value["tags"]:
-                report.gated += 1
+            ep, verdict = restored_episode(_episode(rec))
+            report.gate(not _as_in_file(ep, rec.value), verdict.redactions, 0, bool(verdict.flags))
             episodes.setdefault((dst, rec.owner), []).append(ep)
+            as_in_file[ep.id] = rec.value
         elif rec.kind == "kv":
             if not isinstance(rec.value, str) or not rec.id.startswith(KV_PREFIXES) or unstorable(rec.id):
                 raise _bad(f"line {rec.line}: a storage record of a kind a backup does not hold", line=rec.line)
@@ -545,7 +605,10 @@ async def restore(
             text = rec.value
             for src, to in mapping.items():
                 text = _remap_text(text, src, to)
-            kvs.append((rec, key, text, dst or (targets[0] if targets else "")))
+            gated, kverdict = restored_record(key, text)
+            if kverdict is not None:
+                report.gate(kverdict.changed, kverdict.redactions, kverdict.refused, bool(kverdict.flags))
+            kvs.append((rec, key, gated, text, dst or (targets[0] if targets else "")))
         else:
             if not isinstance(rec.value, dict) or not isinstance(rec.value.get("seq"), int) or "#" not in rec.id:
                 raise _bad(f"line {rec.line}: an audit entry needs its log and number", line=rec.line)
@@ -553,16 +616,23 @@ async def restore(
         if rec.kb and iso.get(dst) and src_iso.get(rec.kb) and iso[dst] != src_iso[rec.kb]:
             raise ValidationError("isolation differs", key="move.error.isolation", kb=dst[:80])
     for (kb, user_key), eps in episodes.items():
-        await _episodes(service, actor, operator_scope(kb, iso.get(kb, "session"), user_key), eps, report, verify)
-    for rec, key, text, kb in kvs:
-        await _kv(service, actor, rec, key, text, kb, iso.get(kb, "session"), report, verify)
+        scope = operator_scope(kb, iso.get(kb, "session"), user_key)
+        await _episodes(service, actor, scope, eps, as_in_file, report, verify)
+    for rec, key, text, raw, kb in kvs:
+        await _kv(service, actor, rec, key, (text, raw), kb, iso.get(kb, "session"), report, verify)
     for (kb, user_key), recs in audits.items():
         await _audit(service, actor, operator_scope(kb, iso.get(kb, "session"), user_key), recs, report, verify)
     return report
 
 
 async def _episodes(
-    service: BackupHost, actor: Actor, scope: Scope, eps: list[Episode], report: RestoreReport, verify: bool
+    service: BackupHost,
+    actor: Actor,
+    scope: Scope,
+    eps: list[Episode],
+    as_in_file: dict[str, dict[str, Any]],
+    report: RestoreReport,
+    verify: bool,
 ) -> None:
     async with service.locks.hold(l2_lock_key(scope)):
         have = await service.writes.reads.fetch_ids(scope, [e.id for e in eps])
@@ -573,7 +643,7 @@ async def _episodes(
                 report.missing.append(e.id)
             elif there is None:
                 fresh.append(e)
-            elif _same_row(there, e):
+            elif _same_row(there, e) or _as_in_file(there, as_in_file[e.id]):
                 (report.verified if verify else report.skipped)["episode"] += 1
             else:
                 (report.differing if verify else report.conflicts).append(e.id)
@@ -591,18 +661,20 @@ async def _kv(
     actor: Actor,
     rec: Record,
     key: str,
-    text: str,
+    texts: tuple[str, str],
     kb: str,
     isolation: str,
     report: RestoreReport,
     verify: bool,
 ) -> None:
-    new = text.encode("utf-8")
+    """One stored record: ``texts`` is the record as the content gate lets it be stored and as the
+    file has it (the same for a record the gate did not change); either one there counts as there."""
+    new, raw = (t.encode("utf-8") for t in texts)
     scope = operator_scope(kb, isolation, rec.owner)
     lock = l1_lock_key(key[len(PROFILE_PREFIX) :]) if key.startswith(PROFILE_PREFIX) else l2_lock_key(scope)
     async with service.locks.hold(lock):
         old = await service.kv.get(key)
-        if old == new:
+        if old is not None and old in (new, raw):
             (report.verified if verify else report.skipped)["kv"] += 1
             return
         if old is not None:

@@ -20,6 +20,9 @@ path then does with an instruction-like text is the table's, :data:`PATHS`, not 
 (:data:`PRODUCERS`) and fails on one that no path names (and :data:`NOT_GATED` does not excuse),
 and feeds one table of labelled sentences through every path.
 
+:func:`screen_profile_record` and :func:`screen_candidate_record` are the gate over a stored
+record written as it is (a restore of a backup): the same :func:`screen`, field by field.
+
 :func:`prompt_profile` is the same rule at render time, for profile values stored before the gate
 (old data): a secret is redacted, an instruction-like value is left out of the injected block.
 """
@@ -114,12 +117,36 @@ PATHS: dict[str, GuardedPath] = {
         ("ltm.service.documents:Documents.ingest_document",),
         "a JSON document uploaded to the memory knowledge base: the operator's records",
     ),
+    "restore.profile": GuardedPath(
+        {"name": TEXT, "traits": LIST, "notes": LIST, "preferences": PAIRS},
+        REFUSE,
+        ("ltm.service.backup:_kv",),
+        "a profile record of a restored ltm-backup/1: each value screened alone (screen_profile_record); "
+        "an instruction-like value is refused (left out of the stored record), the others stored redacted",
+    ),
+    "restore.candidate": GuardedPath(
+        {"content": TEXT, "evidence_quote": TEXT, "note": TEXT, "name": TEXT, "tags": LIST},
+        FLAG,
+        ("ltm.service.backup:_kv",),
+        "a review candidate of a restored ltm-backup/1 (screen_candidate_record): flagged, never auto-applied",
+    ),
 }
 
-# Calls of a row producer that store no text of anyone's: held against the code by the same test.
+# Calls of a row producer that store no text of anyone's (or the store's own write, whose callers
+# are the paths' sites): held against the code by the same test.
 NOT_GATED: dict[str, str] = {
     "ltm.service.health:isolation_probe": "a fixed probe sentence, deleted again at once",
     "ltm.service.consolidation.proposals:Proposal.spent": "a stored proposal, new status (gated when proposed)",
+    # storage steps (kv_step) that write no one's text: keys, hashes, ids, statuses, deletions
+    "ltm.service.documents:Documents.delete_document": "deletes the document's index",
+    "ltm.service.people:People._erase_profile": "deletes a speaker profile",
+    "ltm.service.people:People.set_opt_out": "an opt-out record: a sender id, a bot id and a time",
+    "ltm.service.review.candidates:CandidateStore.save_steps": "a candidate gated when proposed, new status",
+    "ltm.service.review.tombstones:TombstoneBook.lift_tombstone": "deletes a tombstone",
+    "ltm.service.review.tombstones:TombstoneBook.scrub_person_steps": "a tombstone losing its reason",
+    "ltm.service.consolidation.proposals:ProposalStore._write.write": "a proposal gated when drafted, or spent",
+    "ltm.service.review.candidates:CandidateStore.insert": "the queue's own write: its callers are sites",
+    "ltm.service.consolidation.run:Consolidator.discard": "deletes a proposal",
 }
 
 # The calls that turn text into a stored row (episode, profile, candidate, summary proposal); a
@@ -131,6 +158,9 @@ PRODUCERS: tuple[str, ...] = (
     "Proposal",
     "Episode",
     "Profile",
+    # a stored record written from text as it is (a profile, a candidate): every storage step is
+    # named, by a path or by NOT_GATED (the restore of a backup's records was such a step)
+    "kv_step",
 )
 
 # The remember plan's origins and the path each is.
@@ -169,7 +199,12 @@ class Screened:
 
 
 def _redacted(text: str) -> tuple[str, int]:
-    return redact_text(text) if text else (text, 0)
+    """``text`` redacted, and how many values this redacted: a value redacted before (a restored
+    record the source's gate redacted) is not counted again."""
+    if not text:
+        return text, 0
+    out, n = redact_text(text)
+    return out, max(0, out.count(REDACTED) - text.count(REDACTED)) if n else 0
 
 
 def _pair(key: str, value: str) -> tuple[str, str, int]:
@@ -279,6 +314,84 @@ def screen_profile_patch(patch: ProfilePatch) -> ProfilePatch:
         add_notes=_unique(out["add_notes"]),
         remove_notes=out["remove_notes"],
     )
+
+
+@dataclass
+class ScreenedRecord:
+    """What the gate made of one stored record (a profile, a review candidate) written as it is, by
+    a restore: the record as it may be stored, how many credential values were redacted, how many
+    instruction-like values were refused (left out), and the flags it gained."""
+
+    record: dict[str, Any]
+    redactions: int = 0
+    refused: int = 0
+    flags: list[str] = field(default_factory=list)
+    changed: bool = False
+
+
+def screen_profile_record(record: Mapping[str, Any], path: str = "restore.profile") -> ScreenedRecord:
+    """:func:`screen` over a stored profile record (``name``, ``traits``, ``notes``,
+    ``preferences``; every other key kept as it is), one value at a time: a secret is redacted, an
+    instruction-like value is refused where the table refuses (left out of the record, counted),
+    the rest is stored. A whole record is never refused for one value: the others still move."""
+    out = ScreenedRecord(dict(record))
+
+    def one(name: str, value: Any) -> Any:
+        try:
+            s = screen(path, {name: value})
+        except InstructionLikeProfileError:
+            out.refused += 1
+            return None
+        out.redactions += s.redactions
+        if s.instruction is not None:  # a path that flags: stored marked
+            out.flags = _unique([*out.flags, *s.flags])
+        return s.fields[name]
+
+    if "name" in record and record["name"] not in (None, ""):
+        kept = one("name", str(record["name"]))
+        out.record["name"] = "" if kept is None else kept
+    for name in ("traits", "notes"):
+        if name in record:
+            items = [one(name, [str(x)]) for x in list(record[name] or [])]
+            out.record[name] = _unique([x[0] for x in items if x is not None])
+    if "preferences" in record:
+        prefs = record["preferences"] if isinstance(record["preferences"], Mapping) else {}
+        cleaned: dict[str, str] = {}
+        for k, v in prefs.items():
+            pair = one("preferences", {str(k): str(v)})
+            if pair is not None:
+                cleaned.update(pair)
+        out.record["preferences"] = cleaned
+    out.changed = out.record != dict(record)
+    return out
+
+
+def screen_candidate_record(record: Mapping[str, Any], path: str = "restore.candidate") -> ScreenedRecord:
+    """:func:`screen` over a stored review candidate (``content``, ``evidence_quote``,
+    ``model_note``, its profile patch's ``name``, its episode fields' ``tags``): redacted, and
+    flagged ``instruction-like`` (never auto-applied) where the table flags."""
+    text = {"content": "content", "evidence_quote": "evidence_quote", "note": "model_note"}
+    fields: dict[str, Any] = {name: str(record.get(key) or "") for name, key in text.items()}
+    patch = record.get("profile_patch") if isinstance(record.get("profile_patch"), Mapping) else {}
+    if isinstance(patch.get("name"), str):
+        fields["name"] = patch["name"]
+    detail = record.get("episode_fields") if isinstance(record.get("episode_fields"), Mapping) else {}
+    if isinstance(detail.get("tags"), list):
+        fields["tags"] = [str(x) for x in detail["tags"]]
+    s = screen(path, fields)
+    out = ScreenedRecord(dict(record), redactions=s.redactions, flags=list(s.flags))
+    for name, key in text.items():
+        if key in record or s.fields[name]:
+            out.record[key] = s.fields[name]
+    if "name" in fields:
+        out.record["profile_patch"] = {**patch, "name": s.fields["name"]}
+    if "tags" in fields:
+        out.record["episode_fields"] = {**detail, "tags": _unique(s.fields["tags"])}
+    if s.flags:
+        have = record.get("flags") if isinstance(record.get("flags"), list) else []
+        out.record["flags"] = _unique([*have, *s.flags])
+    out.changed = out.record != dict(record)
+    return out
 
 
 def with_flags(extra: dict[str, Any], flags: list[str]) -> dict[str, Any]:

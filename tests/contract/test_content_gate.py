@@ -35,6 +35,7 @@ from ltm.domain.scope import Scope
 from ltm.domain.storage_keys import profile_storage_key
 from ltm.i18n import t
 from ltm.service import Actor, content_gate
+from ltm.service import backup as bk
 from ltm.service.consolidation import ConsolidationSettings
 from ltm.service.content_gate import InstructionLikeProfileError, UnguardedPathError
 from ltm.service.injection import context_payload, render_block
@@ -80,6 +81,7 @@ class Run:
 
     held: bool = False
     planted: bool = False  # the driver stored text itself first (old data): storage holds it already
+    report: dict[str, Any] | None = None  # a restore's report (what the gate did, counts only)
 
 
 @dataclass
@@ -88,6 +90,7 @@ class Env:
     scope: Scope
     extract_model: ScriptedModel
     summary: dict[str, str] = field(default_factory=dict)
+    tmp: Path = Path(".")
 
 
 def _pick_all(system: str, user: str) -> str:
@@ -120,7 +123,7 @@ async def world(tmp: Path) -> Env:
         candidate_extraction_enabled=True,
         candidate_model_uuid="m",
     )
-    return Env(w, w.alice, extract_model, summary)
+    return Env(w, w.alice, extract_model, summary, tmp)
 
 
 # ------------------------------------------------------------------------------------------ the drivers
@@ -210,6 +213,74 @@ async def document(e: Env, text: str) -> Run:
     return Run()
 
 
+# A restore of an ltm-backup/1 whose records carry the sentence: a source installation (the same
+# knowledge base and chat) writes a placeholder where the sentence goes, its backup has the
+# placeholder replaced (an old source, whose records predate the gate, or a hand-edited file: a
+# line's sha is a checksum, not a signature), and the world restores it. The readback accepts what
+# the gate changed, a second restore writes nothing.
+OPERATOR = Actor.console("ops")
+PLACEHOLDER = "placeholder zero"
+
+
+def _swap(value: Any, text: str) -> Any:
+    if isinstance(value, str):
+        return text if value == PLACEHOLDER else value
+    if isinstance(value, list):
+        return [_swap(v, text) for v in value]
+    if isinstance(value, dict):
+        return {k: _swap(v, text) for k, v in value.items()}
+    return value
+
+
+def _planted(lines: list[str], text: str) -> list[str]:
+    out = [lines[0]]
+    for line in lines[1:-1]:
+        r = json.loads(line)
+        if r["k"] == "kv":
+            v = json.dumps(_swap(json.loads(r["v"]), text), ensure_ascii=False) if PLACEHOLDER in r["v"] else r["v"]
+        else:
+            v = _swap(r["v"], text)
+        out.append(bk.record_line(r["k"], r["kb"], r["owner"], r["id"], v))
+    assert any(text in x for x in out[1:]), "the placeholder was not in the backup"
+    return out
+
+
+def _restore(plant: Callable[[World], Awaitable[Any]], name: str) -> Callable[[Env, str], Awaitable[Run]]:
+    async def drive(e: Env, text: str) -> Run:
+        src = await review_world(e.tmp / "src")
+        await plant(src)
+        lines = _planted(await bk.backup(src.service, OPERATOR), text)
+        report = await bk.restore(e.w.service, OPERATOR, lines)
+        back = await bk.restore(e.w.service, OPERATOR, lines, verify=True)
+        assert not back.missing and not back.differing, back.to_dict()  # the gated records read back
+        again = await bk.restore(e.w.service, OPERATOR, lines)
+        assert not sum(again.written.values()) and not again.conflicts, again.to_dict()
+        return Run(report=report.to_dict())
+
+    drive.__name__ = f"restore_{name}"
+    return drive
+
+
+async def _plant_episode(w: World) -> None:
+    await w.service.remember(w.alice, {"content": PLACEHOLDER}, ADMIN)
+
+
+async def _plant_episode_tag(w: World) -> None:
+    await w.service.remember(w.alice, {"content": "I like jazz records.", "tags": [PLACEHOLDER]}, ADMIN)
+
+
+def _plant_profile(field_name: str, target: str = "speaker") -> Callable[[World], Awaitable[Any]]:
+    async def plant(w: World) -> None:
+        value: Any = {"style": PLACEHOLDER} if field_name == "set_preferences" else [PLACEHOLDER]
+        await w.service.update_profile(w.alice, {"target": target, field_name: value}, ADMIN)
+
+    return plant
+
+
+async def _plant_candidate(w: World) -> None:
+    await w.review.propose(w.alice, CandidateProposal(PLACEHOLDER, PLACEHOLDER, "preference"), LISTENER, origin="rules")
+
+
 # (driver, the gate's path it writes through)
 DRIVERS: list[tuple[Callable[[Env, str], Awaitable[Run]], str]] = [
     (remember_content, "remember"),
@@ -225,6 +296,12 @@ DRIVERS: list[tuple[Callable[[Env, str], Awaitable[Run]], str]] = [
     (import_l2, "import"),
     (import_tags, "import"),
     (document, "document"),
+    (_restore(_plant_episode, "episode"), "import"),
+    (_restore(_plant_episode_tag, "episode_tag"), "import"),
+    (_restore(_plant_profile("add_notes", "session"), "session_note"), "restore.profile"),
+    (_restore(_plant_profile("add_traits"), "trait"), "restore.profile"),
+    (_restore(_plant_profile("set_preferences"), "preference"), "restore.profile"),
+    (_restore(_plant_candidate, "candidate"), "restore.candidate"),
 ]
 
 
@@ -261,6 +338,14 @@ async def check(e: Env, s: Sentence, run: Run, where: str) -> None:
     data = read_block(block)
     assert data is not None
     profiles = json.dumps(await _profiles(e), ensure_ascii=False)
+    open_cands = (await e.w.review.list(e.scope)).items
+    rep = run.report
+    if rep is not None:  # a restore: the report says what the gate did, counts only
+        said = json.dumps(rep, ensure_ascii=False)
+        assert s.text not in said and (not s.secret or s.secret not in said), f"{where}: text in the report"
+        did = (rep["redacted"], rep["refused"], rep["flagged"])
+        expect = {"secret": did[0] >= 1, "order": did[1] + did[2] >= 1, "benign": did == (0, 0, 0)}
+        assert expect[s.label] and (rep["gated"] >= 1) == (s.label != "benign"), f"{where}: {rep}"
     if s.label == "secret":
         if not run.planted:
             assert s.secret not in await _storage(e), f"{where}: the secret is stored"
@@ -276,10 +361,13 @@ async def check(e: Env, s: Sentence, run: Run, where: str) -> None:
             if s.text in row["content"]:
                 assert MARK in row["marks"], f"{where}: injected unmarked: {row}"
         assert s.text not in profiles, f"{where}: a standing order is in a profile"
+        for c in open_cands:
+            if s.text in c.content:
+                assert INSTRUCTION_LIKE in c.flags, f"{where}: a candidate waits unflagged: {c}"
         assert s.text not in json.dumps([data["session_profile"], data["speaker_profile"]], ensure_ascii=False)
     else:
         assert not run.held, f"{where}: a benign sentence was held back"
-        cands = [c.content for c in (await e.w.review.list(e.scope)).items]
+        cands = [c.content for c in open_cands]
         found = [x for x in active if s.text == x.content or s.text in x.tags]
         assert found or s.text in cands or s.text in profiles, f"{where}: the benign sentence is not stored unchanged"
         assert not any(_flagged(x) for x in found), f"{where}: a benign sentence was flagged"
@@ -294,6 +382,14 @@ async def check(e: Env, s: Sentence, run: Run, where: str) -> None:
 async def test_every_write_path_passes_the_gate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: Any, path: str, sentence: Sentence
 ) -> None:
+    await table_row(tmp_path, monkeypatch, driver, path, sentence)
+
+
+async def table_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: Any, path: str, sentence: Sentence
+) -> None:
+    """One row of the table through one driver: the write passed the gate under its path's name, and
+    what is stored and injected is as the sentence's label says."""
     e = await world(tmp_path)
     seen: list[str] = []
     real = content_gate.screen
@@ -312,8 +408,48 @@ async def test_every_write_path_passes_the_gate(
     await check(e, sentence, run, driver.__name__)
 
 
+RESTORES = [(d, p) for d, p in DRIVERS if d.__name__.startswith("restore_")]
+
+
+def _ungated_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restore that writes its records as the file has them: the gate taken out of its path."""
+    monkeypatch.setattr(bk, "restored_record", lambda key, text: (text, None))
+    monkeypatch.setattr(bk, "restored_episode", lambda v: (Episode(**v), content_gate.Screened("import", {})))
+
+
+@pytest.mark.parametrize("sentence", [s for s in SENTENCES if s.label != "benign"], ids=lambda s: s.text[:12])
+@pytest.mark.parametrize(("driver", "path"), RESTORES, ids=[d.__name__ for d, _ in RESTORES])
+async def test_a_restore_without_the_gate_fails_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: Any, path: str, sentence: Sentence
+) -> None:
+    """Positive control: the same table row through a restore whose gate is bypassed stores the
+    secret or the standing order as it is, and the table's row fails."""
+    _ungated_restore(monkeypatch)
+    with pytest.raises(AssertionError):
+        await table_row(tmp_path, monkeypatch, driver, path, sentence)
+
+
+async def test_an_ungated_restore_stores_the_secret_raw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the control above catches, seen in storage: the secret of a restored profile note."""
+    secret = SENTENCES[0]
+    driver = next(d for d, _ in RESTORES if d.__name__ == "restore_session_note")
+    e = await world(tmp_path)
+    await driver(e, secret.text)
+    assert secret.secret not in await _storage(e)
+    _ungated_restore(monkeypatch)
+    e = await world(tmp_path / "ungated")
+    await driver(e, secret.text)
+    assert secret.secret in await _storage(e)
+
+
 def test_every_path_of_the_table_has_a_driver() -> None:
     assert {p for _, p in DRIVERS} == set(content_gate.PATHS)
+
+
+def test_no_excused_call_is_a_path_of_the_table() -> None:
+    """An excuse never covers a path's own site (it would hide that site from the code check)."""
+    sites = {site for row in content_gate.PATHS.values() for site in row.sites}
+    assert not sites & set(content_gate.NOT_GATED)
 
 
 @pytest.mark.parametrize("path", sorted(content_gate.PATHS))
@@ -377,6 +513,9 @@ def test_a_new_producer_call_outside_the_table_is_found() -> None:
         rest = {k: v for k, v in content_gate.PATHS.items() if k != name}
         missing, _ = uncovered(rest, content_gate.NOT_GATED)
         assert missing, f"removing {name} went unnoticed"
+    # the restore of a backup's stored records: a storage step (kv_step) no path names is found too
+    rest = {k: v for k, v in content_gate.PATHS.items() if not k.startswith("restore.")}
+    assert "ltm.service.backup:_kv" in uncovered(rest, content_gate.NOT_GATED)[0]
 
 
 # ------------------------------------------------------------------------------------------ the findings

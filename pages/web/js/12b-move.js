@@ -52,14 +52,15 @@
       catch (e) { throw new Error(T('move.not_json')); }
       S.move = { backup: null, progress: T('move.checking'), report: null };
       RENDERERS.move();
-      var sum = { written: 0, skipped: 0, conflicts: 0, verified: 0, missing: 0, differing: 0, gated: 0 };
+      var sum = { written: 0, skipped: 0, conflicts: 0, verified: 0, missing: 0, differing: 0, gated: 0, redacted: 0, refused: 0, flagged: 0 };
       var expected = JSON.parse(trailer).counts || {};
       function chunks(verify, i) {
         if (i >= body.length) return Promise.resolve();
         var req = { scope: null, lines: [header].concat(body.slice(i, i + MOVE_CHUNK)), kb_map: kbMap, verify: verify };
         return call('/restore', req).then(function (r) {
           Object.keys(r.written).forEach(function (k) { sum.written += r.written[k]; sum.skipped += r.skipped[k]; sum.verified += r.verified[k]; });
-          sum.conflicts += r.conflict_count; sum.missing += r.missing_count; sum.differing += r.differing_count; sum.gated += r.gated;
+          sum.conflicts += r.conflict_count; sum.missing += r.missing_count; sum.differing += r.differing_count;
+          if (!verify) { sum.gated += r.gated; sum.redacted += r.redacted || 0; sum.refused += r.refused || 0; sum.flagged += r.flagged || 0; }
           var done = Math.min(i + MOVE_CHUNK, body.length);
           S.move.progress = T(verify ? 'move.verifying' : 'move.restoring', { done: done, total: body.length });
           RENDERERS.move();
@@ -119,7 +120,8 @@
         h('h3', { text: r.ok ? T('move.verified_ok') : T('move.verified_bad') }),
         kv([[T('move.written'), String(r.written)], [T('move.skipped'), String(r.skipped)], [T('move.conflicts'), String(r.conflicts)],
           [T('move.verified'), r.verified + ' / ' + r.expected], [T('move.missing'), String(r.missing)],
-          [T('move.differing'), String(r.differing)], [T('move.gated'), String(r.gated)]])));
+          [T('move.differing'), String(r.differing)], [T('move.gated'), String(r.gated)],
+          [T('move.redacted'), String(r.redacted || 0)], [T('move.refused'), String(r.refused || 0)], [T('move.flagged'), String(r.flagged || 0)]])));
     }
     fill(body, kids);
   };
