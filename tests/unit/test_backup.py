@@ -239,7 +239,8 @@ async def test_old_records_pass_the_content_gate_on_the_way_in(tmp_path: Path) -
     the profile, the candidate flagged), the report counts it without the text, the readback
     accepts the gated records, and the backup restored where it came from still writes nothing."""
     src = await seeded(tmp_path)
-    review = reviewed(src)
+    review = src.review  # seeded() builds it with a review queue
+    assert review is not None
     alice = await scope_of(src, "person_alice", "alice")
     key = next(k for k in await src.kv.keys("profile/") if k.endswith("#speaker:alice"))
     record = json.loads(await src.kv.get(key) or b"{}")
@@ -255,8 +256,7 @@ async def test_old_records_pass_the_content_gate_on_the_way_in(tmp_path: Path) -
         conflicts=[],
     )
     lines = await bk.backup(src, OPERATOR)
-    dst = await target(tmp_path)
-    reviewed(dst)
+    dst = restarted(await target(tmp_path), review=with_review())
     reports = await move(src, dst, chunk=50, lines=lines)
     said = json.dumps([r.to_dict() for r in reports])
     assert "swordfish77" not in said and "marigold42" not in said
