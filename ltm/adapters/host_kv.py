@@ -12,7 +12,10 @@ absent without asking the host. The index only ever errs towards asking: a key i
 is written and dropped only after a confirmed delete or a "not found" answer. It is exact for the
 one plugin process that owns this storage; a write by anything else is seen after a restart, or
 by :meth:`keys` once the listing is older than ``ttl``. :meth:`keys` answers from the same index
-(kept sorted: a prefix costs its matches, not one host listing of the whole store per call).
+(kept sorted once :meth:`keys` first asks: a prefix costs its matches, not one host listing of the
+whole store per call). The listing is sorted only then, not on the first read: the first turn of a
+restarted process pays for the listing it needs, not for sorting it (130,000 keys at 10,000 chats,
+about 50 ms of sorting).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class HostKeyValueStore:
     def __init__(self, plugin: Any, *, ttl: float = 300.0) -> None:
         self._plugin = plugin
         self._present: set[str] | None = None  # keys that may exist; None until the first listing
-        self._sorted: list[str] = []  # the same keys, sorted (for prefix listings)
+        self._sorted: list[str] | None = None  # the same keys, sorted (for prefix listings); None: not yet
         self._listed_at = 0.0
         self._loading = asyncio.Lock()
         self.ttl = ttl  # keys() lists the host again past this age (writes made by anything else)
@@ -67,16 +70,19 @@ class HostKeyValueStore:
         self.listings += 1
         if self._present is not None:  # what this process knows stays (errs towards asking)
             listed |= self._present
-        self._present, self._sorted, self._listed_at = listed, sorted(listed), time.monotonic()
+        self._present, self._sorted, self._listed_at = listed, None, time.monotonic()  # sorted when keys() asks
 
     def _add(self, key: str) -> None:
         if self._present is not None and key not in self._present:
             self._present.add(key)
-            bisect.insort(self._sorted, key)
+            if self._sorted is not None:
+                bisect.insort(self._sorted, key)
 
     def _discard(self, key: str) -> None:
         if self._present is not None and key in self._present:
             self._present.discard(key)
+            if self._sorted is None:
+                return
             i = bisect.bisect_left(self._sorted, key)
             if i < len(self._sorted) and self._sorted[i] == key:
                 del self._sorted[i]
@@ -119,6 +125,8 @@ class HostKeyValueStore:
             async with self._loading:
                 if self._present is None or time.monotonic() - self._listed_at > self.ttl:
                     await self._list()
+        if self._sorted is None:
+            self._sorted = sorted(self._present or ())
         keys = self._sorted
         if not prefix:
             return list(keys)

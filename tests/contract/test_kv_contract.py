@@ -203,6 +203,36 @@ class TestHostKeyListing:
         assert "k/3" in await kv.keys("k/")
         assert kv.listings == 2
 
+    async def test_the_first_read_lists_without_sorting_and_keys_sort_what_changed_since(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A restarted process's first read needs the key set only: the listing (130,000 keys at
+        10,000 chats) is sorted when a prefix is first asked for, with the writes made meanwhile."""
+        import builtins
+
+        from ltm.adapters import host_kv
+
+        sorts = {"n": 0}
+
+        def counted(items: Any, **kw: Any) -> list[Any]:
+            sorts["n"] += 1
+            return builtins.sorted(items, **kw)
+
+        monkeypatch.setattr(host_kv, "sorted", counted, raising=False)
+        fake = FakeHostHandler()
+        fake.storage.update({"c/1": b"x", "a/1": b"x", "b/1": b"x"})
+        kv = HostKeyValueStore(make_plugin(fake))
+        assert await kv.get("a/1") == b"x" and await kv.get("a/9") is None  # listed, answered from the set
+        assert sorts["n"] == 0 and kv.listings == 1
+        await kv.set("a/0", b"y")
+        await kv.delete("b/1")
+        assert await kv.keys("a/") == ["a/0", "a/1"]  # positive control: sorted now, with both writes
+        assert await kv.keys("") == ["a/0", "a/1", "c/1"]
+        assert sorts["n"] == 1
+        await kv.set("a/00", b"z")  # kept sorted from here
+        await kv.delete("c/1")
+        assert await kv.keys("") == ["a/0", "a/00", "a/1"] and sorts["n"] == 1
+
 
 async def _boom(*_: Any) -> None:
     raise TimeoutError("after dispatch")
