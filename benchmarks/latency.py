@@ -50,6 +50,7 @@ import logging
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -88,6 +89,10 @@ BOT = "bot1"
 DIM = 384
 SCOPES = 100
 POOL = 40
+# LangBot's runtime refuses a message over 16 MiB (langbot_plugin/runtime/io/connection.py,
+# MAX_MESSAGE_BYTES): the plugin storage key listing is one message
+RUNTIME_MESSAGE_LIMIT = 16 * 1024 * 1024
+_UUID = "6f1c2a3b-1111-2222-3333-444455556666"
 
 _WORDS = (
     "coffee tea hiking trip beach mountain paint pottery guitar piano concert dog cat puppy garden recipe "
@@ -850,6 +855,13 @@ async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     await kv.get(f"recall/{KB}/none")
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
+    listing = sum(len(k) + 3 for k in synth.data)  # a JSON list of the key strings
+    # the same keys at production-length ids: a uuid for the knowledge base and the bot, a
+    # 10-digit group number (the benchmark's are short); keyring and snapshot keys name digests
+    prod = sum(
+        len(re.sub(r"group_\d+", "group_1234567890", k.replace(KB, _UUID).replace(BOT, _UUID))) + 3 for k in synth.data
+    )
+    per_chat = prod / max(1, corpus.scopes)
     return {
         "chat_keys": sorted(of_chat(k, "<chat>") for k in pattern),
         "keys_per_chat": len(pattern),
@@ -858,7 +870,10 @@ async def key_listing(engine: Engine, corpus: Corpus) -> dict[str, Any]:
         "keyring_keys": sum(k.startswith(SEAL_PREFIX) for k in synth.data),
         "keys": len(synth.data),
         "first_read_cpu_ms": round(1000 * cpu, 1),
-        "listing_bytes": sum(len(k) + 3 for k in synth.data),  # a JSON list of the key strings
+        "listing_bytes": listing,
+        "listing_bytes_production_ids": prod,
+        "runtime_message_limit_bytes": RUNTIME_MESSAGE_LIMIT,
+        "chats_at_the_limit_production_ids": int(RUNTIME_MESSAGE_LIMIT / per_chat) if per_chat else None,
         "first_read_ms": round(1000 * took, 1),
         "host_calls": dict(meter.by_kind),
     }
@@ -916,6 +931,8 @@ def headline(r: dict[str, Any]) -> dict[str, Any]:
         f"storage_keys_{sfx}": r["storage_keys"]["keys"],
         f"storage_first_listing_ms_{sfx}": r["storage_keys"]["first_read_ms"],
         f"storage_first_listing_cpu_ms_{sfx}": r["storage_keys"]["first_read_cpu_ms"],
+        f"storage_listing_mb_production_ids_{sfx}": round(r["storage_keys"]["listing_bytes_production_ids"] / 2**20, 2),
+        f"storage_chats_at_the_message_limit_{sfx}": r["storage_keys"]["chats_at_the_limit_production_ids"],
     }
     if "filtered_search_top40" in r:
         out[f"chroma_filtered_top40_p50_ms_{sfx}"] = r["filtered_search_top40"]["chroma"]["p50_ms"]
@@ -937,6 +954,7 @@ GROWTH = (
     "storage_keys",
     "storage_first_listing_ms",
     "storage_first_listing_cpu_ms",
+    "storage_listing_mb_production_ids",
 )
 
 
@@ -990,8 +1008,10 @@ def print_size(r: dict[str, Any]) -> None:
         print(
             f"plugin storage with every chat served: {k['keys']:,} keys ({k['keys_per_chat_all']} a chat, of which"
             f" {k['keys_per_chat']} named by the chat and the rest its keyring), listing"
-            f" {k['listing_bytes'] / 2**20:.1f} MB, first read of a restarted process {k['first_read_ms']} ms"
-            f" ({k['first_read_cpu_ms']} ms CPU)"
+            f" {k['listing_bytes'] / 2**20:.1f} MB ({k['listing_bytes_production_ids'] / 2**20:.1f} MB at"
+            f" production-length ids, of LangBot's 16 MiB message limit: reached at about"
+            f" {k['chats_at_the_limit_production_ids']:,} chats),"
+            f" first read of a restarted process {k['first_read_ms']} ms ({k['first_read_cpu_ms']} ms CPU)"
         )
     if "run" in r:
         u = r["run"]
