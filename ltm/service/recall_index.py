@@ -20,9 +20,11 @@ Rows stored without a vector get one in the background (:mod:`.vector_fill`).
 Memory: one byte budget over every scope's vector and lexical data, least recently used scopes
 evicted first; the sizes are estimates of what the objects hold (see ``benchmarks/README.md`` for
 the measured RSS). The budget is held against a running total of the held scopes' sizes, each
-scope's size read again whenever the index touches it (a build, a write, a turn's use), and every
-size read again once per as many enforcements as scopes held: installing a scope costs the same
-with 10 or 10,000 scopes held (summing every held scope at each install made it grow with them).
+scope's size read again whenever it changes (a build, a write, a turn's use, and what a scope
+grows by itself: its short-reference tables, vectors filled in, which it tells through
+``ScopeIndex.on_grow``), and every size read again once per as many enforcements as scopes held:
+installing a scope costs the same with 10 or 10,000 scopes held (summing every held scope at each
+install made it grow with them).
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ class RecallIndex:
         idx = self._scopes.get(key)
         if idx is not None:
             self._scopes.move_to_end(key)
-            self._resize(key)  # what its last turn added (short references) counts from here
+            self._resize(key)
             if self.clock() - idx.built_at > self.ttl and key not in self._refresh and key not in self._builds:
                 self._refresh[key] = _Build(
                     self.background.submit(
@@ -214,8 +216,12 @@ class RecallIndex:
         self._install(key, task.result(), build)
 
     def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
+        old = self._scopes.get(key)
+        if old is not None and old is not idx:
+            old.on_grow = None
         self._scopes[key] = idx
         self._scopes.move_to_end(key)
+        idx.on_grow = lambda key=key, idx=idx: self._grew(key, idx)
         self._resize(key)
         self._enforce_budget(key)
         if self.flusher is not None:
@@ -344,7 +350,9 @@ class RecallIndex:
         for key in [*self._scopes, *self._builds, *self._refresh]:
             if key[0] == collection and (user_key is None or key[1] == user_key):
                 self._touch(key)
-                self._scopes.pop(key, None)
+                dropped = self._scopes.pop(key, None)
+                if dropped is not None:
+                    dropped.on_grow = None
                 self._resize(key)
         if user_key is not None:
             self._schedule((collection, user_key))  # its snapshot may hold rows that changed: discarded
@@ -361,6 +369,12 @@ class RecallIndex:
     def held_bytes(self) -> int:
         """The running total the budget is held against (:attr:`nbytes` reads every size)."""
         return self._total
+
+    def _grew(self, key: tuple[str, str], idx: ScopeIndex) -> None:
+        """A held scope grew by itself: counted now, and the budget kept."""
+        if self._scopes.get(key) is idx:
+            self._resize(key)
+            self._enforce_budget(key)
 
     def _resize(self, key: tuple[str, str]) -> None:
         """Read the scope's size again into the running total (0 when it is not held)."""
@@ -397,6 +411,6 @@ class RecallIndex:
                     break
                 self._scopes.move_to_end(key)
                 continue
-            del self._scopes[key]
+            self._scopes.pop(key).on_grow = None
             self._total -= self._sizes.pop(key, 0)
             self.evictions += 1
