@@ -201,13 +201,13 @@ class Keyring:
         """Drop the least recently used rings past ``max_cached_keys`` (never ``keep``, never one
         whose lock is held: a write is changing it, and a copy read from storage meanwhile would
         miss its new keys)."""
-        if self.cached_keys <= self.max_cached_keys:
-            return
-        for ring in list(self._rings):
-            if self.cached_keys <= self.max_cached_keys:
-                break
+        passed = 0  # rings kept (``keep``, or being written), moved to the recent end: stop once all were
+        while self.cached_keys > self.max_cached_keys and passed < len(self._rings):
+            ring = next(iter(self._rings))
             lock = self._locks.get(ring)
             if ring == keep or (lock is not None and lock.locked()):
+                self._rings.move_to_end(ring)
+                passed += 1
                 continue
             del self._rings[ring]
             self._counted(ring)
