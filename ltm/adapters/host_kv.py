@@ -12,7 +12,16 @@ absent without asking the host. The index only ever errs towards asking: a key i
 is written and dropped only after a confirmed delete or a "not found" answer. It is exact for the
 one plugin process that owns this storage; a write by anything else is seen after a restart, or
 by :meth:`keys` once the listing is older than ``ttl``. :meth:`keys` answers from the same index
-(kept sorted: a prefix costs its matches, not one host listing of the whole store per call).
+(kept sorted once :meth:`keys` first asks: a prefix costs its matches, not one host listing of the
+whole store per call). The listing is sorted only then, not on the first read: the first turn of a
+restarted process pays for the listing it needs, not for sorting it (130,000 keys at 10,000 chats,
+about 50 ms of sorting).
+
+The listing is one host message, and LangBot's runtime refuses a message over 16 MiB
+(``MAX_MESSAGE_BYTES`` of the SDK's runtime; about 15,000 chats' keys at production-length ids,
+``docs/deployment.md``). A listing refused as too large is not asked for again on every read (each
+attempt makes the host read and encode every key, and the refusal is deterministic): reads ask the
+host directly, with one warning, and the listing is tried again after ``ttl``.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import asyncio
 import bisect
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from langbot_plugin.entities.io.errors import ActionCallError
@@ -35,28 +45,51 @@ def is_missing_key_error(exc: BaseException, key: str) -> bool:
     return isinstance(exc, ActionCallError) and f"Storage with key {key} not found" in str(exc)
 
 
+# what LangBot's runtime answers when a message is over its limit (langbot_plugin/runtime/io/connections)
+_TOO_LARGE = ("byte limit", "too many WebSocket fragments")
+
+
+def is_too_large_error(exc: BaseException) -> bool:
+    """True for the runtime's refusal of a message over its size limit (an answer too large to send)."""
+    return isinstance(exc, ActionCallError) and any(s in str(exc) for s in _TOO_LARGE)
+
+
 class HostKeyValueStore:
     """Plugin-scoped key-value storage of the LangBot host (values are bytes)."""
 
     name = "host"
 
-    def __init__(self, plugin: Any, *, ttl: float = 300.0) -> None:
+    def __init__(self, plugin: Any, *, ttl: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._plugin = plugin
+        self._clock = clock  # ages of the listing
         self._present: set[str] | None = None  # keys that may exist; None until the first listing
-        self._sorted: list[str] = []  # the same keys, sorted (for prefix listings)
+        self._sorted: list[str] | None = None  # the same keys, sorted (for prefix listings); None: not yet
         self._listed_at = 0.0
         self._loading = asyncio.Lock()
         self.ttl = ttl  # keys() lists the host again past this age (writes made by anything else)
         self.listings = 0
+        self._unlisted_until = 0.0  # a listing refused as too large: reads ask the host until then
 
     async def _index(self) -> set[str] | None:
         if self._present is not None:
             return self._present
+        if self._clock() < self._unlisted_until:
+            return None  # too many keys for one host message: not tried again on every read
         async with self._loading:
-            if self._present is None:
+            if self._present is None and self._clock() >= self._unlisted_until:
                 try:
                     await self._list()
-                except Exception:  # no index yet: every read asks the host, and the next read tries again
+                except Exception as exc:  # no index yet: every read asks the host
+                    if is_too_large_error(exc):  # deterministic: tried again after the TTL, not on the next read
+                        self._unlisted_until = self._clock() + self.ttl
+                        logger.warning(
+                            "plugin storage holds too many keys to list in one host message (%s); reads ask"
+                            " the host, and the listing is tried again in %.0f s",
+                            exc,
+                            self.ttl,
+                        )
+                        return None
+                    # the next read tries again
                     logger.warning("plugin storage keys could not be listed; reads ask the host", exc_info=True)
                     return None
         return self._present
@@ -67,16 +100,19 @@ class HostKeyValueStore:
         self.listings += 1
         if self._present is not None:  # what this process knows stays (errs towards asking)
             listed |= self._present
-        self._present, self._sorted, self._listed_at = listed, sorted(listed), time.monotonic()
+        self._present, self._sorted, self._listed_at = listed, None, self._clock()  # sorted when keys() asks
 
     def _add(self, key: str) -> None:
         if self._present is not None and key not in self._present:
             self._present.add(key)
-            bisect.insort(self._sorted, key)
+            if self._sorted is not None:
+                bisect.insort(self._sorted, key)
 
     def _discard(self, key: str) -> None:
         if self._present is not None and key in self._present:
             self._present.discard(key)
+            if self._sorted is None:
+                return
             i = bisect.bisect_left(self._sorted, key)
             if i < len(self._sorted) and self._sorted[i] == key:
                 del self._sorted[i]
@@ -115,10 +151,12 @@ class HostKeyValueStore:
     async def keys(self, prefix: str = "") -> list[str]:
         """Keys starting with ``prefix``, sorted, from the index (listed again past ``ttl``). A key
         whose write failed may be listed: readers treat a missing value as absent."""
-        if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+        if self._present is None or self._clock() - self._listed_at > self.ttl:
             async with self._loading:
-                if self._present is None or time.monotonic() - self._listed_at > self.ttl:
+                if self._present is None or self._clock() - self._listed_at > self.ttl:
                     await self._list()
+        if self._sorted is None:
+            self._sorted = sorted(self._present or ())
         keys = self._sorted
         if not prefix:
             return list(keys)

@@ -19,7 +19,12 @@ Rows stored without a vector get one in the background (:mod:`.vector_fill`).
 
 Memory: one byte budget over every scope's vector and lexical data, least recently used scopes
 evicted first; the sizes are estimates of what the objects hold (see ``benchmarks/README.md`` for
-the measured RSS).
+the measured RSS). The budget is held against a running total of the held scopes' sizes, each
+scope's size read again whenever it changes (a build, a write, a turn's use, and what a scope
+grows by itself: its short-reference tables, vectors filled in, which it tells through
+``ScopeIndex.on_grow``), and every size read again once per as many enforcements as scopes held:
+installing a scope costs the same with 10 or 10,000 scopes held (summing every held scope at each
+install made it grow with them).
 """
 
 from __future__ import annotations
@@ -93,6 +98,10 @@ class RecallIndex:
         self._writes: dict[tuple[str, str], int] = {}  # writes in flight, per scope
         self.builds = 0  # counters for diagnostics and benchmarks
         self.evictions = 0
+        # each held scope's size when last read, and their sum (see the module's docstring)
+        self._sizes: dict[tuple[str, str], int] = {}
+        self._total = 0
+        self._since_recount = 0
         self.fill = VectorFill(self.background)
         # the scopes' copies in plugin storage (none without a key-value store)
         self.flusher = SnapshotFlusher(kv, self.background, self) if kv is not None else None
@@ -158,6 +167,7 @@ class RecallIndex:
         idx = self._scopes.get(key)
         if idx is not None:
             self._scopes.move_to_end(key)
+            self._resize(key)
             if self.clock() - idx.built_at > self.ttl and key not in self._refresh and key not in self._builds:
                 self._refresh[key] = _Build(
                     self.background.submit(
@@ -206,8 +216,13 @@ class RecallIndex:
         self._install(key, task.result(), build)
 
     def _install(self, key: tuple[str, str], idx: ScopeIndex, build: _Build | None = None) -> None:
+        old = self._scopes.get(key)
+        if old is not None and old is not idx:
+            old.on_grow = None
         self._scopes[key] = idx
         self._scopes.move_to_end(key)
+        idx.on_grow = lambda key=key, idx=idx: self._grew(key, idx)
+        self._resize(key)
         self._enforce_budget(key)
         if self.flusher is not None:
             # the stamp is current when no write of this process began since it was read
@@ -314,9 +329,11 @@ class RecallIndex:
             return
         if (metadata.get("status") or "active") == "active":
             idx.put(rid, text, metadata, decode_vector(metadata.get(VECTOR_KEY)))
+            self._resize(key)
             self._enforce_budget(key)
         else:
             idx.remove(rid)
+            self._resize(key)
 
     def on_delete(self, collection: str, user_key: str, rid: str) -> None:
         key = (collection, user_key)
@@ -324,6 +341,7 @@ class RecallIndex:
         idx = self._scopes.get(key)
         if idx is not None:
             idx.remove(rid)
+            self._resize(key)
 
     def invalidate(self, collection: str, user_key: str | None = None) -> None:
         """Drop the scope (every scope of the collection without ``user_key``, whose snapshots are
@@ -332,7 +350,10 @@ class RecallIndex:
         for key in [*self._scopes, *self._builds, *self._refresh]:
             if key[0] == collection and (user_key is None or key[1] == user_key):
                 self._touch(key)
-                self._scopes.pop(key, None)
+                dropped = self._scopes.pop(key, None)
+                if dropped is not None:
+                    dropped.on_grow = None
+                self._resize(key)
         if user_key is not None:
             self._schedule((collection, user_key))  # its snapshot may hold rows that changed: discarded
         elif self.flusher is not None:
@@ -341,7 +362,32 @@ class RecallIndex:
     # -------------------------------------------------------------- budget
     @property
     def nbytes(self) -> int:
+        """The held scopes' sizes, each read now (for diagnostics, benchmarks and tests)."""
         return sum(i.bytes for i in self._scopes.values())
+
+    @property
+    def held_bytes(self) -> int:
+        """The running total the budget is held against (:attr:`nbytes` reads every size)."""
+        return self._total
+
+    def _grew(self, key: tuple[str, str], idx: ScopeIndex) -> None:
+        """A held scope grew by itself: counted now, and the budget kept."""
+        if self._scopes.get(key) is idx:
+            self._resize(key)
+            self._enforce_budget(key)
+
+    def _resize(self, key: tuple[str, str]) -> None:
+        """Read the scope's size again into the running total (0 when it is not held)."""
+        idx = self._scopes.get(key)
+        size = idx.bytes if idx is not None else 0
+        self._total += size - self._sizes.pop(key, 0)
+        if idx is not None:
+            self._sizes[key] = size
+
+    def _recount(self) -> None:
+        self._sizes = {key: idx.bytes for key, idx in self._scopes.items()}
+        self._total = sum(self._sizes.values())
+        self._since_recount = 0
 
     def held(self) -> list[tuple[str, str]]:
         return list(self._scopes)
@@ -351,13 +397,20 @@ class RecallIndex:
         return sum(len(i) for i in self._scopes.values())
 
     def _enforce_budget(self, keep: tuple[str, str] | None) -> None:
-        total = self.nbytes
-        while total > self.budget_bytes and self._scopes:
+        """Evict the least recently used scopes (never ``keep``) until the held ones fit the budget.
+        Against the running total; every size is read again when no scope is named (a new budget)
+        and once per as many calls as scopes held (what a scope grew by outside the index's view,
+        e.g. a background fill of its vectors, counts by then): amortised, one size read a call."""
+        self._since_recount += 1
+        if keep is None or self._since_recount >= max(16, len(self._scopes)):
+            self._recount()
+        while self._total > self.budget_bytes and self._scopes:
             key = next(iter(self._scopes))
             if key == keep:
                 if len(self._scopes) == 1:
                     break
                 self._scopes.move_to_end(key)
                 continue
-            total -= self._scopes.pop(key).bytes
+            self._scopes.pop(key).on_grow = None
+            self._total -= self._sizes.pop(key, 0)
             self.evictions += 1

@@ -22,7 +22,7 @@ Which scopes are held, how they are built, kept current and stored is :mod:`.rec
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,13 @@ class ScopeIndex:
     ref_version: int = -1
     # per reader audience (bot isolation): references unique among the rows that reader can read
     reader_refs: dict[tuple[str, ...], RefTable] = field(default_factory=dict, repr=False)
+    # told when the index grew by itself (a reference table built, a vector filled in): the
+    # recall index that holds it keeps its byte budget's running total exact
+    on_grow: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def _grew(self) -> None:
+        if self.on_grow is not None:
+            self.on_grow()
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -132,9 +139,10 @@ class ScopeIndex:
         if self.ref_version != self.version:
             self.ref_table, self.ref_version = None, self.version
             self.reader_refs.clear()
+        grew = False
         if audience is None:
             if self.ref_table is None:
-                self.ref_table = RefTable(self.pos.keys())
+                self.ref_table, grew = RefTable(self.pos.keys()), True
             table = self.ref_table
         else:
             key = tuple(audience)
@@ -149,7 +157,9 @@ class ScopeIndex:
                 table = RefTable(readable)
                 while len(self.reader_refs) >= READER_REF_TABLES:  # the oldest reader's goes first
                     self.reader_refs.pop(next(iter(self.reader_refs)))
-                self.reader_refs[key] = table
+                self.reader_refs[key], grew = table, True
+        if grew:
+            self._grew()
         return {eid: table.short(eid) for eid in shown}
 
     def missing_vectors(self) -> list[str]:
@@ -269,6 +279,7 @@ class ScopeIndex:
         self.missing -= not self.has_vec[i]
         self.has_vec[i] = True
         self.version += 1
+        self._grew()
         return True
 
     def _set_dim(self, dim: int) -> None:

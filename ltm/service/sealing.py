@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +56,10 @@ SEAL_KEY = "sealed"  # metadata key: "v1:" + base64(nonce ‖ AES-GCM(fields as 
 SEAL_VERSION = "v1:"
 SEALED = ("text", "tags", "extra", "source_ref", VECTOR_KEY)
 SHARDS = 8  # keyring values per scope: one write rewrites one eighth of the scope's keys
+# row keys held in memory (about 190 bytes each: some 19 MB); past it the least recently used scopes'
+# keyrings are dropped and read again (one round trip) when next needed. Unbounded, a process held
+# the key of every row it had read: 180 MB at a million memories, outside ``recall_index_mb``.
+MAX_CACHED_KEYS = 100_000
 NONCE = 12
 LIST_PAGE = 200
 
@@ -125,11 +130,17 @@ def _sealable(md: dict[str, Any]) -> bool:
 
 
 class Keyring:
-    """The per-row keys of every scope, in plugin storage, cached after the first read."""
+    """The per-row keys of every scope, in plugin storage, cached after the first read (at most
+    ``max_cached_keys`` keys: the least recently used scopes' keyrings leave first, never one
+    being written)."""
 
-    def __init__(self, kv: KeyValueStore) -> None:
+    def __init__(self, kv: KeyValueStore, *, max_cached_keys: int = MAX_CACHED_KEYS) -> None:
         self.kv = kv
-        self._rings: dict[tuple[str, str], list[dict[str, str]]] = {}
+        self._rings: OrderedDict[tuple[str, str], list[dict[str, str]]] = OrderedDict()
+        self._counts: dict[tuple[str, str], int] = {}  # keys cached per ring
+        self.cached_keys = 0
+        self.max_cached_keys = max_cached_keys
+        self.evictions = 0
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         # keys of deleted rows whose destruction failed: destroyed before the next write of the KB
         self._owed: dict[str, set[tuple[str | None, str]]] = {}
@@ -158,17 +169,49 @@ class Keyring:
         return self._locks.setdefault(ring, asyncio.Lock())
 
     async def _load(self, ring: tuple[str, str]) -> list[dict[str, str]]:
-        if ring not in self._rings:
-            raws = await asyncio.gather(*(self.kv.get(shard_key(*ring, n)) for n in range(SHARDS)))
-            shards: list[dict[str, str]] = []
-            for raw in raws:
-                try:
-                    val = json.loads(raw) if raw else {}
-                except ValueError:
-                    val = {}
-                shards.append({str(k): str(v) for k, v in val.items()} if isinstance(val, dict) else {})
-            self._rings.setdefault(ring, shards)
-        return self._rings[ring]
+        held = self._rings.get(ring)
+        if held is not None:
+            self._rings.move_to_end(ring)
+            return held
+        raws = await asyncio.gather(*(self.kv.get(shard_key(*ring, n)) for n in range(SHARDS)))
+        shards: list[dict[str, str]] = []
+        for raw in raws:
+            try:
+                val = json.loads(raw) if raw else {}
+            except ValueError:
+                val = {}
+            shards.append({str(k): str(v) for k, v in val.items()} if isinstance(val, dict) else {})
+        held = self._rings.get(ring)
+        if held is not None:  # loaded meanwhile by another caller: that copy stays
+            return held
+        self._rings[ring] = shards
+        self._counted(ring)
+        self._trim(keep=ring)
+        return shards
+
+    def _counted(self, ring: tuple[str, str]) -> None:
+        """Count the ring's cached keys again (after a load or a change)."""
+        shards = self._rings.get(ring)
+        n = sum(map(len, shards)) if shards is not None else 0
+        self.cached_keys += n - self._counts.pop(ring, 0)
+        if shards is not None:
+            self._counts[ring] = n
+
+    def _trim(self, keep: tuple[str, str] | None = None) -> None:
+        """Drop the least recently used rings past ``max_cached_keys`` (never ``keep``, never one
+        whose lock is held: a write is changing it, and a copy read from storage meanwhile would
+        miss its new keys)."""
+        passed = 0  # rings kept (``keep``, or being written), moved to the recent end: stop once all were
+        while self.cached_keys > self.max_cached_keys and passed < len(self._rings):
+            ring = next(iter(self._rings))
+            lock = self._locks.get(ring)
+            if ring == keep or (lock is not None and lock.locked()):
+                self._rings.move_to_end(ring)
+                passed += 1
+                continue
+            del self._rings[ring]
+            self._counted(ring)
+            self.evictions += 1
 
     async def _store(self, ring: tuple[str, str], shard: int) -> None:
         entries = self._rings[ring][shard]
@@ -204,6 +247,8 @@ class Keyring:
                 keys[rid] = held
             for n in sorted({shard_of(rid) for rid in new}):
                 await self._store(ring, n)
+            self._counted(ring)
+        self._trim()
         return keys, new
 
     async def destroy(self, collection: str, user_key: str | None, row_ids: Sequence[str]) -> int:
@@ -219,6 +264,7 @@ class Keyring:
                     n += shards[shard_of(rid)].pop(rid, None) is not None
                 for s in sorted(touched):
                     await self._store(ring, s)
+                self._counted(ring)
         return n
 
     async def ids_of(self, collection: str) -> set[str]:
@@ -239,6 +285,7 @@ class Keyring:
         self._owed.pop(collection, None)
         for ring in [r for r in self._rings if r[0] == collection]:
             del self._rings[ring]
+            self._counted(ring)
         keys = await self.kv.keys(ring_prefix(collection))
         for key in keys:
             await self.kv.delete(key)

@@ -174,6 +174,34 @@ async def test_host_store_without_a_listing_asks_the_host_and_retries_the_listin
     assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 2  # failed once, listed on the next read
 
 
+async def test_a_listing_too_large_for_one_host_message_is_not_asked_for_on_every_read() -> None:
+    """Past LangBot's runtime message limit (16 MiB: ~15,000 chats' keys) the listing fails the same
+    way every time: reads ask the host directly, and the listing is tried again after the TTL only.
+    A refusal of another kind is tried again on the next read (the test above)."""
+    now = {"t": 1000.0}
+    fake = FakeHostHandler()
+    fake.storage["k"] = b"v"
+    store = HostKeyValueStore(make_plugin(fake), ttl=300, clock=lambda: now["t"])
+    for _ in range(3):
+        fake.fail_next(
+            A.GET_PLUGIN_STORAGE_KEYS, ActionCallError("ValueError: Runtime message exceeds 16777216 byte limit")
+        )
+    assert [await store.get("k") for _ in range(5)] == [b"v"] * 5
+    assert await store.get("nope") is None  # asked of the host: its "not found" is believed
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 1
+    assert [d["key"] for d in fake.calls_of(A.GET_PLUGIN_STORAGE)] == ["k"] * 5 + ["nope"]
+    now["t"] += 301  # positive control: past the TTL the listing is tried again (refused again here)
+    assert await store.get("k") == b"v"
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 2
+    now["t"] += 301
+    assert await store.get("k") == b"v" and await store.get("nope") is None  # refused a third time
+    now["t"] += 301  # the host holds fewer keys now: listed, and absent keys are answered from the index
+    reads = len(fake.calls_of(A.GET_PLUGIN_STORAGE))
+    assert await store.get("nope") is None and await store.get("nope2") is None
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE_KEYS)) == 4
+    assert len(fake.calls_of(A.GET_PLUGIN_STORAGE)) == reads
+
+
 class TestHostKeyListing:
     """The host lists every key of the plugin at once: the adapter lists once and keeps the set."""
 
@@ -202,6 +230,36 @@ class TestHostKeyListing:
         kv.ttl = 0
         assert "k/3" in await kv.keys("k/")
         assert kv.listings == 2
+
+    async def test_the_first_read_lists_without_sorting_and_keys_sort_what_changed_since(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A restarted process's first read needs the key set only: the listing (130,000 keys at
+        10,000 chats) is sorted when a prefix is first asked for, with the writes made meanwhile."""
+        import builtins
+
+        from ltm.adapters import host_kv
+
+        sorts = {"n": 0}
+
+        def counted(items: Any, **kw: Any) -> list[Any]:
+            sorts["n"] += 1
+            return builtins.sorted(items, **kw)
+
+        monkeypatch.setattr(host_kv, "sorted", counted, raising=False)
+        fake = FakeHostHandler()
+        fake.storage.update({"c/1": b"x", "a/1": b"x", "b/1": b"x"})
+        kv = HostKeyValueStore(make_plugin(fake))
+        assert await kv.get("a/1") == b"x" and await kv.get("a/9") is None  # listed, answered from the set
+        assert sorts["n"] == 0 and kv.listings == 1
+        await kv.set("a/0", b"y")
+        await kv.delete("b/1")
+        assert await kv.keys("a/") == ["a/0", "a/1"]  # positive control: sorted now, with both writes
+        assert await kv.keys("") == ["a/0", "a/1", "c/1"]
+        assert sorts["n"] == 1
+        await kv.set("a/00", b"z")  # kept sorted from here
+        await kv.delete("c/1")
+        assert await kv.keys("") == ["a/0", "a/00", "a/1"] and sorts["n"] == 1
 
 
 async def _boom(*_: Any) -> None:

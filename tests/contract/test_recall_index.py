@@ -424,3 +424,90 @@ def test_a_filter_on_other_statuses_is_never_answered_from_the_active_rows() -> 
     one_off = ScopeIndex.of_rows([("r1", "tea", md), ("r2", "tea", superseded)], 10)
     where = scope_filter("u", Criteria(statuses=("active", "superseded")))
     assert one_off.holds(where) and {r[0] for r in one_off.lexical_search("tea", 5, where)} == {"r1", "r2"}
+
+
+async def test_installing_a_scope_reads_no_other_held_scopes_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is held against a running total: a build among many held scopes reads its own
+    size, not every held scope's (at 10,000 chats that sum was most of a cold turn's index work)."""
+    from ltm.service.scope_index import ScopeIndex
+
+    svc = await build_service("numpy", tmp_path)
+    scopes = [await scope_of(svc, f"group_{i}") for i in range(41)]
+    for s in scopes:
+        await svc.remember(s, {"content": f"a note in {s.session_name}"}, USER)
+    for s in scopes[:40]:
+        await svc.recall(s, "note")
+    assert len(svc.index.held()) == 40
+    svc.index.configure(budget_bytes=256 << 20, ttl=120, max_docs=5000)  # sizes read afresh here
+    assert svc.index.held_bytes == svc.index.nbytes
+
+    reads = {"n": 0}
+    size = ScopeIndex.bytes.fget
+
+    def counted(self: ScopeIndex) -> int:
+        reads["n"] += 1
+        return size(self)
+
+    monkeypatch.setattr(ScopeIndex, "bytes", property(counted))
+    await svc.recall(scopes[40], "note")  # builds and installs the 41st scope
+    assert (KB, scopes[40].user_key) in svc.index.held()
+    assert reads["n"] <= 3  # its own size (and the turn's use of it): not the 40 others'
+    # what the turn added after its scope was installed (its short-reference table) is counted
+    # as it grew; a new budget reads every size again (the positive control: 41 reads)
+    assert svc.index.held_bytes == svc.index.nbytes
+    reads["n"] = 0
+    svc.index.configure(budget_bytes=256 << 20, ttl=120, max_docs=5000)
+    assert reads["n"] == 41
+    assert svc.index.held_bytes == svc.index.nbytes
+
+
+async def test_running_total_evicts_within_the_budget(tmp_path: Path) -> None:
+    """Writes, deletes and evictions keep the running total equal to the held scopes' sizes, and
+    the budget is kept by it (the positive control of the test above: eviction still happens)."""
+    svc = await build_service("numpy", tmp_path)
+    scopes = [await scope_of(svc, f"group_{i}") for i in range(6)]
+    ids = []
+    for s in scopes:
+        ids.append((await svc.remember(s, {"content": f"a note in {s.session_name}"}, USER))[0].id)
+        await svc.recall(s, "note")
+    per_scope = svc.index.nbytes // 6
+    svc.index.configure(budget_bytes=int(per_scope * 3.5), ttl=120, max_docs=5000)
+    assert len(svc.index.held()) == 3 and svc.index.evictions == 3
+    for s in scopes[:3]:  # rebuilt one by one: each install evicts the least recently used
+        await svc.recall(s, "note")
+        await svc.remember(s, {"content": f"another note in {s.session_name}, longer than the first"}, USER)
+        assert svc.index.held_bytes == svc.index.nbytes <= svc.index.budget_bytes
+    await svc.forget(scopes[2], ids[2], ADMIN)
+    await svc.recall(scopes[2], "note")
+    svc.index.configure(budget_bytes=int(per_scope * 3.5), ttl=120, max_docs=5000)
+    assert svc.index.held_bytes == svc.index.nbytes <= svc.index.budget_bytes
+    assert svc.index.evictions > 3
+    assert (KB, scopes[2].user_key) in svc.index.held()
+
+
+async def test_what_a_held_scope_grows_by_itself_counts_against_the_budget(tmp_path: Path) -> None:
+    """A scope's short-reference table is built by a turn after the scope was installed: the
+    budget counts it as it is built (at a million memories, 1,289 scopes' tables left uncounted
+    put the index 5 MB over its budget)."""
+    svc = await build_service("numpy", tmp_path)
+    scopes = [await scope_of(svc, f"group_{i}") for i in range(4)]
+    for s in scopes:
+        for n in range(30):
+            await svc.remember(s, {"content": f"note {n} about topic {n} in {s.session_name}"}, USER)
+    for s in scopes[:3]:
+        idx = await svc.index.get(KB, s.user_key)
+    before = svc.index.held_bytes
+    assert idx.ref_table is None
+    idx.short_refs([next(iter(idx.pos))])  # what rendering a block does
+    assert idx.ref_table is not None and idx.ref_table.nbytes > 0
+    assert svc.index.held_bytes == before + idx.ref_table.nbytes == svc.index.nbytes
+    # and the budget is kept at once: a budget that fits the three scopes only without the table
+    svc.index.configure(budget_bytes=before, ttl=120, max_docs=5000)
+    assert len(svc.index.held()) == 2  # positive control: the table's bytes evicted one
+    evicted = svc.index.held()[0]
+    gone = svc.index.current(evicted)
+    assert gone is not None and gone.on_grow is not None
+    svc.index.configure(budget_bytes=1, ttl=120, max_docs=5000)  # only the most recent stays
+    assert gone.on_grow is None  # an evicted scope no longer reports to the index

@@ -56,3 +56,34 @@ def test_each_seal_is_fresh() -> None:
     key = os.urandom(32)
     assert seal(_md("x"), ROW, key)[SEAL_KEY] != seal(_md("x"), ROW, key)[SEAL_KEY]  # a new nonce each time
     assert {shard_of(f"ep_{n}") for n in range(200)} == set(range(8))
+
+
+async def test_the_keyring_cache_is_bounded_and_a_dropped_ring_is_read_again() -> None:
+    """The keys of every row a process read stayed in memory (180 MB at a million memories); past
+    ``max_cached_keys`` the least recently used scopes' keyrings leave and are read again from
+    storage when needed, with the same keys."""
+    from ltm.adapters.sqlite_kv import MemoryKeyValueStore
+    from ltm.service.sealing import Keyring
+
+    kv = MemoryKeyValueStore()
+    writer = Keyring(kv)
+    issued = {}
+    for s in range(10):
+        keys, new = await writer.issue("kb", f"u{s}", [f"ep_{s}_{i}" for i in range(20)])
+        assert len(new) == 20
+        issued.update(keys)
+    assert writer.cached_keys == 200 and writer.evictions == 0  # positive control: under the default bound
+
+    reader = Keyring(kv, max_cached_keys=50)
+    for s in range(10):
+        assert await reader.key_of("kb", f"u{s}", f"ep_{s}_0") == issued[f"ep_{s}_0"]
+        assert reader.cached_keys <= 50
+    assert reader.evictions == 8  # two rings of 20 keys fit
+    for s in range(10):  # dropped rings are read again: every key is the one issued
+        for i in range(20):
+            assert await reader.key_of("kb", f"u{s}", f"ep_{s}_{i}") == issued[f"ep_{s}_{i}"]
+    keys, new = await reader.issue("kb", "u0", ["ep_0_0", "ep_0_new"])  # a write through a bounded cache
+    assert new == ["ep_0_new"] and keys["ep_0_0"] == issued["ep_0_0"]
+    assert await reader.destroy("kb", "u0", ["ep_0_new"]) == 1
+    assert await Keyring(kv).key_of("kb", "u0", "ep_0_new") is None  # destroyed in storage, not only in memory
+    assert reader.cached_keys <= 50
