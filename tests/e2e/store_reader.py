@@ -22,7 +22,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from e2e.stack import Stack, descendants
+from e2e.stack import Stack, descendants, wait_for
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,3 +163,13 @@ def plugin_rows(stack: Stack) -> str:
         sql = "SELECT hex(value) FROM binary_storages WHERE owner_type = 'plugin'"
     text = "\n".join(_hex_text(r[0]) for r in stack.db_query(sql) if r and r[0])
     return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def stored_until(stack: Stack, needle: str, timeout: float = 15.0) -> bool:
+    """Whether ``needle`` shows in LangBot's plugin storage within ``timeout`` seconds (the recall
+    snapshot is flushed in the background, 2 s after the last change)."""
+    try:
+        wait_for(f"{needle!r} in plugin storage", lambda: needle in plugin_rows(stack), timeout, interval=0.5)
+    except Exception:  # the caller's assertion says what was expected
+        return False
+    return True

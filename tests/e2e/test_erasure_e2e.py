@@ -6,12 +6,12 @@ control) and, before the forget, the text was (issue 35, findings 1 and 5; docs/
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from e2e.stack import Stack, wait_for
+from e2e.stack import Stack
+from tests.e2e.store_reader import plugin_rows, stored_until
 from tests.e2e.test_langbot_e2e import needs_fake_model, remember
 
 pytestmark = pytest.mark.e2e
@@ -23,22 +23,6 @@ def chroma_bytes(data_dir: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted((data_dir / "chroma").rglob("*")) if p.is_file())
 
 
-def plugin_rows(stack: Stack) -> str:
-    """Every plugin-storage value of LangBot's database, as text (JSON escapes undone)."""
-    rows = stack.db_query("SELECT hex(value) FROM binary_storages WHERE owner_type = 'plugin'")
-    text = "\n".join(bytes.fromhex(r[0]).decode("utf-8", "replace") for r in rows if r and r[0])
-    return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
-
-
-def shows(stack: Stack, needle: str, timeout: float = 15.0) -> bool:
-    """Whether ``needle`` shows in LangBot's plugin storage within ``timeout`` seconds."""
-    try:
-        wait_for(f"{needle!r} in plugin storage", lambda: needle in plugin_rows(stack), timeout, interval=0.5)
-    except Exception:  # the caller's assertion says what was expected
-        return False
-    return True
-
-
 @needs_fake_model
 def test_forget_leaves_the_text_in_no_file_of_chroma_and_no_plugin_row(stack: Stack) -> None:
     if stack.backends.vdb != "chroma" or stack.backends.db != "sqlite":
@@ -48,7 +32,7 @@ def test_forget_leaves_the_text_in_no_file_of_chroma_and_no_plugin_row(stack: St
         remember(chat, CONTROL)
         chat.send("Where is the garage remote, in the green teapot? And the ferns?")  # a last-turn snapshot
         # the recall snapshot is flushed in the background, 2 s after the last change
-        assert shows(stack, SECRET), "positive control: the turn's snapshot shows the memory"
+        assert stored_until(stack, SECRET), "positive control: the turn's snapshot shows the memory"
         assert SECRET.encode() not in chroma_bytes(stack.langbot_data_dir), "the vector store got the plain text"
 
         reply = chat.command(f"!memory forget {secret['id']}")
@@ -56,5 +40,7 @@ def test_forget_leaves_the_text_in_no_file_of_chroma_and_no_plugin_row(stack: St
 
     assert SECRET.encode() not in chroma_bytes(stack.langbot_data_dir)
     assert SECRET not in plugin_rows(stack), "the forgotten text is still in plugin storage"
-    assert shows(stack, CONTROL), "positive control: a kept memory is still in plugin storage (its recall snapshot)"
+    assert stored_until(stack, CONTROL), (
+        "positive control: a kept memory is still in plugin storage (its recall snapshot)"
+    )
     assert SECRET not in plugin_rows(stack), "a background rewrite brought the forgotten text back"

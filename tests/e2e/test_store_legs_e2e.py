@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.stack import WEBCHAT_BOT_UUID, Stack, wait_for
-from tests.e2e.store_reader import plugin_rows, vector_rows
+from e2e.stack import WEBCHAT_BOT_UUID, Stack
+from tests.e2e.store_reader import plugin_rows, stored_until, vector_rows
 from tests.e2e.test_langbot_e2e import (
     all_texts,
     call_tool,
@@ -68,15 +68,6 @@ def test_two_people_and_a_group_keep_their_memories_apart(stack: Stack) -> None:
             got = retrieve_until(stack, "what colour is the canoe painted", scope, own)
             assert own in got, f"positive control: {name}'s record is not retrieved in its scope: {got}"
             assert not any(c in got for c in others), f"{name}'s scope retrieves another chat's record: {got}"
-
-
-def stored_until(stack: Stack, needle: str, timeout: float = 15.0) -> bool:
-    """Whether ``needle`` shows in LangBot's plugin storage within ``timeout`` seconds."""
-    try:
-        wait_for(f"{needle!r} in plugin storage", lambda: needle in plugin_rows(stack), timeout, interval=0.5)
-    except Exception:  # the caller's assertion says what was expected
-        return False
-    return True
 
 
 @needs_fake_model

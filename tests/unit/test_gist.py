@@ -3,9 +3,7 @@ stage that lifts the memories of the best session."""
 
 from __future__ import annotations
 
-import json
 import math
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -16,26 +14,10 @@ from hypothesis import strategies as st
 from ltm.domain import gist
 from ltm.domain.lexical import BM25Index, tokenize
 from ltm.domain.ranking import Candidate, RankSettings, explain, rank
+from tests.support.ranking import NOW, cand
 
-NOW = datetime(2024, 6, 30, 12, 0, tzinfo=UTC).timestamp()
 HOUR = 3600.0
 OFF = RankSettings(gist_weight=0.0)
-
-
-def cand(cid: str, text: str, *, vec: float | None = 0.5, lex: float | None = 2.0, ts: float = NOW) -> Candidate:
-    meta = {
-        "episode_id": cid,
-        "text": text,
-        "sender_id": "",
-        "importance": 0.5,
-        "tags": json.dumps([]),
-        "status": "active",
-        "ts": ts,
-        "event_ts": ts,
-        "valid_from_ts": 0.0,
-        "valid_until_ts": 32503680000.0,
-    }
-    return Candidate(id=cid, text=text, metadata=meta, vector_sim=vec, lexical=lex)
 
 
 def scores(

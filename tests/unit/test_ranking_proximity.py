@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ltm.domain.ranking import Candidate, RankSettings, adjacent_pairs, explain, proximity, rank
+from tests.support.ranking import NOW, cand
 
-NOW = datetime(2024, 6, 30, 12, 0, tzinfo=UTC).timestamp()
 OFF = RankSettings(proximity_weight=0.0)
-
-
-def cand(cid: str, text: str, *, vec: float | None = 0.5, lex: float | None = 2.0, ts: float = NOW) -> Candidate:
-    meta = {
-        "episode_id": cid,
-        "text": text,
-        "sender_id": "",
-        "importance": 0.5,
-        "tags": json.dumps([]),
-        "status": "active",
-        "ts": ts,
-        "event_ts": ts,
-        "valid_from_ts": 0.0,
-        "valid_until_ts": 32503680000.0,
-    }
-    return Candidate(id=cid, text=text, metadata=meta, vector_sim=vec, lexical=lex)
 
 
 def order(cands: list[Candidate], query: str, s: RankSettings | None = None, **kw: Any) -> list[str]:
