@@ -83,7 +83,7 @@ async def inject_memory(
         early.learn(ctx.event.session_name, kb)
     log.info("memory scope resolved: %s (kb=%s, isolation=%s)", scope.user_key, kb or "-", scope.isolation)
     # ``_knowledge_base_uuids`` stays as the host set it: a runner retrieves from its own selector's
-    # KBs whatever the variable says (host reference section 3), so editing it costs two host calls
+    # KBs whatever the variable says (host reference sections 2 and 10), so editing it costs two host calls
     # and changes nothing; the engine answers the served chat with nothing instead.
 
     injection = await service.prepare_turn(
