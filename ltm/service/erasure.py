@@ -64,7 +64,7 @@ COPIES: tuple[Copy, ...] = (
     ),
     Copy(
         "last-turn snapshots not yet written",
-        "memory: the snapshot writer's queue (turn.SnapshotWriter), written after the turn",
+        "memory: the snapshot writer's queue (chat_turn.SnapshotWriter), written after the turn",
         "rewritten without the rows before the stored ones are scrubbed (after_delete); a deleted KB's dropped",
     ),
     Copy(
