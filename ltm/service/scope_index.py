@@ -340,6 +340,7 @@ class ScopeIndex:
         if self.dim:
             self.vectors = self.vectors[keep].copy()
         self.pos = {rid: n for n, rid in enumerate(self.ids) if rid is not None}
+        self.version += 1  # the slots moved: what was read by slot (a scan, the gist's tables) is void
 
     # -------------------------------------------------------------- queries (no I/O)
     def _accept(self, rid: str, conditions: list[tuple[str, str, Any]]) -> dict[str, Any] | None:

@@ -168,3 +168,26 @@ async def test_no_gist_where_the_index_cannot_answer() -> None:
     history = scope_where(scope, Criteria(statuses=("active", "superseded")))
     assert read_sessions(idx, "pottery", qv, history, list(ids.values()), gap_s=3600.0) is None
     assert read_sessions(idx, "pottery", qv, scope_where(scope), list(ids.values()), gap_s=3600.0) is not None
+
+
+async def test_the_gist_after_the_index_compacted_its_slots() -> None:
+    """A removed row leaves a hole; the recall snapshot compacts the index (its rows move to other
+    slots). The gist read before must not be reused by slot after it: the next read equals a fresh
+    one (found in the real host, where it raised IndexError after a correction). Control: the
+    compaction did move the rows."""
+    svc, ids = await _service(POTTERY + OTHER)
+    scope = await scope_of(svc, session="group_g1", sender="alice")
+    idx = await svc.scope_index(scope)
+    qv = (await HashingEmbedder().embed(["pottery class cups"]))[0]
+    where = scope_where(scope, Criteria(as_of_ts=2e9))
+    kept = [eid for text, eid in ids.items() if text != POTTERY[0][1]]
+    assert read_sessions(idx, "pottery class cups", qv, where, kept, gap_s=3600.0) is not None
+    assert idx.remove(ids[POTTERY[0][1]])
+    before = read_sessions(idx, "pottery class cups", qv, where, kept, gap_s=3600.0)
+    slots = dict(idx.pos)
+    idx.snapshot("stamp")  # compacts: the hole goes, every later row moves one slot down
+    assert idx.pos != slots and len(idx.ids) == len(kept)  # control: the slots moved
+    after = read_sessions(idx, "pottery class cups", qv, where, kept, gap_s=3600.0)
+    assert before is not None and after is not None
+    assert after.of == before.of and after.lexical.tolist() == before.lexical.tolist()
+    assert np.allclose(after.dense, before.dense, atol=1e-6)
