@@ -125,39 +125,35 @@ class Env:
         return {e.id: e for e in await self.svc.fetch(scope, Criteria(statuses=None))}
 
 
-@pytest.fixture(params=["numpy", "chroma"])
-async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+async def consolidation_env(backend: str, tmp_path: Path, model: Any = None) -> Env:
+    """A service built with a consolidator over ``model`` (a :class:`ScriptedModel` by default),
+    its settings and clock held by the test."""
     conf = Conf()
     clock = Clock()
-    model = ScriptedModel()
+    model = model if model is not None else ScriptedModel()
     svc = await build_service(
-        request.param,
+        backend,
         tmp_path,
         settings=lambda: conf.memory,
         clock=clock,
         consolidator=with_consolidator(model, settings=lambda: conf.consol),
     )
     assert svc.consolidator is not None
-    yield Env(svc, svc.consolidator, model, clock, conf)
-    close = getattr(svc.vectors, "close", None)
+    return Env(svc, svc.consolidator, model, clock, conf)
+
+
+@pytest.fixture(params=["numpy", "chroma"])
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+    built = await consolidation_env(request.param, tmp_path)
+    yield built
+    close = getattr(built.svc.vectors, "close", None)
     if close:
         close()
 
 
 @pytest.fixture
 async def fast(tmp_path: Path) -> AsyncIterator[Env]:
-    conf = Conf()
-    clock = Clock()
-    model = ScriptedModel()
-    svc = await build_service(
-        "numpy",
-        tmp_path,
-        settings=lambda: conf.memory,
-        clock=clock,
-        consolidator=with_consolidator(model, settings=lambda: conf.consol),
-    )
-    assert svc.consolidator is not None
-    yield Env(svc, svc.consolidator, model, clock, conf)
+    yield await consolidation_env("numpy", tmp_path)
 
 
 @pytest.fixture

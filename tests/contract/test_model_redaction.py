@@ -24,9 +24,9 @@ from ltm.domain.credentials import REDACTED
 from ltm.domain.models import build_episode, validate_episode_input
 from ltm.service import Actor
 from ltm.service.transfer import import_scope
-from tests.contract.test_consolidation import Clock, Conf, Env
+from tests.contract.test_consolidation import Env, consolidation_env
 from tests.contract.test_consolidation import ScriptedModel as ConsolidationModel
-from tests.support import ADMIN, KB, build_service, scope_of, with_consolidator
+from tests.support import ADMIN, KB, scope_of
 from tests.support.review import ScriptedModel, contents, review_world
 from tests.unit.test_rerank import OverlapReranker
 from tests.unit.test_rerank import _service as rerank_service
@@ -57,18 +57,7 @@ async def test_candidate_extraction_sends_no_credential_to_the_model(tmp_path: P
 
 @pytest.fixture
 async def cons_env(tmp_path: Path) -> AsyncIterator[Env]:
-    conf = Conf()
-    clock = Clock()
-    model = ConsolidationModel()
-    svc = await build_service(
-        "numpy",
-        tmp_path,
-        settings=lambda: conf.memory,
-        clock=clock,
-        consolidator=with_consolidator(model, settings=lambda: conf.consol),
-    )
-    assert svc.consolidator is not None
-    yield Env(svc, svc.consolidator, model, clock, conf)
+    yield await consolidation_env("numpy", tmp_path, ConsolidationModel())
 
 
 async def test_consolidation_sends_no_credential_to_the_model(cons_env: Env) -> None:
