@@ -107,7 +107,7 @@ class SnapshotWriter:
             jobs = [f for f in self._jobs.values() if not f.done()]
             if not jobs:
                 return  # queued for a later call (an installed plugin's carrier)
-            await asyncio.wait([asyncio.shield(f) for f in jobs])
+            await asyncio.wait(jobs)  # waits without cancelling them, and leaves their errors to their owner
 
     def _submit(self, key: str) -> None:
         # interruptible: a write cut off by its carrier's grace runs again later (latest per chat)
