@@ -11,6 +11,7 @@ by :mod:`ltm.domain.privilege` inside the verb itself, so no surface can skip th
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,11 +81,13 @@ class MemoryService:
         background: Background | None = None,
         delete_batch: int = DELETE_BATCH,
         *,
+        monotonic: Callable[[], float] = time.monotonic,
         review: Callable[[MemoryService], ReviewQueue] | None = None,
         consolidator: Callable[[MemoryService], Consolidator] | None = None,
     ) -> None:
         """The service over its stores, every part given what it uses here, once: nothing is
-        joined or swapped afterwards. ``clock`` is the time every part reads (a test gives one it
+        joined or swapped afterwards. ``clock`` is the time every part reads, ``monotonic`` the
+        seconds the recall index's refresh and the people's codes age by (a test gives ones it
         moves). ``review`` and ``consolidator`` make the neighbours whose rules join the writes:
         each is called with this service (its host port) before the episodes are made, so the
         episodes get the queue's guard and the retire pipeline as constructor arguments; a
@@ -99,7 +102,7 @@ class MemoryService:
         self.writes = WriteEngine(
             kv,
             vectors,
-            RecallIndex(vectors, kv=kv, background=self.background, settings=settings),
+            RecallIndex(vectors, kv=kv, background=self.background, clock=monotonic, settings=settings),
             lambda scope: self.registry.embedder(scope),
             clock,
             background=self.background,
@@ -137,7 +140,7 @@ class MemoryService:
         self.documents = Documents(self.writes, self.registry, self.episodes)
         self.snapshots = InjectionSnapshots(self.writes)
         # a person's own memory: see, erase, opt out (issue 35); an erasure reaches their candidates
-        self.people = People(self, review=self.review)
+        self.people = People(self, monotonic, review=self.review)
         self.retention = Retention(self)  # retention_days / audit_retention_days: a daily background sweep
         # one erase of every copy of a deleted row, run by the write engine after each delete
         self.erasure = Erasure(self)

@@ -10,6 +10,7 @@ Runs on numpy, Chroma and Qdrant: the erased text is looked for in the vector st
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,13 +48,16 @@ class World:
     pending: dict[str, str] = field(default_factory=dict)  # a candidate of each speaker, by speaker
 
 
-async def world(tmp: Path, kind: str = "numpy", isolation: str = "bot") -> World:
+async def world(
+    tmp: Path, kind: str = "numpy", isolation: str = "bot", monotonic: Callable[[], float] | None = None
+) -> World:
     svc = await build_service(
         kind,
         tmp,
         settings=lambda: Settings.from_config({"admin_sender_ids": ["root"]}),
         isolation=isolation,
         clock=ticking_clock(),
+        monotonic=monotonic,
         review=with_review(settings=lambda: ReviewSettings.from_config({"candidate_extraction_enabled": True})),
     )
     review = svc.review
@@ -142,9 +146,8 @@ class TestForgetMe:
         assert [e.content for e in bob.items if e.sender_id == "bob"] == [BOB_SAID]
 
     async def test_a_wrong_expired_or_someone_elses_code_erases_nothing(self, tmp_path: Path) -> None:
-        w = await world(tmp_path)
         now = [1000.0]
-        w.svc.people.clock = lambda: now[0]
+        w = await world(tmp_path, monotonic=lambda: now[0])
         code = w.svc.forget_me_code(w.alice_dm, actor("alice"))
         before = await stored_state(w.svc)
         wrong = "000000" if code != "000000" else "111111"

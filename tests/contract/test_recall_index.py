@@ -273,7 +273,8 @@ async def test_rows_stored_without_a_vector_still_recall_and_are_filled_in(tmp_p
 
 
 async def test_writes_of_another_process_are_seen_after_the_ttl(tmp_path: Path) -> None:
-    svc, idx = await counted(tmp_path)
+    t = [1000.0]  # the index's monotonic clock, still until the test moves the build back
+    svc, idx = await counted(tmp_path, monotonic=lambda: t[0])
     s = await scope_of(svc)
     await svc.remember(s, {"content": "Alice likes oolong tea"}, USER)
     await svc.recall(s, "tea")
@@ -281,8 +282,6 @@ async def test_writes_of_another_process_are_seen_after_the_ttl(tmp_path: Path) 
     await other.register_kb(KB, {"embedding_model": "hash", "isolation": "session"})
     theirs, _ = await other.remember(s, {"content": "Alice likes jasmine tea"}, USER)
     assert theirs.id not in recalled(await svc.recall(s, "jasmine tea"))  # within the TTL: not yet
-    t = [1000.0]
-    svc.index.clock = lambda: t[0]
     for key in svc.index.held():
         svc.index._scopes[key].built_at = 0.0
     await svc.recall(s, "jasmine tea")  # starts the background refresh, the current index answers

@@ -129,13 +129,15 @@ async def build_service(
     embedder_for: Callable[[EmbedderFor], EmbedderFor] | None = None,
     delete_batch: int = DELETE_BATCH,
     clock: Callable[[], datetime] | None = None,
+    monotonic: Callable[[], float] | None = None,
     review: Callable[[MemoryService], Any] | None = None,
     consolidator: Callable[[MemoryService], Any] | None = None,
 ) -> MemoryService:
     """A service on a real engine (``kind``) with the test KB registered. ``vectors``, ``kv`` and
     ``embedder_for`` wrap the part they name before anything is built over it (a store that lags or
     fails, a counting embedder): the parts are joined once, so a wrapper is given here, never
-    swapped in later. ``clock`` (a :class:`Clock` the test moves), ``review`` and ``consolidator``
+    swapped in later. ``clock`` (a :class:`Clock` the test moves), ``monotonic`` (the seconds the
+    recall index's refresh and the people's codes age by), ``review`` and ``consolidator``
     (factories of the neighbours whose rules join the writes: :func:`with_review`,
     :func:`with_consolidator`) are given to the constructor the same way."""
     emb = HashingEmbedder()
@@ -152,6 +154,7 @@ async def build_service(
         settings=settings,
         clock=clock if clock is not None else now_utc,
         delete_batch=delete_batch,
+        **({"monotonic": monotonic} if monotonic is not None else {}),
         review=review,
         consolidator=consolidator,
     )

@@ -154,9 +154,9 @@ class HeldWorld:
             vectors=HeldIndex(self.inner_vectors, self.held),
             embedder_for=lambda c, kb: self.emb,
             settings=settings,
+            monotonic=lambda: self.mono,
         )
         svc.index.snapshot_delay = 3600.0  # flushes are the test's steps (and a write's reschedule)
-        svc.index.clock = lambda: self.mono
         await svc.register_kb(KB, {"embedding_model": "hash", "isolation": "session"})
         return svc
 
