@@ -561,6 +561,9 @@ GRID = {
     "gist_weight": (0.0, 0.05, 0.1, 0.15, 0.2),
     "gist_top": (1, 2, 3),
     "gist_vector_weight": (0.3, 0.5, 0.7),
+    # 0 is left out on purpose: it turns recency off (the half-life setting would do nothing), and
+    # every LoCoMo question asks about the past, so the benchmark cannot see what recency is for
+    "recency_weight": (0.05, 0.1, 0.15),
 }
 
 
