@@ -95,23 +95,26 @@ def _by_id(rid: str) -> dict[str, Any]:
     return {"episode_id": {"$eq": rid}}
 
 
-async def test_a_cold_process_deletes_a_row_by_its_id_in_whichever_scope_it_is() -> None:
+async def _alice_and_bob_then_another_process() -> tuple[Any, Any, Any, Any, SidecarVectors]:
+    """Alice's and Bob's rows written by one process, and a second process over the same stores
+    (nothing loaded yet)."""
     side, fake, kv = make()
     a, b = episode(ALICE, "Alice one"), episode(BOB, "Bob one")
     await side.upsert(KB, [rec(a), rec(b)])
-    cold = SidecarVectors(side.inner, kv)
-    cold.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    other = SidecarVectors(side.inner, kv)
+    other.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    return fake, kv, a, b, other
+
+
+async def test_a_cold_process_deletes_a_row_by_its_id_in_whichever_scope_it_is() -> None:
+    fake, _, a, b, cold = await _alice_and_bob_then_another_process()
     await cold.delete(KB, _by_id(a.id))
     assert fake.vector_rows(KB)["ids"] == [b.id]  # its vector, named by the scope's own file id
     assert await ids(cold, ALICE, None) == set() and await ids(cold, BOB, None) == {b.id}
 
 
 async def test_a_warm_process_finds_a_row_by_id_in_the_scope_it_holds_without_reading_others() -> None:
-    side, fake, kv = make()
-    a, b = episode(ALICE, "Alice one"), episode(BOB, "Bob one")
-    await side.upsert(KB, [rec(a), rec(b)])
-    warm = SidecarVectors(side.inner, kv)
-    warm.adopt_verdict(KB, DROPS_METADATA, "cosine")
+    fake, kv, a, b, warm = await _alice_and_bob_then_another_process()
     assert await ids(warm, ALICE) == {a.id}  # Alice's scope is loaded now, Bob's is not
     reads: list[str] = []
     get = kv.get

@@ -10,8 +10,11 @@ from ltm.domain.ranking import Candidate
 NOW = datetime(2024, 6, 30, 12, 0, tzinfo=UTC).timestamp()
 
 
-def cand(cid: str, text: str, *, vec: float | None = 0.5, lex: float | None = 2.0, ts: float = NOW) -> Candidate:
-    """An active memory ``cid`` said at ``ts`` with the given vector and lexical scores."""
+def cand(
+    cid: str, text: str, *, vec: float | None = 0.5, lex: float | None = 2.0, ts: float = NOW, terms: int | None = None
+) -> Candidate:
+    """An active memory ``cid`` said at ``ts`` with the given vector and lexical scores (``terms``: its
+    distinct index terms, when the test holds the information prior fixed)."""
     meta = {
         "episode_id": cid,
         "text": text,
@@ -24,4 +27,4 @@ def cand(cid: str, text: str, *, vec: float | None = 0.5, lex: float | None = 2.
         "valid_from_ts": 0.0,
         "valid_until_ts": 32503680000.0,
     }
-    return Candidate(id=cid, text=text, metadata=meta, vector_sim=vec, lexical=lex)
+    return Candidate(id=cid, text=text, metadata=meta, vector_sim=vec, lexical=lex, terms=terms)

@@ -8,32 +8,19 @@ memory because it was said months ago.
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ltm.domain.ranking import Candidate, RankSettings, rank
+from tests.support.ranking import NOW
+from tests.support.ranking import cand as ranking_cand
 
-NOW = datetime(2024, 6, 30, 12, 0, tzinfo=UTC).timestamp()
 DAY = 86400.0
 
 
 def cand(cid: str, *, vec: float, lex: float, age_days: float) -> Candidate:
-    ts = NOW - age_days * DAY
-    meta = {
-        "text": cid,
-        "sender_id": "",
-        "importance": 0.5,
-        "tags": json.dumps([]),
-        "status": "active",
-        "ts": ts,
-        "event_ts": ts,
-        "valid_from_ts": 0.0,
-        "valid_until_ts": 32503680000.0,
-    }
-    return Candidate(id=cid, text=cid, metadata=meta, vector_sim=vec, lexical=lex, terms=30)
+    """A memory said ``age_days`` before NOW (the information prior held fixed: 30 terms)."""
+    return ranking_cand(cid, cid, vec=vec, lex=lex, ts=NOW - age_days * DAY, terms=30)
 
 
 def scores(cands: list[Candidate], s: RankSettings | None = None) -> dict[str, float]:
