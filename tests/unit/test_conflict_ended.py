@@ -26,3 +26,21 @@ def test_a_habit_said_to_have_ended_contradicts_it_said_as_current(ended: str, c
         assert (v.label, v.reason) == (CONTRADICTING, "no longer so")
     v = relation(ended, ended)  # control: the same ended habit twice contradicts nothing
     assert v.label != CONTRADICTING
+
+
+@pytest.mark.parametrize(
+    ("ended", "current"),
+    [
+        ("我过去住在里斯本。", "我住在里斯本。"),  # simplified: the control the traditional rows match
+        ("我過去住在里斯本。", "我住在里斯本。"),  # traditional 過去 / 曾經 were read as "lives there now"
+        ("我曾經住在里斯本。", "我住在里斯本。"),
+    ],
+)
+def test_a_place_said_to_be_left_in_either_chinese_script_contradicts_it_said_as_current(
+    ended: str, current: str
+) -> None:
+    (claim,) = parse_claims(ended)
+    assert claim.ended and claim.attribute == "location"
+    v = relation(ended, current)
+    assert (v.label, v.reason) == (CONTRADICTING, "no longer so")
+    assert relation(current, current).label != CONTRADICTING  # control: the current place twice

@@ -55,7 +55,7 @@ _CLAUSE_SPLIT = re.compile(
 _ENDED_EN = re.compile(
     r"(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bbe )\b(?:used to|formerly|previously)\s+(?=\w)"
 )
-_ENDED_ZH = re.compile(r"(?:以前|之前|曾经|过去)(?=[住在喜爱用做是吃喝养有工抽吸])")
+_ENDED_ZH = re.compile(r"(?:以前|之前|曾经|曾經|过去|過去)(?=[住在喜爱愛用做是吃喝养養有工抽吸])")
 
 
 def _ended(clause: str) -> tuple[str, bool]:
