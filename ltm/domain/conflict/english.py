@@ -283,7 +283,7 @@ READER = Reader(
     lead=(
         r"^(?:(?:actually|correction|update|so|well|oh|and|but|also|now|ok|okay|hey|hi|btw|by the way|fyi|"
         r"just so you know|to be clear|for the record|note|remember|remember that|please note|please remember|"
-        r"heads up|quick update|news|good news|bad news|yes|no|sorry|i meant|i mean|to correct|not anymore)"
+        r"heads up|quick update|news|good news|bad news|yes|no(?=[,:!-])|sorry|i meant|i mean|to correct|not anymore)"
         r"[,:!-]?\s+)+"
     ),
     split=(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from . import chinese, english
+from . import chinese, english, spanish
 from .reader import Reader
 
 READERS: tuple[Reader, ...] = (
     chinese.READER,
+    spanish.READER,
     english.READER,
 )
