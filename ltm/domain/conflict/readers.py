@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from . import chinese, english, spanish
+from . import chinese, english, spanish, vietnamese
 from .reader import Reader
 
 READERS: tuple[Reader, ...] = (
     chinese.READER,
+    vietnamese.READER,
     spanish.READER,
     english.READER,
 )
