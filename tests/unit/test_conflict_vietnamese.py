@@ -1,0 +1,158 @@
+"""The Vietnamese conflict reader (ltm/domain/conflict/vietnamese.py): contradicting, compatible and
+unrelated pairs, each exclusion beside a positive control; English keeps reading as before; the
+reader never raises on arbitrary Vietnamese-script text. Examples are dev-style, not held-out rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks import REPO_ROOT
+from benchmarks import conflicts as bench
+from ltm.domain.conflict import COMPATIBLE, CONTRADICTING, UNRELATED, parse_claims, relation, vietnamese
+from ltm.domain.conflict.lexicon import prep
+
+PAIRS = REPO_ROOT / "benchmarks" / "data" / "conflict_pairs_conf-latin.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Giờ tôi thích dùng Go hơn.", "Tôi thích dùng Python hơn."),
+        ("Tôi đã chuyển đến Berlin tháng trước.", "Tôi sống ở Paris."),
+        ("Tôi không uống bia nữa.", "Tối nào tôi cũng uống bia."),
+        ("Tôi tên là Lan.", "Tên tôi là Hoa."),
+        ("Tôi 34 tuổi.", "Tôi 33 tuổi."),
+        ("Chúng tôi đã chuyển sang MySQL.", "Chúng tôi dùng Postgres."),
+        ("Tôi không ăn chay.", "Tôi ăn chay."),
+        ("Cuộc họp đã dời sang thứ năm.", "Cuộc họp vào thứ tư."),
+        ("Tôi ghét rau mùi.", "Tôi thích rau mùi."),
+        ("Tôi không còn sống ở Huế nữa.", "Tôi sống ở Huế."),
+        ("Trước đây tôi làm ở FPT.", "Tôi làm ở FPT."),
+        ("Tôi thích bia hơn rượu vang.", "Tôi thích rượu vang hơn bia."),
+        ("Tôi đã bỏ cà phê.", "Tôi uống cà phê mỗi sáng."),
+        ("Tôi độc thân.", "Tôi đã kết hôn."),
+        ("Tôi đã bỏ hút thuốc.", "Tôi hút thuốc."),
+    ],
+)
+def test_contradicting(new: str, old: str) -> None:
+    assert relation(new, old).label == CONTRADICTING
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Tôi thích trà xanh.", "Tôi thích cà phê."),
+        ("Tôi nuôi một con chó.", "Tôi nuôi một con mèo."),
+        ("Tôi sống ở Hà Nội.", "Tôi lớn lên ở Nam Định."),
+        ("Tôi nói tiếng Đức.", "Tôi nói tiếng Anh."),
+        ("Tôi rất thích nhạc jazz.", "Tôi thích nhạc jazz."),
+        ("Tôi sống ở Huế từ năm 2018.", "Tôi sống ở Huế."),
+        ("Tôi thích trà, cà phê và sô-cô-la.", "Tôi thích cà phê."),
+    ],
+)
+def test_compatible(new: str, old: str) -> None:
+    assert relation(new, old).label == COMPATIBLE
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Tôi thích ngồi cạnh cửa sổ.", "Tôi sống ở Paris."),
+        ("Tôi làm ở Grab.", "Tôi có hai con mèo."),
+        ("Tôi thích trà.", "Sinh nhật tôi là ngày 3 tháng 3."),
+        ("Hạn chót là thứ sáu.", "Tôi 30 tuổi."),
+    ],
+)
+def test_unrelated(new: str, old: str) -> None:
+    assert relation(new, old).label == UNRELATED
+
+
+@pytest.mark.parametrize(
+    ("excluded", "control", "old"),
+    [
+        # another subject ("my younger brother") / the speaker
+        ("Em trai tôi sống ở Đà Nẵng.", "Tôi sống ở Đà Nẵng.", "Tôi sống ở Hà Nội."),
+        ("Hoa sống ở Paris.", "Tôi sống ở Paris.", "Tôi sống ở Berlin."),
+        # a negated other value / the other value itself
+        ("Tôi không sống ở Luân Đôn.", "Tôi sống ở Luân Đôn.", "Tôi sống ở Berlin."),
+        # an ended state of another value / of the same value
+        ("Tôi từng sống ở Cần Thơ.", "Tôi từng sống ở Sài Gòn.", "Tôi sống ở Sài Gòn."),
+        # liking two of a kind / preferring two of a kind
+        ("Tôi thích trà.", "Tôi thích trà hơn.", "Tôi thích cà phê hơn."),
+        # a birthday is a date: its month is part of the value, not a time phrase to cut
+        ("Sinh nhật tôi là ngày 3 tháng 3.", "Sinh nhật tôi là ngày 3 tháng 5.", "Sinh nhật tôi là ngày 3 tháng 3."),
+    ],
+)
+def test_each_exclusion_beside_its_positive_control(excluded: str, control: str, old: str) -> None:
+    assert relation(excluded, old).label != CONTRADICTING
+    assert relation(control, old).label == CONTRADICTING
+
+
+def test_the_speaker_and_other_subjects() -> None:
+    assert parse_claims("Tối nào tôi cũng uống bia.")[0].subject == "self"
+    assert parse_claims("Chúng tôi dùng Postgres.")[0].subject == "we"
+    assert parse_claims("Chị tôi sống ở Toronto.")[0].subject == "chị"
+    assert parse_claims("Hoa sống ở Paris.")[0].subject == "hoa"
+
+
+def test_o_is_the_verb_only_right_after_who() -> None:
+    (here,) = parse_claims("Tôi ở Hà Nội.")
+    assert (here.attribute, here.value) == ("location", "hà nội")
+    (work,) = parse_claims("Tôi làm ở FPT.")  # control: "làm ở" is where one works
+    assert (work.attribute, work.value) == ("employer", "fpt")
+
+
+def test_values_are_read_in_their_english_canonical_form() -> None:
+    assert parse_claims("Tôi thích trà xanh.")[0].value == "green tea"
+    assert parse_claims("Tôi thích nhạc jazz.")[0].value == "jazz music"
+    assert parse_claims("Tôi nói tiếng Pháp.")[0].value == "french"
+    assert parse_claims("Tôi là y tá.")[0].attribute == "role"
+
+
+def test_english_sentences_are_not_read_as_vietnamese() -> None:
+    rows = [json.loads(x) for x in bench.DEFAULT_DATASET.read_text(encoding="utf-8").splitlines() if x.strip()]
+    english = [t for r in rows if r["lang"] == "en" for t in (r["new"], r["existing"])]
+    for text in english:
+        assert not vietnamese.detects(prep(text)), text
+    assert vietnamese.detects(prep("Toi khong thich tra, tôi thích cà phê."))  # control
+
+
+def test_the_pairs_file_has_both_splits_and_every_label() -> None:
+    rows = bench.load(PAIRS)
+    for split in ("dev", "heldout"):
+        part = [r for r in rows if r["lang"] == "vi" and r["split"] == split]
+        assert len(part) >= 30
+        for label in (CONTRADICTING, COMPATIBLE, UNRELATED):
+            assert sum(r["label"] == label for r in part) >= 8
+
+
+def test_measured_precision_and_recall_hold() -> None:
+    """A regression floor; the figures are in benchmarks/README.md."""
+    results = bench.run(bench.load(PAIRS))["results"]
+    dev, held = results["dev/vi"]["per_class"][CONTRADICTING], results["heldout/vi"]["per_class"][CONTRADICTING]
+    assert dev["precision"] >= 0.95 and dev["recall"] >= 0.95
+    assert held["precision"] >= 0.85 and held["recall"] >= 0.7
+
+
+_VI_WORDS = st.sampled_from(
+    "tôi chúng không còn nữa đã đang sẽ thích ghét hơn sống ở tại làm cho là có nuôi một con hai uống ăn chay "
+    "bỏ cai từng trước đây tên tuổi của và , . ! ? 3 tháng năm cà phê trà Hà Nội đi".split()
+)
+_VI_CHARS = st.text(
+    alphabet="aăâbcdđeêghiklmnoôơpqrstuưvxyàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ ,.!?0123456789",
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(_VI_CHARS, st.lists(_VI_WORDS, max_size=14).map(" ".join)))
+def test_the_reader_never_raises_on_vietnamese_text(text: str) -> None:
+    s = prep(text)
+    vietnamese.detects(s)
+    vietnamese.claims_vi(s, "")
+    parse_claims(text)
+    relation(text, "Tôi sống ở Hà Nội.")
