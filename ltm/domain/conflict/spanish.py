@@ -433,8 +433,8 @@ READER = Reader(
     claims=claims_es,
     detects=detects,
     lead=(
-        r"^(?:(?:bueno|pues|oye|vale|en realidad|de hecho|la verdad|la verdad es que|por cierto|correccion|"
-        r"corrección|actualizacion|actualización|perdon|perdón|ojo|recuerda que|recuerda|ah|sí)[,:!]?\s+)+"
+        r"^(?:(?:bueno|pues|oye|vale|en realidad|de hecho|la verdad es que|la verdad|por cierto|correccion|"
+        r"corrección|actualizacion|actualización|perdon|perdón|ojo|recuerda que|recuerda|sí)[,:!]?\s+)+"
     ),
     split=(
         r",?\s+pero\s+|\s+porque\s+|,\s+asi que\s+|,\s+así que\s+|\s+aunque\s+|"
