@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.backends import file_id_where
@@ -64,6 +65,14 @@ class HealthReport:
         }
 
 
+def _minute(iso: str) -> str:
+    """``2026-12-05 09:43 UTC`` for a stored ISO instant (the text itself when it is not one)."""
+    try:
+        return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return iso
+
+
 async def run_health(
     service: HealthHost,
     scope: Scope,
@@ -88,7 +97,7 @@ async def run_health(
     seen_at = ""
     if pipeline_kbs is None and (last := await service.last_injection(scope)) is not None:
         if last.pipeline_kbs is not None:
-            pipeline_kbs, seen_at = last.pipeline_kbs, last.at
+            pipeline_kbs, seen_at = last.pipeline_kbs, _minute(last.at)
     if pipeline_kbs is None:
         checks.append(Check("kb_in_pipeline", AMBER, "health.pipeline_unknown"))
     elif kb.kb_id in pipeline_kbs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from ltm.adapters.numpy_index import NumpyIndex
@@ -108,7 +109,7 @@ async def test_the_console_reads_the_pipeline_of_the_scopes_last_turn(fast_servi
     assert await pipeline_check() == (AMBER, "health.pipeline_unknown", {})
     svc.record_turn(scope, injection, ["kb-other", KB])
     await svc.snapshot_writer.drain()
-    at = injection.snapshot.at
+    at = datetime.fromisoformat(injection.snapshot.at).strftime("%Y-%m-%d %H:%M UTC")
     assert await pipeline_check() == (GREEN, "health.pipeline_seen", {"at": at})
     assert await pipeline_check(["kb-other"]) == (AMBER, "health.pipeline_fallback", {})  # the caller's list wins
     svc.record_turn(scope, injection, ["kb-other"])
