@@ -46,6 +46,13 @@ def turn_knowledge_bases(variables: dict[str, Any]) -> list[str]:
     return [str(aside), *kbs] if isinstance(aside, str) and aside else kbs
 
 
+def pipeline_knowledge_bases(variables: dict[str, Any]) -> list[str] | None:
+    """The knowledge bases the turn's pipeline listed, or None when the query variables do not say."""
+    if not isinstance(variables.get("_knowledge_base_uuids"), list) and not variables.get(MEMORY_KB_VAR):
+        return None
+    return turn_knowledge_bases(variables)
+
+
 def turn_identity(
     variables: dict[str, Any], *, session: Any = None, session_name: str = "", bot_uuid: str | None = None
 ) -> dict[str, str]:

@@ -24,7 +24,7 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.background_calls import running_background_work
 from components.event_listener.early import EarlyTurns
-from components.turn_scope import CONTEXT_VAR, scope_of_turn
+from components.turn_scope import CONTEXT_VAR, pipeline_knowledge_bases, scope_of_turn
 from ltm.i18n import error_text
 from ltm.service import (
     HOST_CALLS,
@@ -106,7 +106,7 @@ async def inject_memory(
     finally:
         # the snapshot is queued once the turn's own host writes are answered: where background work
         # starts at once (no invocation bound), its storage write does not queue ahead of them
-        service.record_turn(scope, injection)
+        service.record_turn(scope, injection, pipeline_knowledge_bases(variables))
     note_time("writes", (time.perf_counter() - started) * 1000)
     if on_done is not None:
         on_done(scope, injection.snapshot)

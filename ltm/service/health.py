@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.backends import file_id_where
@@ -64,6 +65,14 @@ class HealthReport:
         }
 
 
+def _minute(iso: str) -> str:
+    """``2026-12-05 09:43 UTC`` for a stored ISO instant (the text itself when it is not one)."""
+    try:
+        return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return iso
+
+
 async def run_health(
     service: HealthHost,
     scope: Scope,
@@ -73,7 +82,11 @@ async def run_health(
     actor: Actor | None = None,
 ) -> HealthReport:
     """The setup checks of ``scope``; with ``probe``, the isolation probe too, which writes two
-    temporary records and so is a memory admin's (``actor``; refused without one)."""
+    temporary records and so is a memory admin's (``actor``; refused without one).
+
+    ``pipeline_kbs``: the knowledge bases of the pipeline asking (a command in a chat). A surface
+    without a pipeline (the console) passes None, and the check reads the pipeline that served the
+    scope's last turn (its snapshot); with no turn recorded it cannot tell."""
     template = await service.block_renderer.check_async(service.settings.memory_block_template)
     checks: list[Check] = [Check("memory_block_template", *template)]
     kb = await service.kb_settings(scope.collection) if scope.collection else None
@@ -81,10 +94,17 @@ async def run_health(
         checks.append(Check("kb_present", RED, "health.kb_missing"))
         return HealthReport(checks)
     checks.append(Check("kb_present", GREEN, "health.kb_ok", {"kb": kb.kb_id, "isolation": kb.isolation}))
+    seen_at = ""
+    if pipeline_kbs is None and (last := await service.last_injection(scope)) is not None:
+        if last.pipeline_kbs is not None:
+            pipeline_kbs, seen_at = last.pipeline_kbs, _minute(last.at)
     if pipeline_kbs is None:
         checks.append(Check("kb_in_pipeline", AMBER, "health.pipeline_unknown"))
     elif kb.kb_id in pipeline_kbs:
-        checks.append(Check("kb_in_pipeline", GREEN, "health.pipeline_ok"))
+        if seen_at:
+            checks.append(Check("kb_in_pipeline", GREEN, "health.pipeline_seen", {"at": seen_at}))
+        else:
+            checks.append(Check("kb_in_pipeline", GREEN, "health.pipeline_ok"))
     else:
         checks.append(Check("kb_in_pipeline", AMBER, "health.pipeline_fallback"))
     if not kb.embedding_model:

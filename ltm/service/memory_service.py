@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -477,11 +477,16 @@ class MemoryService:
             who=who,
         )
 
-    def record_turn(self, scope: Scope, injection: Injection) -> None:
+    def record_turn(self, scope: Scope, injection: Injection, pipeline_kbs: Sequence[str] | None = None) -> None:
         """The turn's block is in place and its host writes are answered: its snapshot is queued,
         written after the turn (:meth:`.chat_turn.SnapshotWriter.later`). Queued only now, so that
-        where background work starts at once its storage write does not go ahead of them."""
-        self.snapshot_writer.later(scope, injection.snapshot)
+        where background work starts at once its storage write does not go ahead of them.
+        ``pipeline_kbs``: the knowledge bases the turn's pipeline listed, kept with the snapshot for
+        the health check of a surface that has no pipeline of its own (the console)."""
+        snapshot = injection.snapshot
+        if pipeline_kbs is not None:
+            snapshot = replace(snapshot, pipeline_kbs=tuple(str(k) for k in pipeline_kbs))
+        self.snapshot_writer.later(scope, snapshot)
 
     async def known_scopes(self) -> KnownScopes:
         """The memory spaces the stores hold records for (:func:`.known_scopes.known_scopes`)."""

@@ -24,6 +24,7 @@ from .locks import ScopeLocks
 from .profiles import ProfilePlan
 from .registry import EmbedderFor, KbSettings
 from .settings import Settings
+from .snapshots import InjectionSnapshot
 from .writes.actor import Actor
 from .writes.expectations import Expectation
 from .writes.plan import WriteStep
@@ -198,6 +199,8 @@ class ConsolidationHost(ServiceContext, Storage, Reads, Protocol):
     def episodes(self) -> DerivedEpisodes: ...
 
     async def kb_settings(self, kb_id: str) -> KbSettings | None: ...
+
+    async def last_injection(self, scope: Scope) -> InjectionSnapshot | None: ...
 
 
 class TransferHost(ServiceContext, Reads, Profiles, Protocol):

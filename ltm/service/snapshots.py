@@ -33,6 +33,7 @@ FIELDS = (
     "query_id",
     "trace",
     "owner",
+    "pipeline_kbs",
 )
 
 
@@ -92,6 +93,8 @@ class InjectionSnapshot:
     shown_ids: tuple[str, ...] = ()  # the id the block gave each of ``episodes`` (same order)
     query_id: int | None = None
     trace: dict[str, Any] | None = None
+    # the knowledge bases the turn's pipeline listed (None: not recorded, a record of an older build)
+    pipeline_kbs: tuple[str, ...] | None = None
     # set by the store when it saves the snapshot
     owner: SnapshotOwner | None = None
     # keys of a stored record that are none of the fields above (a newer build's): kept as they were
@@ -128,6 +131,7 @@ class InjectionSnapshot:
                 "bot_uuid": self.owner.bot_uuid,
                 "collection": self.owner.collection,
             }
+        record["pipeline_kbs"] = list(self.pipeline_kbs) if self.pipeline_kbs is not None else None
         return {**record, **{k: v for k, v in self.extra.items() if k not in FIELDS}}
 
     @classmethod
@@ -155,6 +159,7 @@ class InjectionSnapshot:
             shown_ids=_strings(record.get("shown_ids")),
             query_id=_query_id(record.get("query_id")),
             trace=dict(trace) if isinstance(trace, Mapping) else None,
+            pipeline_kbs=_strings(kbs) if isinstance(kbs := record.get("pipeline_kbs"), list) else None,
             owner=SnapshotOwner.from_record(owner) if isinstance(owner, Mapping) else None,
             extra={k: v for k, v in record.items() if k not in FIELDS},
         )

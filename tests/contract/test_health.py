@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from ltm.adapters.numpy_index import NumpyIndex
 from ltm.domain.filters import filter_conditions
 from ltm.ports import ListPage, VectorHit, VectorRecord
 from ltm.service import MemoryService
-from ltm.service.health import GREEN, RED, run_health
+from ltm.service.health import AMBER, GREEN, RED, explain, run_health
 from tests.support import ADMIN, KB, scope_of
 
 KEPT = ("text", "file_id", "uuid")
@@ -86,3 +87,35 @@ async def test_red_without_kb(fast_service: MemoryService) -> None:
     report = await run_health(fast_service, scope, [])
     assert report.verdict == RED and report.checks[1].key == "health.kb_missing"
     assert report.checks[0].name == "memory_block_template"  # reported with or without a knowledge base
+
+
+async def test_the_console_reads_the_pipeline_of_the_scopes_last_turn(fast_service: MemoryService) -> None:
+    """A surface without a pipeline (the console passes None) reads the pipeline that served the
+    scope's last turn: green when it listed the memory KB, amber when it did not, amber "cannot
+    tell" with no turn recorded or a snapshot of an older build; a caller's own list still decides."""
+    svc = fast_service
+    scope = await scope_of(svc)
+
+    async def pipeline_check(kbs: Sequence[str] | None = None) -> tuple[str, str, dict[str, Any]]:
+        c = next(c for c in (await run_health(svc, scope, kbs, probe=False)).checks if c.name == "kb_in_pipeline")
+        return c.verdict, c.key, c.args
+
+    assert await pipeline_check() == (AMBER, "health.pipeline_unknown", {})  # no turn yet
+    await svc.remember(scope, {"content": "Alice drinks jasmine tea"}, ADMIN)
+    injection = await svc.prepare_turn(scope, "what tea?")
+    assert injection is not None
+    svc.record_turn(scope, injection)  # a caller that did not say (an older listener)
+    await svc.snapshot_writer.drain()
+    assert await pipeline_check() == (AMBER, "health.pipeline_unknown", {})
+    svc.record_turn(scope, injection, ["kb-other", KB])
+    await svc.snapshot_writer.drain()
+    at = datetime.fromisoformat(injection.snapshot.at).strftime("%Y-%m-%d %H:%M UTC")
+    assert await pipeline_check() == (GREEN, "health.pipeline_seen", {"at": at})
+    assert await pipeline_check(["kb-other"]) == (AMBER, "health.pipeline_fallback", {})  # the caller's list wins
+    svc.record_turn(scope, injection, ["kb-other"])
+    await svc.snapshot_writer.drain()
+    assert await pipeline_check() == (AMBER, "health.pipeline_fallback", {})
+    assert await pipeline_check([KB]) == (GREEN, "health.pipeline_ok", {})
+    for lang in ("en_US", "zh_Hans", "zh_Hant", "ja_JP", "es_ES", "vi_VN", "th_TH"):
+        text = explain("health.pipeline_seen", lang, {"at": at})
+        assert at in text and text != "health.pipeline_seen"

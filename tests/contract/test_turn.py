@@ -42,6 +42,7 @@ SNAPSHOTS = st.builds(
     query_id=st.none() | st.integers(-(2**31), 2**31),
     trace=st.none() | st.dictionaries(st.text(max_size=8), JSON, max_size=4),
     owner=st.none() | st.builds(SnapshotOwner, TEXT, TEXT, TEXT),
+    pipeline_kbs=st.none() | IDS,
     extra=st.dictionaries(st.text(max_size=10).filter(lambda k: k not in FIELDS), JSON, max_size=3),
 )
 

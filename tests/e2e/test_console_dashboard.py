@@ -381,6 +381,8 @@ def test_operator_works_through_every_panel(stack: Stack, browser: Any, chat_dat
         d.f.locator("#diag-run").click()
         d.wait_idle("diagnostics")
         d.f.locator('[data-check="isolation_probe"][data-verdict="green"]').wait_for()
+        # the console has no pipeline: the check reads the one that served this space's last chat turn
+        d.f.locator('[data-check="kb_in_pipeline"][data-verdict="green"]').wait_for()
         assert d.f.locator('[data-check="kb_in_pipeline"]').count() == 1
         fences = d.f.locator("#fences-body")
         assert fences.locator('[data-role="no-fences"], tr').count() >= 1, fences.inner_text()

@@ -538,7 +538,7 @@ async def test_diagnostics(page: MemoryConsole, seeded: Seeded) -> None:
     before = await stored_state(seeded.service)
     d = await ok(page, "/diagnostics", scope_body(seeded.alice))
     checks = {c["name"]: c for c in d["health"]["checks"]}
-    assert d["health"]["verdict"] == "amber"  # the console cannot tell which pipeline is in use
+    assert d["health"]["verdict"] == "amber"  # no turn recorded in this space: the pipeline is unknown
     assert checks["kb_in_pipeline"]["verdict"] == "amber"
     assert checks["isolation_probe"]["verdict"] == "green" and checks["embedding_model"]["verdict"] == "green"
     assert set(checks["kb_present"]["texts"]) == set(LANGUAGES)

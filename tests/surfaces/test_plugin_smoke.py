@@ -133,6 +133,18 @@ async def test_whole_plugin_loads_and_every_surface_runs_once() -> None:
         PageRequest(endpoint="/derive", method="POST", body={"session_name": "person_u1", "bot_uuid": BOT})
     )
     assert resp.data["user_key"] == f"{BOT}:person_u1"
+    # The console has no pipeline of its own: its Pipeline check reads the one of the space's last
+    # turn (the listener's, above, listed this KB); a space without a turn cannot tell.
+    for session_name, verdict, key in (
+        ("person_u1", "green", "health.pipeline_seen"),
+        ("person_u9", "amber", "health.pipeline_unknown"),
+    ):
+        space = {"kb_id": KB, "session_name": session_name, "bot_uuid": BOT, "sender_id": ""}
+        diag = await page.handle_api(
+            PageRequest(endpoint="/diagnostics", method="POST", body={"scope": space, "probe": False})
+        )
+        check = next(c for c in diag.data["health"]["checks"] if c["name"] == "kb_in_pipeline")
+        assert (check["verdict"], check["key"]) == (verdict, key), diag.data
 
     cmd = component(ctl, "Command", "memory")
     ectx = ExecuteContextProxy.model_validate(
