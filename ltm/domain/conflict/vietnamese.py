@@ -162,7 +162,11 @@ def _subject(prefix: str) -> str:
 # patterns
 # --------------------------------------------------------------------------------------------
 
-_ASPECT = r"(?:(?:đã|đang|sẽ|vẫn|còn|cũng|hay|thường|rất|chỉ|mới|vừa|hiện|hiện đang|luôn|cực kỳ|cực kì|thật sự)\s+)*"
+# At most three aspect words a side of a negation: two unbounded groups of the same words backtrack
+# cubically on a long run of them ("đã đã đã ...").
+_ASPECT = (
+    r"(?:(?:đã|đang|sẽ|vẫn|còn|cũng|hay|thường|rất|chỉ|mới|vừa|hiện|hiện đang|luôn|cực kỳ|cực kì|thật sự)\s+){0,3}"
+)
 _NEG = (
     r"(?P<neg>(?:không còn|không bao giờ|chẳng bao giờ|không|chưa|chẳng|chả|đâu có|đã thôi|thôi|đã ngừng|ngừng|"
     r"đã bỏ|bỏ|đã cai|cai)\s+)?"
