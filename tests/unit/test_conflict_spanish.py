@@ -84,6 +84,8 @@ def test_unrelated(new: str, old: str) -> None:
         ("Me gusta el té.", "Prefiero el té.", "Prefiero el café."),
         # a restatement / a change
         ("Me mudé a Granada en 2019.", "Me mudé a Sevilla en 2019.", "Vivo en Granada."),
+        # a city by its Spanish name, stored in English / another city (a speaker who writes in both)
+        ("Vivo en Londres.", "Vivo en París.", "I live in London."),
     ],
 )
 def test_each_exclusion_beside_its_positive_control(excluded: str, control: str, old: str) -> None:

@@ -95,6 +95,21 @@ _ADJECTIVES = {
     "mayor": "older", "pequeno": "younger", "pequena": "younger", "clasica": "classical",
     "descafeinado": "decaf", "software": "software",
 }
+# Spanish names of places whose English name differs (folded): "Vivo en Londres" and "I live in
+# London" are one city, for a speaker who writes in both.
+_PLACES = {
+    "londres": "london", "nueva york": "new york", "lisboa": "lisbon", "roma": "rome", "pekin": "beijing",
+    "moscu": "moscow", "munich": "munich", "colonia": "cologne", "florencia": "florence", "venecia": "venice",
+    "napoles": "naples", "turin": "turin", "ginebra": "geneva", "bruselas": "brussels", "atenas": "athens",
+    "varsovia": "warsaw", "praga": "prague", "viena": "vienna", "copenhague": "copenhagen",
+    "estocolmo": "stockholm", "tokio": "tokyo", "seul": "seoul", "el cairo": "cairo", "estambul": "istanbul",
+    "la haya": "the hague", "edimburgo": "edinburgh", "nueva delhi": "new delhi", "pekin capital": "beijing",
+    "sevilla": "seville", "zaragoza": "zaragoza", "cataluna": "catalonia", "andalucia": "andalusia",
+    "alemania": "germany", "francia": "france", "inglaterra": "england", "espana": "spain", "japon": "japan",
+    "estados unidos": "united states", "reino unido": "united kingdom", "mexico": "mexico", "brasil": "brazil",
+    "italia": "italy", "suiza": "switzerland", "suecia": "sweden", "paises bajos": "netherlands",
+    "holanda": "netherlands",
+}
 _MONTHS = "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre"
 _DAYS = "lunes|martes|miercoles|jueves|viernes|sabados?|domingos?"
 # fmt: on
@@ -136,6 +151,8 @@ def _canon(raw: str, reorder: bool = True) -> str:
         if v2 == v:
             break
         v = v2
+    if v in _PLACES:
+        return _PLACES[v]
     words = v.split()
     if not reorder or not words:
         return v

@@ -54,6 +54,19 @@ _MODIFIERS = {
     "việt": "vietnamese", "việt nam": "vietnamese", "pháp": "french", "phần mềm": "software",
     "cổ điển": "classical", "không caffeine": "decaf",
 }
+# Vietnamese names of places whose English name differs: "Tôi sống ở Luân Đôn" and "I live in
+# London" are one city, for a speaker who writes in both.
+_PLACES = {
+    "luân đôn": "london", "pa-ri": "paris", "ba lê": "paris", "bắc kinh": "beijing",
+    "thượng hải": "shanghai", "hồng kông": "hong kong", "đài bắc": "taipei", "mát-xcơ-va": "moscow",
+    "mạc tư khoa": "moscow", "tô-ky-ô": "tokyo", "đông kinh": "tokyo", "xơ-un": "seoul", "hán thành": "seoul",
+    "nữu ước": "new york", "cựu kim sơn": "san francisco", "la mã": "rome", "sài gòn": "ho chi minh city",
+    "thành phố hồ chí minh": "ho chi minh city", "tp hồ chí minh": "ho chi minh city", "tp.hcm": "ho chi minh city",
+    "tphcm": "ho chi minh city", "hà nội": "hanoi", "đà nẵng": "da nang", "huế": "hue", "hải phòng": "haiphong",
+    "mỹ": "united states", "hoa kỳ": "united states", "anh": "united kingdom", "pháp": "france", "đức": "germany",
+    "nhật": "japan", "nhật bản": "japan", "hàn quốc": "south korea", "trung quốc": "china", "úc": "australia",
+    "nga": "russia", "ý": "italy", "tây ban nha": "spain", "thái lan": "thailand", "singapore": "singapore",
+}
 _LANGUAGES = {
     "anh": "english", "pháp": "french", "đức": "german", "nhật": "japanese", "việt": "vietnamese",
     "trung": "chinese", "hoa": "chinese", "tây ban nha": "spanish", "hàn": "korean", "ý": "italian",
@@ -94,6 +107,8 @@ def _canon(raw: str, reorder: bool = True, trail: bool = True) -> str:
         if v2 == v:
             break
         v = v2
+    if v in _PLACES:
+        return _PLACES[v]
     words = v.split()
     if not reorder or not words:
         return v
