@@ -104,7 +104,7 @@ def test_the_speaker_and_other_subjects() -> None:
 
 def test_o_is_the_verb_only_right_after_who() -> None:
     (here,) = parse_claims("Tôi ở Hà Nội.")
-    assert (here.attribute, here.value) == ("location", "hà nội")
+    assert (here.attribute, here.value) == ("location", "hanoi")
     (work,) = parse_claims("Tôi làm ở FPT.")  # control: "làm ở" is where one works
     assert (work.attribute, work.value) == ("employer", "fpt")
 
