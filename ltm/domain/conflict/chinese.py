@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import ZH_JOB_SUFFIX, Claim, Rule, category_of, subject_of, value_items
+from .lexicon import ZH_JOB_SUFFIX, Claim, Rule, category_of, is_han, subject_of, value_items
+from .reader import Reader
 
 # --------------------------------------------------------------------------------------------
 # Chinese patterns
@@ -128,3 +129,17 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
             continue
         return [Claim(subj, attr, v, positive, rule.strength) for v in vals]
     return []
+
+
+def _has_han(clause: str) -> bool:
+    return any(is_han(c) for c in clause)
+
+
+READER = Reader(
+    lang="zh",
+    claims=claims_zh,
+    detects=_has_han,
+    lead=r"^(?:其实|更正|纠正一下|纠正|不对|另外|对了|顺便说一下|说实话|我说错了|刚才说错了|哦|嗯|好吧|那个|告诉你|记住|注意)[，,：:！!]?",
+    split=r"[；;。！？!?]|，|但是|但|不过|而且|因为|所以|可是|然后",
+    ended=r"(?:以前|之前|曾经|曾經|过去|過去)(?=[住在喜爱愛用做是吃喝养養有工抽吸])",
+)

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from .chinese import claims_zh
-from .english import claims_en
+from . import english
 from .lexicon import (
     COMPATIBLE,
     CONTRADICTING,
@@ -28,59 +27,58 @@ from .lexicon import (
     same_value,
     topic_of,
 )
+from .reader import Reader
+from .readers import READERS
 
 # --------------------------------------------------------------------------------------------
 # reading a statement
 # --------------------------------------------------------------------------------------------
 
-_LEAD_EN = re.compile(
-    r"^(?:(?:actually|correction|update|so|well|oh|and|but|also|now|ok|okay|hey|hi|btw|by the way|fyi|"
-    r"just so you know|to be clear|for the record|note|remember|remember that|please note|please remember|"
-    r"heads up|quick update|news|good news|bad news|yes|no|sorry|i meant|i mean|to correct|not anymore)"
-    r"[,:!-]?\s+)+"
-)
-_LEAD_ZH = re.compile(
-    r"^(?:其实|更正|纠正一下|纠正|不对|另外|对了|顺便说一下|说实话|我说错了|刚才说错了|哦|嗯|好吧|那个|告诉你|记住|注意)[，,：:！!]?"
-)
-_CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,\s+but\s+|\s+but\s+|,\s+so\s+|\s+so\s+(?=i\b|we\b)|,\s+and\s+(?=(?:i|we|my|our|now|then)\b)|"
-    r"\s+and\s+(?=(?:i|we|my|our)\b)|\s+and\s+(?=(?:now\s+)?(?:work|works|live|lives|moved|prefer|prefers|use|uses|like|"
-    r"likes|love|loves|hate|hates|have|has|am|is|switched|drink|drinks)\b)|\s+because\s+|\s+since\s+(?=i|we)|"
-    r",\s+(?=(?:i|we|now|then|but|and)\b)|[；;。！？!?]|，|但是|但|不过|而且|因为|所以|可是|然后"
-)
+# English first, then the other readers in their order: the order the fillers, clause ends and
+# "no longer so" markers are tried in.
+_ORDERED: tuple[Reader, ...] = (english.READER, *(r for r in READERS if r is not english.READER))
+_LEADS = tuple(re.compile(r.lead) for r in _ORDERED if r.lead)
+_CLAUSE_SPLIT = re.compile("|".join(r.split for r in _ORDERED if r.split))
+_ENDED = tuple(re.compile(r.ended) for r in _ORDERED if r.ended)
+_NEGATIONS = tuple(re.compile(r.negations) for r in _ORDERED if r.negations)
+_TOKENIZERS = tuple(r.tokens for r in _ORDERED if r.tokens is not None)
 
 
-# A state that held and no longer does. "be used to" (accustomed) is not one; a plain past tense
-# ("I lived in Lisbon in 2019") says nothing of now and is left alone.
-_ENDED_EN = re.compile(
-    r"(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bbe )\b(?:used to|formerly|previously)\s+(?=\w)"
-)
-_ENDED_ZH = re.compile(r"(?:以前|之前|曾经|曾經|过去|過去)(?=[住在喜爱愛用做是吃喝养養有工抽吸])")
+def _strip_lead(text: str) -> str:
+    for lead in _LEADS:
+        text = lead.sub("", text)
+    return text
 
 
 def _ended(clause: str) -> tuple[str, bool]:
     """The clause without its "no longer so" marker, and whether it had one."""
-    bare = _ENDED_ZH.sub("", _ENDED_EN.sub("", clause))
+    bare = clause
+    for marker in _ENDED:
+        bare = marker.sub("", bare)
     return bare, bare != clause
+
+
+def _read(clause: str, subject: str) -> list[Claim]:
+    """The first reader that detects the clause and reads a claim in it decides."""
+    for reader in READERS:
+        if reader.detects(clause) and (claims := reader.claims(clause, subject)):
+            return claims
+    return []
 
 
 @lru_cache(maxsize=4096)
 def parse_claims(text: str) -> tuple[Claim, ...]:
     """Every claim the patterns read in ``text`` (possibly none)."""
-    s = prep(text)
-    s = _LEAD_EN.sub("", s)
-    s = _LEAD_ZH.sub("", s)
+    s = _strip_lead(prep(text))
     out: list[Claim] = []
     subject = ""
     for clause in _CLAUSE_SPLIT.split(s):
         clause = clause.strip(" ,.:!?")
-        clause = _LEAD_EN.sub("", clause)
-        clause = _LEAD_ZH.sub("", clause)
+        clause = _strip_lead(clause)
         if not clause:
             continue
         clause, ended = _ended(clause)
-        han = any(is_han(c) for c in clause)
-        claims = (claims_zh(clause, subject) or claims_en(clause, subject)) if han else claims_en(clause, subject)
+        claims = _read(clause, subject)
         for c in claims:
             if c.value or c.attribute == "smoke":
                 out.append(replace(c, ended=True) if ended else c)
@@ -106,8 +104,11 @@ def _tokens(text: str) -> tuple[set[str], int]:
     s = prep(text)
     words = re.findall(r"[a-z0-9+#]+", s)
     neg = sum(1 for w in words if w in _NEG_WORDS) + sum(1 for c in s if c in _ZH_NEG_CHARS)
+    neg += sum(len(n.findall(s)) for n in _NEGATIONS)
     toks = {w for w in words if w not in _EN_STOP and w not in _NEG_WORDS and len(w) > 1}
     toks |= {c for c in s if is_han(c) and c not in _ZH_STOP_CHARS and c not in _ZH_NEG_CHARS}
+    for extra in _TOKENIZERS:
+        toks |= extra(s)
     return toks, neg
 
 

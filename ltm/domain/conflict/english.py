@@ -15,6 +15,7 @@ from .lexicon import (
     topic_of,
     value_items,
 )
+from .reader import Reader
 
 # --------------------------------------------------------------------------------------------
 # English patterns
@@ -274,3 +275,24 @@ def claims_en(clause: str, inherited: str) -> list[Claim]:
                 return [Claim(subj, "diet", "vegetarian", positive)]
             return [Claim(subj, kind, vals[0], positive)]
     return out
+
+
+READER = Reader(
+    lang="en",
+    claims=claims_en,
+    lead=(
+        r"^(?:(?:actually|correction|update|so|well|oh|and|but|also|now|ok|okay|hey|hi|btw|by the way|fyi|"
+        r"just so you know|to be clear|for the record|note|remember|remember that|please note|please remember|"
+        r"heads up|quick update|news|good news|bad news|yes|no|sorry|i meant|i mean|to correct|not anymore)"
+        r"[,:!-]?\s+)+"
+    ),
+    split=(
+        r"\s*;\s*|,\s+but\s+|\s+but\s+|,\s+so\s+|\s+so\s+(?=i\b|we\b)|,\s+and\s+(?=(?:i|we|my|our|now|then)\b)|"
+        r"\s+and\s+(?=(?:i|we|my|our)\b)|\s+and\s+(?=(?:now\s+)?(?:work|works|live|lives|moved|prefer|prefers|use|"
+        r"uses|like|likes|love|loves|hate|hates|have|has|am|is|switched|drink|drinks)\b)|\s+because\s+|"
+        r"\s+since\s+(?=i|we)|,\s+(?=(?:i|we|now|then|but|and)\b)"
+    ),
+    # A state that held and no longer does. "be used to" (accustomed) is not one; a plain past tense
+    # ("I lived in Lisbon in 2019") says nothing of now and is left alone.
+    ended=r"(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bbe )\b(?:used to|formerly|previously)\s+(?=\w)",
+)
