@@ -127,3 +127,18 @@ _JA_TEXT = st.text(
 def test_the_reader_never_raises_on_japanese_text(a: str, b: str) -> None:
     japanese.claims_ja(a, "")
     assert relation(a, b).label in (CONTRADICTING, COMPATIBLE, UNRELATED)
+
+
+@pytest.mark.parametrize(
+    "wish",
+    ["大阪に引っ越したいです。", "大阪に引っ越すつもりです。", "大阪に住んでいますか", "大阪に引っ越したら"],
+)
+def test_a_wish_a_plan_or_a_question_is_not_where_one_lives(wish: str) -> None:
+    assert relation(wish, "東京に住んでいます。").label != CONTRADICTING
+    assert relation("大阪に引っ越しました。", "東京に住んでいます。").label == CONTRADICTING  # control
+
+
+def test_a_planned_trip_is_still_a_trip() -> None:
+    """Travel is about plans: 予定 does not drop it (the exclusion above is for states)."""
+    (claim,) = parse_claims("来週京都に行く予定です。")
+    assert (claim.attribute, claim.value) == ("travel", "京都")

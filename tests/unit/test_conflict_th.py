@@ -109,3 +109,24 @@ _TH_TEXT = st.text(
 def test_the_reader_never_raises_on_thai_text(a: str, b: str) -> None:
     thai.claims_th(a, "")
     assert relation(a, b).label in (CONTRADICTING, COMPATIBLE, UNRELATED)
+
+
+@pytest.mark.parametrize(
+    "not_a_state",
+    [
+        "ฉันอยากย้ายไปอยู่เชียงใหม่",  # wants to move
+        "ถ้าฉันย้ายไปอยู่เชียงใหม่",  # if I move
+        "ฉันอยู่เชียงใหม่ไหม",  # a question
+        "ฉันอยู่บ้าน",  # at home, not where one lives
+        "ฉันอยู่กับพ่อแม่",  # lives with one's parents: not a place
+    ],
+)
+def test_a_wish_a_condition_a_question_or_being_at_home_is_not_where_one_lives(not_a_state: str) -> None:
+    assert relation(not_a_state, "ฉันอยู่กรุงเทพ").label != CONTRADICTING
+    assert relation("ฉันย้ายไปอยู่เชียงใหม่", "ฉันอยู่กรุงเทพ").label == CONTRADICTING  # control
+
+
+def test_a_teacher_is_not_a_maybe() -> None:
+    """อาจ ("may") starts อาจารย์ ("teacher"): a teacher's home is still read."""
+    assert relation("อาจารย์ของฉันอยู่เชียงใหม่", "อาจารย์ของฉันอยู่ลำปาง").label == CONTRADICTING
+    assert relation("ฉันอาจย้ายไปอยู่เชียงใหม่", "ฉันอยู่ลำปาง").label != CONTRADICTING  # control: "may move"

@@ -153,6 +153,12 @@ _A = r"(?:もう|まだ|今は|今|あまり|全然|ぜんぜん|ずっと|毎�
 _PAST_STATE = re.compile(r"(?:てい|でい)ました$|(?:てい|でい)た$")
 
 
+# a wish, a plan, a condition or a question says nothing of now ("大阪に引っ越したい": wants to move)
+_NOT_A_STATE = re.compile(
+    r"たい|たく|たかった|つもり|予定|かも|かな|たら|れば|なら|ようと|よう$|(?:ます|です|の|る)か$"
+)
+
+
 def _negated(tail: str) -> bool:
     return bool(_NEG.search(tail))
 
@@ -295,6 +301,8 @@ def claims_ja(clause: str, inherited: str) -> list[Claim]:
         if not m:
             continue
         tail = clause[m.start("p") :]
+        if attribute not in ("travel", "plan:learn") and _NOT_A_STATE.search(tail):
+            return []
         positive = bool(opts.get("positive", True)) != _negated(tail)
         strength = str(opts.get("strength", ""))
         subj = _subject(clause[: m.start()], inherited)

@@ -201,6 +201,14 @@ _JOBS = (
 )
 
 
+# a wish, a plan, a condition (before the verb) or a question (at the end) says nothing of now
+# ("ฉันอยากย้ายไปเชียงใหม่": wants to move); อาจารย์ ("teacher") is not อาจ ("may")
+_NOT_A_STATE_BEFORE = re.compile(r"อยาก|คิดจะ|คิดว่าจะ|วางแผน|ถ้า|หาก|อาจ(?!ารย์)|น่าจะ")
+_QUESTION = re.compile(r"(?:ไหม|มั้ย|หรือเปล่า|หรือยัง|เหรอ|หรอ|หรือไม่)$")
+# อยู่ is also "to be at": at home, at work, with someone is not where one lives
+_NOT_A_HOME = re.compile(r"^(?:กับ|บ้าน$|ที่ทำงาน|ออฟฟิศ|ห้อง|ข้างนอก|แถวนี้|ใกล้|ตรงนี้|ที่นี่|ระหว่าง)")
+
+
 def _negated(neg: str | None, clause: str) -> bool:
     return bool(neg) or bool(_NO_LONGER.search(clause))
 
@@ -244,6 +252,10 @@ def claims_th(clause: str, inherited: str) -> list[Claim]:
         m = pattern.search(clause)
         if not m:
             continue
+        if attribute not in ("travel", "plan:learn") and (
+            _NOT_A_STATE_BEFORE.search(clause[: m.start()]) or _QUESTION.search(clause)
+        ):
+            return []
         neg = m.group("neg")
         positive = bool(opts.get("positive", True)) != _negated(neg, clause)
         strength = str(opts.get("strength", ""))
@@ -264,7 +276,7 @@ def claims_th(clause: str, inherited: str) -> list[Claim]:
             return [Claim(subj, "diet", "vegetarian", not positive)]
         if attribute == "has" and re.match(r"^(?:ประชุม|นัด|เวลา|ปัญหา|ความสุข|งาน)", vals[0]):
             continue
-        if attribute == "location" and re.match(r"^(?:ทำงาน|เรียน|ใช้)", vals[0]):
+        if attribute == "location" and (re.match(r"^(?:ทำงาน|เรียน|ใช้)", vals[0]) or _NOT_A_HOME.match(tail)):
             continue
         if attribute == "travel" and re.match(r"^(?:ทำงาน|เรียน|ซื้อ|กิน|ดู|หา|นอน)", vals[0]):
             continue
