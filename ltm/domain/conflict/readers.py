@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from . import chinese, english
+from . import chinese, english, japanese, thai
 from .reader import Reader
 
 READERS: tuple[Reader, ...] = (
+    japanese.READER,  # kana: before Chinese, whose characters Japanese shares
+    thai.READER,
     chinese.READER,
     english.READER,
 )
