@@ -1,4 +1,8 @@
-"""Chinese patterns: a statement clause -> claims."""
+"""Chinese patterns: a statement clause -> claims, in either script.
+
+Traditional characters are mapped to simplified ones before the patterns read a clause (a
+character table of common words, not a converter: words whose traditional form differs in more
+than its characters, 軟體 / 软件, stay as written), so 我喜歡貓 reads as 我喜欢猫."""
 
 from __future__ import annotations
 
@@ -6,6 +10,38 @@ import re
 
 from .lexicon import ZH_JOB_SUFFIX, Claim, Rule, category_of, is_han, subject_of, value_items
 from .reader import Reader
+
+# --------------------------------------------------------------------------------------------
+# traditional -> simplified characters (one to one; the pairs line up)
+# --------------------------------------------------------------------------------------------
+
+# fmt: off
+TRADITIONAL = (
+    "歡討厭過煙菸養沒愛經們這個國來時說會對後還開關學習見現發點樣長東車書間問題動電話頭麼嗎為與從將當讓給門兒買賣錢貓隻條雙鳥魚雞豬馬飯麵麪餃湯鹹醬飲紅綠藍黃顏歲歷曆氣隊機場員師醫護禮聽"
+    "讀寫語詞識認記計劃畫體運遊戲籃網賽館廳遠離訂單結約紀級線練組織濟業務處辦總監闆職實際驗試準備設視頻號碼資訊絡腦軟術環專應該覺髮臉腳邊週裡裏幾萬億兩參舉樂熱陽陰風雲園圖銀錯難興藝獨親"
+    "媽爺孫婦姊陳張劉楊趙吳鄭謝許鄧馮蔣韓葉蘇盧羅鍾華麗龍鳳灣臺島縣區鄉鎮廣陸歐紐倫舊蘭義亞擔憂慮願決換轉遷選擇傾寧惡煩極穩並態戀異絕斷續繼維壞優勝敗負輸贏隨調節課講談論請證據鐘錶鐵鋼錄"
+    "鏡聞聲響劇螢鍵盤庫測佈構範圍預價費貴質產農廠藥療診檢針飛郵遞貨倉齊豐鴨鵝蝦貝蠔麥糧蘿蔔蔥薑鹽燒燉嚐嘗餅帶襪褲筆紙簡漢粵廈滬瀋無雖於則須係進達觀確種類數統報導獎戰爭軍團黨勞貸債幣帳賬"
+    "額購鋪攤廚廁樓層牆燈傘輛騎駕駛艙颱涼凍霧溫濕乾淨髒亂靜鬧慶壽嬸夥鄰癒傷癢瘋夢齒頸膚鬍鬚膽腎臟腸壓腫減鍛煉壘攝彈輯詩誌雜頁閱覽檔夾鎖鑰牀櫃櫥鍋爐裝載傳讚評餵鬆喫協嶺蘋龜鬥衛鋁銅錫銷鏈"
+    "陣險隱韌頓領顧顯飄驚驕鬱齡勵勸喬嚴圓壇奮孿寵寶屆嶼帥幫廢彎徵慣憶懷懶擁擬擴擾攜敵斃昇曬棄榮槍標樹橋櫻歸殺殼汙溝滅滿漁潔潛濱灑爛牠狀獄畢盜盡碩禍稅窮競築簽糾納純紡細終絲綁綜緊編緩績繩"
+    "罰羨聯聖聰肅脅膠艱莊薦蟲補製複規觸訓詢誇誠誤謀謙議變貧責貼賀賓賴趕跡蹤躍軌較輕辭迴遲遺釋鈴銳鍊鏽閃閉閒閣闊靈韻頂項順頑頒顛飽餘駐魯鮮鯨"
+)
+SIMPLIFIED = (
+    "欢讨厌过烟烟养没爱经们这个国来时说会对后还开关学习见现发点样长东车书间问题动电话头么吗为与从将当让给门儿买卖钱猫只条双鸟鱼鸡猪马饭面面饺汤咸酱饮红绿蓝黄颜岁历历气队机场员师医护礼听"
+    "读写语词识认记计划画体运游戏篮网赛馆厅远离订单结约纪级线练组织济业务处办总监板职实际验试准备设视频号码资讯络脑软术环专应该觉发脸脚边周里里几万亿两参举乐热阳阴风云园图银错难兴艺独亲"
+    "妈爷孙妇姐陈张刘杨赵吴郑谢许邓冯蒋韩叶苏卢罗钟华丽龙凤湾台岛县区乡镇广陆欧纽伦旧兰义亚担忧虑愿决换转迁选择倾宁恶烦极稳并态恋异绝断续继维坏优胜败负输赢随调节课讲谈论请证据钟表铁钢录"
+    "镜闻声响剧萤键盘库测布构范围预价费贵质产农厂药疗诊检针飞邮递货仓齐丰鸭鹅虾贝蚝麦粮萝卜葱姜盐烧炖尝尝饼带袜裤笔纸简汉粤厦沪沈无虽于则须系进达观确种类数统报导奖战争军团党劳贷债币账账"
+    "额购铺摊厨厕楼层墙灯伞辆骑驾驶舱台凉冻雾温湿干净脏乱静闹庆寿婶伙邻愈伤痒疯梦齿颈肤胡须胆肾脏肠压肿减锻炼垒摄弹辑诗志杂页阅览档夹锁钥床柜橱锅炉装载传赞评喂松吃协岭苹龟斗卫铝铜锡销链"
+    "阵险隐韧顿领顾显飘惊骄郁龄励劝乔严圆坛奋孪宠宝届屿帅帮废弯征惯忆怀懒拥拟扩扰携敌毙升晒弃荣枪标树桥樱归杀壳污沟灭满渔洁潜滨洒烂它状狱毕盗尽硕祸税穷竞筑签纠纳纯纺细终丝绑综紧编缓绩绳"
+    "罚羡联圣聪肃胁胶艰庄荐虫补制复规触训询夸诚误谋谦议变贫责贴贺宾赖赶迹踪跃轨较轻辞回迟遗释铃锐链锈闪闭闲阁阔灵韵顶项顺顽颁颠饱余驻鲁鲜鲸"
+)
+# fmt: on
+_T2S = str.maketrans(TRADITIONAL, SIMPLIFIED)
+
+
+def simplified(text: str) -> str:
+    """``text`` with the traditional characters of the table replaced by their simplified forms."""
+    return text.translate(_T2S)
+
 
 # --------------------------------------------------------------------------------------------
 # Chinese patterns
@@ -61,10 +97,28 @@ _ZH_SCHEDULE = re.compile(
     r"(?P<attr>会议|周会|例会|会|面试|聚会|航班|考试|约会|活动|婚礼|晚饭|聚餐|截止日期|截止时间|deadline|演出|比赛|上线|发布)"
     r"(?:时间)?(?:改到了|改到|改在|改成了|改成|推迟到了|推迟到|提前到了|提前到|定在了|定在|安排在|挪到|在|是)(?P<val>.+)"
 )
+# "我爸爸喜欢钓鱼" is about the father, not the speaker (subject_of reads any prefix with 我 as "self")
+_ZH_KIN = re.compile(
+    r"^(?:我|我的)(?P<who>爸爸|妈妈|爸|妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|老公|老婆|丈夫|妻子|太太|先生|儿子|女儿|孩子|"
+    r"男朋友|女朋友|男友|女友|朋友|同事|老板|爷爷|奶奶|外公|外婆|家人|室友|邻居)"
+)
+# brothers and sisters are one thing to have ("我有一个姐姐" / "我有一个弟弟" both hold), children another
+_ZH_KIN_VALUE = {
+    **dict.fromkeys(("哥哥", "姐姐", "弟弟", "妹妹", "兄弟", "姐妹", "兄弟姐妹", "哥", "姐", "弟", "妹"), "兄弟姐妹"),
+    **dict.fromkeys(("儿子", "女儿", "孩子", "小孩"), "孩子"),
+}
+
+
+def _subject(prefix: str) -> str:
+    m = _ZH_KIN.match(prefix.strip(" ,.:;，。：；!！"))
+    return m.group("who") if m else subject_of(prefix)
+
+
 _ZH_NUM = {"一": "1", "两": "2", "二": "2", "三": "3", "四": "4", "五": "5"}
 
 
 def claims_zh(clause: str, inherited: str) -> list[Claim]:
+    clause = simplified(clause)
     trailing_neg = bool(re.search(r"(?:不.{0,6}了$|再也不|不再)", clause))
     m = _ZH_SCHEDULE.search(clause)
     if m:
@@ -72,7 +126,7 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
     m = _ZH_POSSESSIVE.match(clause)
     if m and not re.search(r"(?:喜欢|住|用|叫)", m.group("owner")):
         owner = m.group("owner")
-        subj = subject_of(owner) or owner
+        subj = _subject(owner) or owner
         attr = m.group("attr")
         vals = value_items(m.group("val"), False)
         positive = not m.group("neg")
@@ -86,13 +140,13 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
     m = re.search(r"是(?:一名|一个|一位|个|名)?(?P<val>[\u4e00-\u9fffA-Za-z]{1,10})$", clause)
     if m and (m.group("val").endswith(ZH_JOB_SUFFIX) or m.group("val") in ("学生", "程序员")):
         neg = bool(re.search(r"不是$|不再是$", clause[: m.start() + 1])) or "不是" in clause
-        return [Claim(subject_of(clause[: m.start()]) or inherited, "role", m.group("val"), not neg)]
+        return [Claim(_subject(clause[: m.start()]) or inherited, "role", m.group("val"), not neg)]
 
     for rule in _ZH_RULES:
         m = rule.pattern.search(clause)
         if not m:
             continue
-        subj = subject_of(clause[: m.start()]) or inherited
+        subj = _subject(clause[: m.start()]) or inherited
         gd = m.groupdict()
         negated = bool(gd.get("neg"))
         positive = rule.positive != negated
@@ -116,6 +170,7 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
         if not vals:
             continue
         if attr == "has":
+            vals = [_ZH_KIN_VALUE.get(v, v) for v in vals]
             if re.match(r"^(?:点|些|时候|空|事|意思|道理|可能|必要|问题|机会|兴趣)", vals[0]):
                 continue
             num = gd.get("num")
@@ -131,15 +186,22 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
     return []
 
 
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
 def _has_han(clause: str) -> bool:
-    return any(is_han(c) for c in clause)
+    """Chinese characters and no kana (a clause with kana is Japanese: its reader decides alone)."""
+    return any(is_han(c) for c in clause) and not _KANA.search(clause)
 
 
 READER = Reader(
     lang="zh",
     claims=claims_zh,
     detects=_has_han,
-    lead=r"^(?:其实|更正|纠正一下|纠正|不对|另外|对了|顺便说一下|说实话|我说错了|刚才说错了|哦|嗯|好吧|那个|告诉你|记住|注意)[，,：:！!]?",
-    split=r"[；;。！？!?]|，|但是|但|不过|而且|因为|所以|可是|然后",
+    lead=(
+        r"^(?:其实|其實|更正|纠正一下|糾正一下|纠正|糾正|不对|不對|另外|对了|對了|顺便说一下|順便說一下|说实话|說實話|"
+        r"我说错了|我說錯了|刚才说错了|剛才說錯了|哦|嗯|好吧|那个|那個|告诉你|告訴你|记住|記住|注意)[，,：:！!]?"
+    ),
+    split=r"[；;。！？!?]|，|但是|但|不过|不過|而且|因为|因為|所以|可是|然后|然後",
     ended=r"(?:以前|之前|曾经|曾經|过去|過去)(?=[住在喜爱愛用做是吃喝养養有工抽吸])",
 )

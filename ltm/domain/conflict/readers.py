@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from . import chinese, english, spanish, vietnamese
+from . import chinese, english, japanese, spanish, thai, vietnamese
 from .reader import Reader
 
 READERS: tuple[Reader, ...] = (
+    japanese.READER,  # kana: before Chinese, whose characters Japanese shares
+    thai.READER,
     chinese.READER,
     vietnamese.READER,
     spanish.READER,
