@@ -108,6 +108,11 @@ def test_values_are_read_in_their_english_canonical_form() -> None:
     assert parse_claims("Tengo dos gatos.")[0].attribute == "count:cat"
 
 
+def test_a_place_name_is_mapped_only_where_a_place_is_meant() -> None:
+    assert parse_claims("Vivo en Colonia.")[0].value == "cologne"
+    assert parse_claims("Me gusta la colonia.")[0].value == "colonia"  # a scent, not the city
+
+
 def test_a_leading_no_is_a_negation_unless_a_comma_follows() -> None:
     (neg,) = parse_claims("No vivo en Madrid.")
     assert (neg.attribute, neg.value, neg.positive) == ("location", "madrid", False)
@@ -124,6 +129,8 @@ ENGLISH = [
     "He has a cat.",
     "I am going to go to Madrid.",
     "No I don't drink coffee.",
+    "I moved to Zürich.",  # an accent alone does not make a sentence Spanish
+    "My friends come to my café every day.",
 ]
 
 

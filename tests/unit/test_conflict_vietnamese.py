@@ -86,6 +86,7 @@ def test_unrelated(new: str, old: str) -> None:
         # a city by its Vietnamese name, stored in English / another city
         ("Tôi sống ở Luân Đôn.", "Tôi sống ở Paris.", "I live in London."),
         ("Tôi sống ở Sài Gòn.", "Tôi sống ở Hà Nội.", "I live in Ho Chi Minh City."),
+        ("Tôi sống ở Hà Nội.", "Tôi sống ở Huế.", "I live in Hà Nội."),
         # a birthday is a date: its month is part of the value, not a time phrase to cut
         ("Sinh nhật tôi là ngày 3 tháng 3.", "Sinh nhật tôi là ngày 3 tháng 5.", "Sinh nhật tôi là ngày 3 tháng 3."),
     ],
@@ -104,9 +105,14 @@ def test_the_speaker_and_other_subjects() -> None:
 
 def test_o_is_the_verb_only_right_after_who() -> None:
     (here,) = parse_claims("Tôi ở Hà Nội.")
-    assert (here.attribute, here.value) == ("location", "hanoi")
+    assert (here.attribute, here.value) == ("location", "hà nội")
     (work,) = parse_claims("Tôi làm ở FPT.")  # control: "làm ở" is where one works
     assert (work.attribute, work.value) == ("employer", "fpt")
+
+
+def test_a_place_name_is_mapped_only_where_a_place_is_meant() -> None:
+    assert parse_claims("Tôi sống ở Anh.")[0].value == "united kingdom"
+    assert parse_claims("Tôi yêu anh.")[0].value == "anh"  # "anh" is also "you" / an older brother
 
 
 def test_values_are_read_in_their_english_canonical_form() -> None:

@@ -2,7 +2,7 @@
 
 Spanish drops the subject ("Vivo en Sevilla"): the speaker is read off the verb's ending or its
 clitic ("me gusta" -> the speaker, "usamos" / "nos mudamos" -> we); a name or "mi hermana" before
-the verb is another subject. Values are normalised here: accents off (ñ kept), articles and time
+the verb is another subject. Values are normalised here: accents off (ñ to n too), articles and time
 phrases cut, common nouns to their English canonical form ("té verde" -> "green tea", "comida
 tailandesa" -> "thai food"), so the shared lexicon's kinds of thing (drinks, pets, sports...) apply.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 
 from .lexicon import JOB_WORDS, Claim, category_of
 from .reader import Reader
@@ -42,16 +43,15 @@ def _fold(s: str) -> str:
 
 
 def detects(clause: str) -> bool:
-    """A Spanish letter (ñ, an acute accent, ¿ ¡), or more Spanish cue words than English ones; never a
-    clause with a Vietnamese letter (the Vietnamese reader is tried first)."""
+    """More Spanish cue words than English ones, or a Spanish letter (ñ, an acute accent, ¿ ¡) and at
+    least as many: "I moved to Zürich" and "my friends come to my café" stay English. Never a clause
+    with a Vietnamese letter (the Vietnamese reader is tried first)."""
     if _VI_LETTERS.search(clause):
         return False
-    if _ES_CHARS.search(clause):
-        return True
-    words = re.findall(r"[a-zñ']+", clause)
+    words = re.findall(r"[a-z']+", _fold(clause))
     es = sum(1 for w in words if w in _ES_CUES or w in _VERB_CUES)
     en = sum(1 for w in words if w in _EN_CUES)
-    return es > 0 and es > en
+    return es >= en if _ES_CHARS.search(clause) else es > en
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,14 +99,14 @@ _ADJECTIVES = {
 # London" are one city, for a speaker who writes in both.
 _PLACES = {
     "londres": "london", "nueva york": "new york", "lisboa": "lisbon", "roma": "rome", "pekin": "beijing",
-    "moscu": "moscow", "munich": "munich", "colonia": "cologne", "florencia": "florence", "venecia": "venice",
+    "moscu": "moscow", "colonia": "cologne", "florencia": "florence", "venecia": "venice",
     "napoles": "naples", "turin": "turin", "ginebra": "geneva", "bruselas": "brussels", "atenas": "athens",
     "varsovia": "warsaw", "praga": "prague", "viena": "vienna", "copenhague": "copenhagen",
     "estocolmo": "stockholm", "tokio": "tokyo", "seul": "seoul", "el cairo": "cairo", "estambul": "istanbul",
-    "la haya": "the hague", "edimburgo": "edinburgh", "nueva delhi": "new delhi", "pekin capital": "beijing",
-    "sevilla": "seville", "zaragoza": "zaragoza", "cataluna": "catalonia", "andalucia": "andalusia",
+    "la haya": "the hague", "edimburgo": "edinburgh", "nueva delhi": "new delhi",
+    "sevilla": "seville", "cataluna": "catalonia", "andalucia": "andalusia",
     "alemania": "germany", "francia": "france", "inglaterra": "england", "espana": "spain", "japon": "japan",
-    "estados unidos": "united states", "reino unido": "united kingdom", "mexico": "mexico", "brasil": "brazil",
+    "estados unidos": "united states", "reino unido": "united kingdom", "brasil": "brazil",
     "italia": "italy", "suiza": "switzerland", "suecia": "sweden", "paises bajos": "netherlands",
     "holanda": "netherlands",
 }
@@ -151,8 +151,6 @@ def _canon(raw: str, reorder: bool = True) -> str:
         if v2 == v:
             break
         v = v2
-    if v in _PLACES:
-        return _PLACES[v]
     words = v.split()
     if not reorder or not words:
         return v
@@ -342,7 +340,7 @@ _QUIT = re.compile(
 _QUIT_OBJECT = re.compile(r"\b(?:deje|dejamos|he dejado|hemos dejado|ha dejado)\s+(?:el|la|los|las)\s+(?P<val>.+)")
 
 
-def claims_es(clause: str, inherited: str) -> list[Claim]:
+def _read(clause: str, inherited: str) -> list[Claim]:
     c = _fold(clause)
     anywhere = bool(re.search(r"\bya no\b", c))
     m = _THE.match(c)
@@ -443,6 +441,17 @@ def claims_es(clause: str, inherited: str) -> list[Claim]:
             return [Claim(subj, "diet", "vegetarian", not positive)]
         return [Claim(subj, attr, v, positive, strength) for v in vals]
     return []
+
+
+_PLACE_ATTRIBUTES = ("location", "past_location", "origin", "travel")
+
+
+def claims_es(clause: str, inherited: str) -> list[Claim]:
+    """The clause's claims; a place (where one lives, comes from, travels) by its English name."""
+    return [
+        replace(c, value=_PLACES[c.value]) if c.attribute in _PLACE_ATTRIBUTES and c.value in _PLACES else c
+        for c in _read(clause, inherited)
+    ]
 
 
 READER = Reader(

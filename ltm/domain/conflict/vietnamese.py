@@ -11,6 +11,7 @@ tea", "nhạc jazz" -> "jazz music"), so the shared lexicon's kinds of thing app
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .lexicon import JOB_WORDS, Claim, category_of
 from .reader import Reader
@@ -55,17 +56,18 @@ _MODIFIERS = {
     "cổ điển": "classical", "không caffeine": "decaf",
 }
 # Vietnamese names of places whose English name differs: "Tôi sống ở Luân Đôn" and "I live in
-# London" are one city, for a speaker who writes in both.
+# London" are one city, for a speaker who writes in both. Not names that differ only by their marks
+# (Hà Nội, Đà Nẵng): an English sentence may well write them with the marks.
 _PLACES = {
     "luân đôn": "london", "pa-ri": "paris", "ba lê": "paris", "bắc kinh": "beijing",
     "thượng hải": "shanghai", "hồng kông": "hong kong", "đài bắc": "taipei", "mát-xcơ-va": "moscow",
     "mạc tư khoa": "moscow", "tô-ky-ô": "tokyo", "đông kinh": "tokyo", "xơ-un": "seoul", "hán thành": "seoul",
     "nữu ước": "new york", "cựu kim sơn": "san francisco", "la mã": "rome", "sài gòn": "ho chi minh city",
     "thành phố hồ chí minh": "ho chi minh city", "tp hồ chí minh": "ho chi minh city", "tp.hcm": "ho chi minh city",
-    "tphcm": "ho chi minh city", "hà nội": "hanoi", "đà nẵng": "da nang", "huế": "hue", "hải phòng": "haiphong",
+    "tphcm": "ho chi minh city",
     "mỹ": "united states", "hoa kỳ": "united states", "anh": "united kingdom", "pháp": "france", "đức": "germany",
     "nhật": "japan", "nhật bản": "japan", "hàn quốc": "south korea", "trung quốc": "china", "úc": "australia",
-    "nga": "russia", "ý": "italy", "tây ban nha": "spain", "thái lan": "thailand", "singapore": "singapore",
+    "nga": "russia", "ý": "italy", "tây ban nha": "spain", "thái lan": "thailand",
 }
 _LANGUAGES = {
     "anh": "english", "pháp": "french", "đức": "german", "nhật": "japanese", "việt": "vietnamese",
@@ -107,8 +109,6 @@ def _canon(raw: str, reorder: bool = True, trail: bool = True) -> str:
         if v2 == v:
             break
         v = v2
-    if v in _PLACES:
-        return _PLACES[v]
     words = v.split()
     if not reorder or not words:
         return v
@@ -266,7 +266,7 @@ _QUIT_PREFIX = re.compile(
 )
 
 
-def claims_vi(clause: str, inherited: str) -> list[Claim]:
+def _read(clause: str, inherited: str) -> list[Claim]:
     c = clause
     anywhere = bool(re.search(r"(?<!\w)(?:nữa|không còn)(?!\w)", c))
     m = re.search(r"(?<!\w)(?P<val>\d{1,3})\s*tuổi(?!\w)", c)
@@ -367,6 +367,17 @@ def claims_vi(clause: str, inherited: str) -> list[Claim]:
         subj = _subject(clause[: m.start()]) or inherited
         return [Claim(subj, "consume" if category_of(v) else "use", v, False) for v in vals]
     return []
+
+
+_PLACE_ATTRIBUTES = ("location", "past_location", "origin", "travel")
+
+
+def claims_vi(clause: str, inherited: str) -> list[Claim]:
+    """The clause's claims; a place (where one lives, comes from, travels) by its English name."""
+    return [
+        replace(c, value=_PLACES[c.value]) if c.attribute in _PLACE_ATTRIBUTES and c.value in _PLACES else c
+        for c in _read(clause, inherited)
+    ]
 
 
 READER = Reader(
