@@ -906,7 +906,10 @@ def parse_time_window(query: str, now: datetime) -> tuple[float, float] | None:
     exprs = _expressions(query, now)
     if not exprs:
         return None
-    start, end = _compose(query, exprs, now)
+    try:
+        start, end = _compose(query, exprs, now)
+    except (OverflowError, ValueError):  # a shift off the calendar: "昨天前2030年" (2030 years before)
+        return None
     if end <= start:
         return None
     return start.timestamp(), end.timestamp()

@@ -189,6 +189,14 @@ def test_never_raises_and_ranges_are_ordered(query: str) -> None:
     assert got is None or got[0] < got[1]
 
 
+@pytest.mark.parametrize("query", ["昨天前2030年", "3000 years before yesterday"])
+def test_a_shift_off_the_calendar_names_no_window(query: str) -> None:
+    """Found by the property above: 2030 years before yesterday leaves the calendar. Control: a
+    shift that stays in it is a window."""
+    assert parse_time_window(query, NOW) is None
+    assert parse_time_window("昨天前2年", NOW) is not None
+
+
 class TestGeneralised:
     """Phrasings beyond the development conversations: the future, "before last", weekday modifiers,
     seasons, holidays, parts of months in Chinese, day and month ranges (NOW is Wednesday 13 March 2024)."""
