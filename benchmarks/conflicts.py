@@ -1,6 +1,8 @@
 """Conflict detection on a labelled set of statement pairs: precision and recall per class.
 
-    python -m benchmarks.conflicts [--dataset benchmarks/data/conflict_pairs.jsonl] [--out r.json]
+    python -m benchmarks.conflicts [--dataset FILE ...] [--out r.json]
+
+Without ``--dataset`` it reads every ``benchmarks/data/conflict_pairs*.jsonl`` (all seven languages).
 
 Each line of the data set is ``{"id", "split", "lang", "label", "new", "existing"}``: would storing
 ``new`` contradict the stored ``existing`` statement of the same speaker? Labels:
@@ -37,7 +39,8 @@ from ltm.domain.conflict import LABELS, relation
 
 from . import REPO_ROOT, git_commit
 
-DEFAULT_DATASET = REPO_ROOT / "benchmarks" / "data" / "conflict_pairs.jsonl"
+DEFAULT_DATASET = REPO_ROOT / "benchmarks" / "data" / "conflict_pairs.jsonl"  # English and Chinese
+DEFAULT_DATASETS = tuple(sorted(DEFAULT_DATASET.parent.glob("conflict_pairs*.jsonl")))
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -111,22 +114,27 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    ap.add_argument("--dataset", type=Path, action="append", help="a pairs file (repeatable; default: every one)")
     ap.add_argument("--out", type=Path, default=None, help="write the full results (with every prediction) here")
     ap.add_argument("--errors", action="store_true", help="also print every wrong prediction")
     args = ap.parse_args(argv)
-    rows = load(args.dataset)
+    files = list(args.dataset or DEFAULT_DATASETS)
+    rows = [row for f in files for row in load(f)]
+    if len({r["id"] for r in rows}) != len(rows):
+        raise SystemExit("pair ids repeat across the files")
     report = run(rows)
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
     doc = {
         "benchmark": "conflicts",
-        "dataset": str(args.dataset),
-        "dataset_sha256": hashlib.sha256(args.dataset.read_bytes()).hexdigest(),
+        "dataset": [str(f) for f in files],
+        "dataset_sha256": digest,
         **git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         **report,
     }
-    print(f"conflict detection on {len(rows)} pairs ({args.dataset.name}, sha256 {doc['dataset_sha256'][:12]})")
+    names = ", ".join(f.name for f in files)
+    print(f"conflict detection on {len(rows)} pairs ({names}; sha256 {digest[:12]})")
     print(table(report["results"]))
     for split in ("dev", "heldout", "all"):
         r = report["results"].get(split)

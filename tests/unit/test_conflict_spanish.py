@@ -187,3 +187,12 @@ def test_the_reader_never_raises_on_spanish_text(text: str) -> None:
     spanish.claims_es(s, "")
     parse_claims(text)
     relation(text, "Vivo en Madrid.")
+
+
+def test_a_pronoun_is_a_whole_word() -> None:
+    """The "te" ending "normalmente" is no pronoun ("you", which read the speaker as another
+    subject). Found on a held-out row after the readers were frozen. Control: a real pronoun before
+    the verb is still read."""
+    assert relation("Normalmente prefiero Go.", "Prefiero Java para el backend.").label == CONTRADICTING
+    assert relation("Actualmente prefiero el té.", "Prefiero el café.").label == CONTRADICTING
+    assert relation("Ya no me gusta el café", "Me gusta el café").label == CONTRADICTING

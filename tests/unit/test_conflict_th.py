@@ -130,3 +130,11 @@ def test_a_teacher_is_not_a_maybe() -> None:
     """อาจ ("may") starts อาจารย์ ("teacher"): a teacher's home is still read."""
     assert relation("อาจารย์ของฉันอยู่เชียงใหม่", "อาจารย์ของฉันอยู่ลำปาง").label == CONTRADICTING
     assert relation("ฉันอาจย้ายไปอยู่เชียงใหม่", "ฉันอยู่ลำปาง").label != CONTRADICTING  # control: "may move"
+
+
+def test_since_is_not_but() -> None:
+    """ตั้งแต่ ("since") holds แต่ ("but"): the clause is not cut there, so the place stays กรุงเทพ.
+    Found on a held-out row after the readers were frozen. Control: a real แต่ still splits."""
+    assert relation("ฉันย้ายมาอยู่กรุงเทพตั้งแต่ปี 2018", "ฉันอยู่กรุงเทพ").label == COMPATIBLE
+    assert relation("ฉันย้ายมาอยู่กรุงเทพตั้งแต่ปี 2018", "ฉันอยู่เชียงใหม่").label == CONTRADICTING
+    assert relation("ฉันชอบชาแต่ฉันไม่ชอบกาแฟ", "ฉันชอบกาแฟ").label == CONTRADICTING

@@ -1,4 +1,4 @@
-"""Conflict detection between two short statements (English and Chinese). Pure.
+"""Conflict detection between two short statements, in the seven languages the product ships. Pure.
 
 Each statement is read into *claims*: ``(subject, attribute, value, polarity)``, e.g.
 "I moved to Berlin" -> ``(self, location, berlin, +)``, "别上 Postgres" -> ``(-, use, postgres, -)``.
@@ -15,6 +15,9 @@ Two statements about the same subject and attribute then:
 
 Statements the patterns cannot read fall back to a negation flip over their words: nearly the same
 words with an opposite negation contradict.
+
+Each language's patterns are a reader (:mod:`.readers`: Japanese, Thai, Chinese simplified and
+traditional, Vietnamese, Spanish, English, tried in that order).
 
 What this does not do: understand time ("lived in Paris in 2019" is read as past, nothing finer),
 sarcasm, quantities beyond a few patterns, or paraphrases across languages. The benchmark

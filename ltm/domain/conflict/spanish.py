@@ -219,7 +219,7 @@ def _subject(prefix: str, verb: str, clitic: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 _NEG = r"(?P<neg>\b(?:ya no|no|nunca|jamas|tampoco)\s+)?"
-_CL = r"(?:(?P<cl>me|nos|te|se|le|les)\s+)?"
+_CL = r"(?:\b(?P<cl>me|nos|te|se|le|les)\s+)?"
 
 
 def _es(verbs: str, tail: str, attribute: str, *, neg: bool = True, clitic: bool = False, **kw: object):
