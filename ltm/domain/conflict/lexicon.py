@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..contractions import expand
 
@@ -329,3 +329,15 @@ class Rule:
     multi: bool = False
     positive: bool = True
     strength: str = ""
+
+
+# Claims about a place: a reader may name the place by its English name, so that one city written
+# in two languages ("Londres", "London") is one value.
+PLACE_ATTRIBUTES = ("location", "past_location", "origin", "travel")
+
+
+def english_places(claims: list[Claim], names: dict[str, str]) -> list[Claim]:
+    """``claims`` with each place value that ``names`` knows replaced by its English name."""
+    return [
+        replace(c, value=names[c.value]) if c.attribute in PLACE_ATTRIBUTES and c.value in names else c for c in claims
+    ]

@@ -11,9 +11,8 @@ tea", "nhạc jazz" -> "jazz music"), so the shared lexicon's kinds of thing app
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from .lexicon import JOB_WORDS, Claim, category_of
+from .lexicon import JOB_WORDS, Claim, category_of, english_places
 from .reader import Reader
 
 # Letters only Vietnamese uses among the Latin scripts (ă đ ơ ư, and the tone-marked vowels of the
@@ -369,15 +368,9 @@ def _read(clause: str, inherited: str) -> list[Claim]:
     return []
 
 
-_PLACE_ATTRIBUTES = ("location", "past_location", "origin", "travel")
-
-
 def claims_vi(clause: str, inherited: str) -> list[Claim]:
     """The clause's claims; a place (where one lives, comes from, travels) by its English name."""
-    return [
-        replace(c, value=_PLACES[c.value]) if c.attribute in _PLACE_ATTRIBUTES and c.value in _PLACES else c
-        for c in _read(clause, inherited)
-    ]
+    return english_places(_read(clause, inherited), _PLACES)
 
 
 READER = Reader(
