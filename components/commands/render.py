@@ -27,8 +27,8 @@ from ltm.service import (
     candidate_status_key,
     explain,
     matrix,
+    minute_text,
     neutralize,
-    parse_instant,
     render_shipped,
     status_key,
     trust_label,
@@ -146,7 +146,7 @@ def date_text(value: Any) -> str:
     if not value:
         return "-"
     try:
-        return parse_instant(value, "time").strftime("%Y-%m-%d %H:%M UTC")
+        return minute_text(value)
     except LtmError:
         return clean(value, 40) or "-"
 

@@ -57,6 +57,12 @@ def to_iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def minute_text(value: object) -> str:
+    """The one way a person is shown a time: an ISO instant as ``YYYY-MM-DD HH:MM UTC`` (anything
+    else is refused as :func:`parse_instant` refuses it)."""
+    return parse_instant(value, "time").strftime("%Y-%m-%d %H:%M UTC")
+
+
 def normalize_optional(value: object, field: str) -> str | None:
     """``None``/empty stays ``None``; anything else must be a valid instant (returned as UTC ISO)."""
     if value is None or (isinstance(value, str) and not value.strip()):

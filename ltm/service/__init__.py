@@ -19,7 +19,7 @@ from ..domain.privilege import can_run, is_admin, matrix, requires_admin, rule_f
 from ..domain.scope import Scope, derive_scope
 from ..domain.storage_keys import scope_fence_keys, speaker_profile_key
 from ..domain.text import MAX_REASON, neutralize, neutralize_data, unstorable
-from ..domain.timefields import parse_instant, to_iso
+from ..domain.timefields import minute_text, parse_instant, to_iso
 from ..domain.trace import RecallTrace, TraceRow
 from ..domain.trust import trust_label
 from ..domain.vocabulary import DEFAULT_STATUS, candidate_status_key, listed_statuses, status_key
@@ -117,6 +117,7 @@ __all__ = [
     # untrusted text stays data where a surface shows it; instants as the service reads them
     "neutralize",
     "neutralize_data",
+    "minute_text",
     "parse_instant",
     "render_shipped",
     "to_iso",

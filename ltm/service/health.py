@@ -15,13 +15,14 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from ..domain.backends import file_id_where
+from ..domain.errors import LtmError
 from ..domain.filters import Criteria, scope_filter
 from ..domain.models import build_episode, validate_episode_input
 from ..domain.scope import Scope, derive_scope
+from ..domain.timefields import minute_text
 from ..i18n import t
 from ..ports import VectorRecord
 from .neighbours import HealthHost
@@ -68,8 +69,8 @@ class HealthReport:
 def _minute(iso: str) -> str:
     """``2026-12-05 09:43 UTC`` for a stored ISO instant (the text itself when it is not one)."""
     try:
-        return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
+        return minute_text(iso)
+    except LtmError:
         return iso
 
 

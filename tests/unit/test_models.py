@@ -17,7 +17,7 @@ from ltm.domain.models import (
     validate_profile_patch,
 )
 from ltm.domain.scope import derive_scope
-from ltm.domain.timefields import parse_instant, to_iso
+from ltm.domain.timefields import minute_text, parse_instant, to_iso
 
 SCOPE = derive_scope(session_name="person_u1", bot_uuid="b", sender_id="u1")
 
@@ -32,6 +32,13 @@ class TestTimeFields:
     def test_refuses_words_dates_and_naive_times(self, bad: str) -> None:
         with pytest.raises(ValidationError):
             parse_instant(bad, "event_at")
+        with pytest.raises(ValidationError):
+            minute_text(bad)
+
+    def test_a_time_is_shown_to_the_minute_in_utc(self) -> None:
+        """The one format replies and the health check show (microseconds and offsets dropped)."""
+        assert minute_text("2026-12-05T09:43:04.400038Z") == "2026-12-05 09:43 UTC"
+        assert minute_text("2024-05-01T12:00:00+02:00") == "2024-05-01 10:00 UTC"
 
     def test_validity_order(self) -> None:
         with pytest.raises(ValidationError) as err:
