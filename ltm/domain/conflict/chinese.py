@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import ZH_JOB_SUFFIX, Claim, Rule, category_of, is_han, subject_of, value_items
+from .lexicon import ZH_JOB_SUFFIX, Claim, Rule, consumed, diet_of, is_han, subject_of, value_items
 from .reader import Reader
 
 # --------------------------------------------------------------------------------------------
@@ -176,10 +176,9 @@ def claims_zh(clause: str, inherited: str) -> list[Claim]:
             num = gd.get("num")
             if num and num != "一":
                 return [Claim(subj, "count:" + vals[0], _ZH_NUM.get(num, num), positive)]
-        if attr == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attr = "consume"
-        if attr == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive)]
+        attr = consumed(attr, vals[0])
+        if (diet := diet_of(subj, attr, vals[0], positive)) is not None:
+            return [diet]
         if attr == "travel" and re.match(r"^(?:上班|上学|工作|睡觉|吃饭|买|看|做|找|学)", vals[0]):
             continue
         return [Claim(subj, attr, v, positive, rule.strength) for v in vals]

@@ -10,6 +10,8 @@ from .lexicon import (
     Rule,
     category_of,
     clean_value,
+    consumed,
+    diet_of,
     norm_value,
     subject_of,
     topic_of,
@@ -254,10 +256,9 @@ def claims_en(clause: str, inherited: str) -> list[Claim]:
             if src:
                 claims += [Claim(subj, "use", clean_value(src.group("old")), False)]
             return claims
-        if attr == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attr = "consume"
-        if attr == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive)]
+        attr = consumed(attr, vals[0])
+        if (diet := diet_of(subj, attr, vals[0], positive)) is not None:
+            return [diet]
         if attr == "travel" and re.match(
             r"^(?:be|have|do|make|get|take|learn|start|try|buy|use|stop|quit|work|see)\b", vals[0]
         ):

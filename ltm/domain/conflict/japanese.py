@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import ZH_JOB_SUFFIX, Claim, category_of
+from .lexicon import ZH_JOB_SUFFIX, Claim, category_of, consumed, diet_of
 from .reader import Reader
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -328,10 +328,9 @@ def claims_ja(clause: str, inherited: str) -> list[Claim]:
             if v in ("仕事", "会社"):
                 return []
             return _claims("use", vals, subj, False)
-        if attribute == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attribute = "consume"
-        if attribute == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive, ended=ended)]
+        attribute = consumed(attribute, vals[0])
+        if (diet := diet_of(subj, attribute, vals[0], positive, ended=ended)) is not None:
+            return [diet]
         if attribute == "has" and vals[0] in _NOT_HAD:
             continue
         if attribute == "location" and m.group("p") in _MOVED:

@@ -341,3 +341,15 @@ def english_places(claims: list[Claim], names: dict[str, str]) -> list[Claim]:
     return [
         replace(c, value=names[c.value]) if c.attribute in PLACE_ATTRIBUTES and c.value in names else c for c in claims
     ]
+
+
+def consumed(attribute: str, value: str) -> str:
+    """``use`` of something one eats or drinks is ``consume``; any other attribute stays."""
+    return "consume" if attribute == "use" and category_of(value) in ("drink", "food", "meat") else attribute
+
+
+def diet_of(subject: str, attribute: str, value: str, positive: bool, *, ended: bool = False) -> Claim | None:
+    """Eating meat (or not) said as a claim about being vegetarian; None for anything else."""
+    if attribute == "consume" and category_of(value) == "meat":
+        return Claim(subject, "diet", "vegetarian", not positive, ended=ended)
+    return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .lexicon import JOB_WORDS, Claim, category_of, english_places
+from .lexicon import JOB_WORDS, Claim, category_of, consumed, diet_of, english_places
 from .reader import Reader
 
 # --------------------------------------------------------------------------------------------
@@ -434,10 +434,9 @@ def _read(clause: str, inherited: str) -> list[Claim]:
             if gd.get("old"):
                 claims += [Claim(subj, "use", v, False) for v in _values(m.group("old"), False, reorder=False)]
             return claims
-        if attr == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attr = "consume"
-        if attr == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive)]
+        attr = consumed(attr, vals[0])
+        if (diet := diet_of(subj, attr, vals[0], positive)) is not None:
+            return [diet]
         return [Claim(subj, attr, v, positive, strength) for v in vals]
     return []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import Claim, category_of
+from .lexicon import Claim, consumed, diet_of
 from .reader import Reader
 
 _THAI = re.compile(r"[\u0e00-\u0e7f]")
@@ -270,10 +270,9 @@ def claims_th(clause: str, inherited: str) -> list[Claim]:
         vals = _values(tail)
         if not vals:
             continue
-        if attribute == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attribute = "consume"
-        if attribute == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive)]
+        attribute = consumed(attribute, vals[0])
+        if (diet := diet_of(subj, attribute, vals[0], positive)) is not None:
+            return [diet]
         if attribute == "has" and re.match(r"^(?:ประชุม|นัด|เวลา|ปัญหา|ความสุข|งาน)", vals[0]):
             continue
         if attribute == "location" and (re.match(r"^(?:ทำงาน|เรียน|ใช้)", vals[0]) or _NOT_A_HOME.match(tail)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import JOB_WORDS, Claim, category_of, english_places
+from .lexicon import JOB_WORDS, Claim, category_of, consumed, diet_of, english_places
 from .reader import Reader
 
 # Letters only Vietnamese uses among the Latin scripts (ă đ ơ ư, and the tone-marked vowels of the
@@ -352,10 +352,9 @@ def _read(clause: str, inherited: str) -> list[Claim]:
             return [Claim(subj, "is_a", vals[0], positive)]
         if attr == "consume" and neg_word in ("bỏ", "đã bỏ", "cai", "đã cai") and not category_of(vals[0]):
             attr = "use"
-        if attr == "use" and category_of(vals[0]) in ("drink", "food", "meat"):
-            attr = "consume"
-        if attr == "consume" and category_of(vals[0]) == "meat":
-            return [Claim(subj, "diet", "vegetarian", not positive)]
+        attr = consumed(attr, vals[0])
+        if (diet := diet_of(subj, attr, vals[0], positive)) is not None:
+            return [diet]
         if attr == "use" and strength == "switch":
             return [Claim(subj, "use", v, positive, "switch") for v in vals]
         return [Claim(subj, attr, v, positive, strength) for v in vals]
