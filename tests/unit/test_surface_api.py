@@ -90,6 +90,7 @@ PUBLIC_API = frozenset(
         # untrusted text as data; instants
         "neutralize",
         "neutralize_data",
+        "minute_text",
         "parse_instant",
         "render_shipped",
         "to_iso",
