@@ -10,10 +10,16 @@ words written with look-alikes.
 
   * Cyrillic, Greek, Armenian and Latin-extension letters that render like a Latin letter
     (``а е о р с у х ѕ і ј ԁ ɡ ν ο``...) become that letter - "ѕуѕtеm:" reads as "system:";
+  * Latin letters with accents, and the small capitals, become the plain letter (``ï`` -> ``i``,
+    ``ñ`` -> ``n``, ``đ`` -> ``d``, ``ɪɢɴᴏʀᴇ`` -> ``ignore``): a reader reads "ïgnore" as "ignore", and
+    people type Vietnamese and Spanish without their accents ("mat khau", "contrasena"). A rule is
+    folded the same way, so one written "mật khẩu" reads both spellings;
   * Traditional Chinese characters that the rules' Simplified words use become their Simplified
     form (現→现, 進→进, 開發→开发, 密碼→密码...). The table holds only the characters of words the rules
     are written with, plus the common words around them; it is not a general converter (OpenCC is
     not a dependency), so a Traditional word outside it is matched only if a rule lists it itself.
+- :func:`closed_up`: text spelled out with gaps ("忽 略 指 令", "パ ス ワ ー ド", "i g n o r e",
+  "I-G-N-O-R-E") with the gaps taken out, and where each character came from.
 
 Folding Cyrillic in a Russian sentence gives Latin nonsense; no rule reads Russian, and the fold is
 only ever used for matching, never stored or shown.
@@ -21,7 +27,9 @@ only ever used for matching, never stored or shown.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from itertools import chain
 
 from .text import neutralize
 
@@ -63,12 +71,43 @@ _TRADITIONAL = (
 )
 _TRAD_TO_SIMP = {_TRADITIONAL[i]: _TRADITIONAL[i + 1] for i in range(0, len(_TRADITIONAL), 2)}
 
-FOLD: dict[int, str] = {ord(k): v for k, v in {**_LATIN_LOOKALIKES, **_TRAD_TO_SIMP}.items() if k != v}
+
+def _accented_latin() -> dict[str, str]:
+    """Every precomposed Latin letter that is a plain letter with marks (Latin-1, Extended-A/B and
+    Extended Additional, where Vietnamese lives), and the marked letters that do not decompose."""
+    out = {}
+    for cp in chain(range(0xC0, 0x250), range(0x1E00, 0x1F00)):
+        decomposed = unicodedata.normalize("NFD", chr(cp))
+        base, marks = decomposed[0], decomposed[1:]
+        if marks and base.isascii() and base.isalpha() and all(unicodedata.combining(m) for m in marks):
+            out[chr(cp)] = base
+    out.update({"đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "ħ": "h", "ŧ": "t", "ƀ": "b"})
+    return out
+
+
+_SMALL_CAPITALS = {
+    "ᴀ": "a", "ʙ": "b", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ꜰ": "f", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j",
+    "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u",
+}  # fmt: skip
+
+FOLD: dict[int, str] = {
+    ord(k): v
+    for k, v in {**_accented_latin(), **_SMALL_CAPITALS, **_LATIN_LOOKALIKES, **_TRAD_TO_SIMP}.items()
+    if k != v
+}
+
+# Marks left on a Latin letter after NFKC, which has no precomposed letter for them: strike-through
+# (U+0336), overlays (U+0338), stacked marks. A reader reads the letter.
+_MARKS_ON_LATIN = re.compile(
+    r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
 
 
 def canonical(text: str) -> str:
-    """What a model would see of ``text``: NFKC, invisible and direction characters removed."""
-    return neutralize(unicodedata.normalize("NFKC", str(text or "")))
+    """What a model would see of ``text``: NFKC, invisible and direction characters removed, and the
+    marks NFKC could not join to a Latin letter dropped ("y̶o̶u̶" is "you")."""
+    out = neutralize(unicodedata.normalize("NFKC", str(text or "")))
+    return out if out.isascii() else _MARKS_ON_LATIN.sub("", out)
 
 
 def fold(text: str) -> str:
@@ -87,3 +126,35 @@ def rule(pattern: str) -> str:
 def skeleton(text: str) -> str:
     """:func:`fold` of :func:`canonical`: the form both guards match their rules on."""
     return fold(canonical(text))
+
+
+# Characters of scripts written without spaces between words, and the gaps put between them to
+# hide a word ("忽 略", "密-码", "パ・ス"). A Latin word spelled out letter by letter ("i g n o r e",
+# "I-G-N-O-R-E", "p.a.s.s"): three or more single letters, each followed by one gap character.
+_CLOSE = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_GAPS = re.compile(
+    rf"(?<=[{_CLOSE}])[ \t\-_.·・]+(?=[{_CLOSE}])"
+    r"|(?<![A-Za-z])(?=[A-Za-z](?:[ \-_.·][A-Za-z]){2,}(?![A-Za-z]))"
+)
+_LETTER_GAP = re.compile(r"(?<=\b[A-Za-z])[ \-_.·](?=[A-Za-z]\b)")
+
+
+def closed_up(text: str) -> tuple[str, list[int]]:
+    """``text`` with the gaps inside spelled-out words removed, and for each character kept its index
+    in ``text`` (so a span found on the result is mapped back). The text itself when it has none."""
+    cut: list[tuple[int, int]] = []
+    for m in _GAPS.finditer(text):
+        if m.end() > m.start():
+            cut.append(m.span())
+        else:  # the start of a Latin run of single letters: drop the gap after each letter
+            run = re.match(r"[A-Za-z](?:[ \-_.·][A-Za-z])+(?![A-Za-z])", text[m.start() :])
+            if run:
+                cut += [(m.start() + g.start(), m.start() + g.end()) for g in _LETTER_GAP.finditer(run.group())]
+    if not cut:
+        return text, list(range(len(text)))
+    keep = [True] * len(text)
+    for a, b in cut:
+        for i in range(a, b):
+            keep[i] = False
+    index = [i for i, k in enumerate(keep) if k]
+    return "".join(text[i] for i in index), index

@@ -10,9 +10,11 @@ most a short qualifier between keyword and connector ("for my bank account", "(f
 I never share,", 我). A value is a word that is not an ordinary word of the sentence's grammar
 ("is broken", "is on the fridge", 是什么): it holds a digit or a symbol, or it is a word that ends
 its clause and is not one of :data:`_NOT_VALUES`. Matching runs on what a model would see: NFKC,
-invisible characters removed, look-alike letters and Traditional characters folded by the shared
-:mod:`confusables` fold (one character for one, so spans found on the folded text are the text's),
-leetspeak keywords folded (``p@ssw0rd``).
+invisible characters removed, look-alike letters, accents on Latin letters and Traditional characters
+folded by the shared :mod:`confusables` fold (one character for one, so spans found on the folded text
+are the text's; "mat khau" and "contrasena" meet the rules written "mật khẩu" and "contraseña"),
+leetspeak keywords folded (``p@ssw0rd``), and spelled-out keywords read with their gaps closed
+("密 码 是 x", "p a s s w o r d is x": :func:`confusables.closed_up` maps the value's span back).
 
 Seven languages (en, zh_Hans, zh_Hant through the fold, ja, vi, th, es): keyword then value
 (with a question mark between: "My Netflix password? It's x"), value then keyword ("marigold42 is
@@ -61,7 +63,7 @@ _SECRET_PATTERNS = [
 _TOKEN_RUN = _compile(r"[A-Za-z0-9_\-+/=]{24,}")
 
 _KW_EN = (
-    r"pass(?:word|wd|phrase|code|key)?s?|pw|pwd|pins?(?: ?codes?| numbers?)?|secrets?|tokens?|"
+    r"pass(?: ?word|wd|phrase|code|key)?s?|pw|pwd|pins?(?: ?codes?| numbers?)?|secrets?|tokens?|"
     r"api[ _-]?keys?|access[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|wi-?fi keys?|credentials?|"
     r"otp|one[- ]time (?:codes?|passwords?|pins?)|cvv2?|cvc2?|"
     r"(?:verification|auth(?:entication)?|security|login|2fa|mfa|sms|confirmation|recovery|backup|unlock|"
@@ -105,11 +107,12 @@ _KW_ONLY = _compile(rf"(?:{_KW_EN})", re.I)
 # Japanese, Vietnamese, Thai and Spanish: the words for a password, a PIN and the codes that open
 # something (Chinese above: Traditional text is read through the shared fold, 密碼 -> 密码).
 _KW_JA = (
-    r"パスワード|パスコード|暗証番号|暗証コード|認証コード|確認コード|セキュリティコード|ワンタイムパスワード|キーコード|"
+    r"パスワード|ぱすわーど|パスコード|暗証番号|暗証コード|認証コード|確認コード|セキュリティコード|ワンタイムパスワード|キーコード|"
     r"(?:(?<![A-Za-z])PIN(?![A-Za-z])|ピン)(?:コード|番号)?|(?:ドア|玄関|ガレージ|金庫|ロッカー|オートロック|門)の?(?:コード|暗証番号)"
 )
 _KW_VI = (
-    r"mật khẩu|mật mã|mã pin|mã otp|mã (?:xác nhận|xác minh|xác thực|bảo mật|mở khóa|truy cập|két(?: sắt)?|"
+    r"mật khẩu|mk|pass(?:word)?|mật mã|mã pin|mã otp|"
+    r"mã (?:xác nhận|xác minh|xác thực|bảo mật|mở khóa|truy cập|két(?: sắt)?|"
     r"cửa(?: nhà)?|cổng|gara|tủ(?: đồ)?|khóa|báo động)"
 )
 _KW_TH = (
@@ -117,7 +120,9 @@ _KW_TH = (
     r"ความปลอดภัย|ปลดล็อก|เข้าบ้าน|ไวไฟ|wifi|บัตร)"
 )
 _KW_ES = (
-    r"contraseñas?|pin|claves? (?:del? (?:wifi|wi-fi|acceso|red|internet|correo|banco|cajero|tarjeta)|secretas?|"
+    # a bare "clave" only as someone's and then said ("mi clave es x"): "la clave es la paciencia" is not one
+    r"contraseñas?|pin|(?:(?<=mi )|(?<=tu )|(?<=su )|(?<=nuestra ))claves?(?= {0,3}[:=]| {1,3}es\b)|"
+    r"claves? (?:del? (?:wifi|wi-fi|acceso|red|internet|correo|banco|cajero|tarjeta)|secretas?|"
     r"de mi [a-zñ]+)|código (?:de |del )(?:mi |la |el |tu |su )?(?:puerta|portal|garaje|alarma|caja fuerte|"
     r"taquilla|candado|casillero|edificio|entrada|verificación|seguridad|acceso|desbloqueo|confirmación)"
 )
@@ -217,6 +222,7 @@ _NOT_VALUES = frozenset(
     quá rất không sai đúng mới cũ ngắn dài gì đâu của một cái vẫn đã
     """.split()
 )
+_NOT_VALUES = frozenset(confusables.fold(w) for w in _NOT_VALUES)  # matched on the folded text
 _NOT_VALUES_ZH = _compile(
     r"^(?:什么|多少|啥|哪|几|怎么|如何|不|没|错|对|正确|空|很|太|挺|真|忘|丢|被|要|需要|已经|还|也|都|"
     r"我的生日吗|吗|呢|了|的|一样|相同|同样|一个|这个|那个|多|少|长|短|复杂|简单|安全|弱|强)"
@@ -374,8 +380,12 @@ _TRIGGERS = (
     "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_", "gh",
     "xox", "akia", "aiza", "hf_", "eyj", "glpat", "combination", "combo", "contraseña", "clave", "código", "mật",
     "mã", "รหัส", "พาสเวิร์ด", "パス", "暗証", "コード", "seed", "phrase", "words", "mnemonic", "フレーズ",
-    "ニーモニック", "cụm từ", "วลี", "frase", "palabras", "助记",
+    "ニーモニック", "cụm từ", "วลี", "frase", "palabras", "助记", "ぱすわーど",
+    # Vietnamese as the fold reads it (and as people type it without accents)
+    "mat khau", "mat ma", "mk", "ma pin", "ma otp", "ma xac", "ma bao", "ma mo", "ma truy", "ma ket", "ma cua",
+    "ma cong", "ma khoa", "ma tu", "ma gara",
 )  # fmt: skip
+_TRIGGERS = tuple(confusables.fold(t) for t in _TRIGGERS)
 
 
 def _may_hold(text: str) -> bool:
@@ -401,6 +411,9 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
             spans.append(m.span())
     lookalikes = confusables.fold(text)  # one character for one: its spans are the text's
     spans += _value_spans(lookalikes)
+    closed, index = confusables.closed_up(lookalikes)  # "密 码 是 x", "p a s s w o r d is x"
+    if closed != lookalikes:
+        spans += [(index[a], index[b - 1] + 1) for a, b in _value_spans(closed)]
     if _has_leet(text):
         folded = _fold_same_length(text)
         if folded != lookalikes:

@@ -21,8 +21,11 @@ imperative, "you must / will …", "I want you to …") *and* be about its behav
 replying, saying, adding, recommending, ignoring, acting); a first-person sentence about the user's
 own habits, or a request to remember or remind, is a fact or a plan. Matched on the text a model
 would see, through the shared :mod:`confusables` fold (NFKC, invisible characters removed, look-alike
-letters read as Latin - "ѕуѕtеm:" is "system:" - and Traditional characters as the Simplified ones the
-Chinese rules are written in); every rule is compiled through the same fold.
+letters read as Latin - "ѕуѕtеm:" is "system:" -, accents on Latin letters as the plain letter, and
+Traditional characters as the Simplified ones the Chinese rules are written in); every rule is compiled
+through the same fold, so a Vietnamese or Spanish rule also reads its words typed without accents.
+When that form matches nothing, the rules read it once more as it is read when spelled to hide its
+words (:func:`_respelled`: "忽 略 指 令", "i g n o r e", "ignore_all_previous", "1gn0re").
 
 Seven languages: English and Chinese as above; Japanese (an order ends in a request or command form,
 …て(ください) / …こと, a plan in …ます, a report in …た), Vietnamese, Thai (no spaces: an imperative is a
@@ -368,6 +371,30 @@ def _form(text: str) -> str:
     return " ".join(confusables.skeleton(text).split())
 
 
+# Digits and symbols written for letters inside a word ("1gn0re", "instructi0ns", "d1sregard").
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+_LEET_WORD = re.compile(r"[\w@$]{3,}")
+
+
+def _read_leet(m: re.Match[str]) -> str:
+    word = m.group()
+    if any(c.isalpha() for c in word) and any(c in "0134578@$" for c in word):
+        return word.translate(_LEET)
+    return word
+
+
+_WORD_JOIN = re.compile(r"(?<=[A-Za-z])[_\-](?=[A-Za-z])")
+
+
+def _respelled(form: str) -> str:
+    """``form`` as a reader reads it when it was spelled to hide its words: gaps inside spelled-out
+    words closed (:func:`confusables.closed_up`), words joined by ``_`` or ``-`` apart, digits and
+    symbols inside a word read as letters. ``form`` itself when none of that is in it."""
+    closed, _ = confusables.closed_up(form)
+    joined = _WORD_JOIN.sub(" ", closed)
+    return _LEET_WORD.sub(_read_leet, joined)
+
+
 # Reported speech: "my daughter says you should always say please" is a generic "you", not an order.
 _REPORTED = _compile(
     r"\b(?:says?|said|tells? (?:me|us)|told (?:me|us)|thinks?|believes?|dice|dijo|me dijo|cree|opina)"
@@ -448,11 +475,11 @@ def _directive(text: str) -> bool:
     """An imperative or an order addressed to the assistant, standing, about its behaviour (in any of
     the seven languages; a first-person sentence about the user's own habits is not one)."""
     lower = text.lower()
-    if _en_directive(lower) or _es_directive(lower) or _zh_directive(text):
+    if _en_directive(lower) or _es_directive(lower) or _vi_directive(lower) or _zh_directive(text):
         return True
     if text.isascii():
         return False
-    return _vi_directive(lower) or _ja_directive(text) or _th_directive(text)
+    return _ja_directive(text) or _th_directive(text)
 
 
 def _addressed_clause(text: str) -> bool:
@@ -496,17 +523,32 @@ _TRIGGERS = (
     "do anything now", "recommend", "mention", "contain", "respond", "when", "future", "suggest", "advertis",
     "ahora", "siempre", "nunca", "contesta", "ignora", "olvida", "omite", "modo", "sistema", "eres", "debes",
     "tienes que", "dile", "diles", "recomi", "termina", "cada", "solo", "instruccion", "reglas", "activa", "finge",
-    "respuesta", "mensaje", "he thong", "tu gio",
+    "respuesta", "mensaje", "actua", "comporta", "desobedece", "saltate", "interpreta", "estas en",
+    # Vietnamese as the fold reads it (accents taken off, so also as people type it without them)
+    "he thong", "tu gio", "tu nay", "bay gio", "sau nay", "lan sau", "bo qua", "phot lo", "lo di", "quen het",
+    "quen di", "tuan theo", "lam theo", "che do", "gia vo", "dong vai", "nhap vai", "tro ly", "luon", "moi ",
+    "tat ca", "chi ", "khong bao gio", "mai mai", "bat cu", "noi voi", "noi cho", "bao cho", "ke cho",
+    "nhan cho", "ban la", "ban phai", "ban nen", "ban hay", "ban can", "ban se", "ban dung",
 )  # fmt: skip
+_TRIGGERS = tuple(confusables.fold(t) for t in _TRIGGERS)
 
 
 @lru_cache(maxsize=4096)
 def instruction_like(text: str) -> str | None:
     """The kind (one of :data:`KINDS`) of the first rule ``text`` matches, or None."""
     form = _form(text)
+    kind = _kind(form)
+    if kind is None:
+        respelled = _respelled(form)
+        if respelled != form:
+            kind = _kind(respelled)
+    return kind
+
+
+def _kind(form: str) -> str | None:
     lower = form.lower()
     if not form or (form.isascii() and not any(t in lower for t in _TRIGGERS)):
-        return None  # the shortcut reads English words only: any other script runs the rules
+        return None  # the shortcut reads the words of Latin-script rules only: other scripts run the rules
     for kind, patterns in (
         ("role_marker", _ROLE_MARKER),
         ("override", _OVERRIDE),
