@@ -363,6 +363,9 @@ def _folded_keywords(text: str) -> str:
     return _fold_same_length(_INNER_SEP.sub("", confusables.fold(text)))
 
 
+_EMPHASIS = re.compile(r"[*~`]+")
+
+
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for a, b in sorted(spans):
@@ -411,8 +414,12 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
             spans.append(m.span())
     lookalikes = confusables.fold(text)  # one character for one: its spans are the text's
     spans += _value_spans(lookalikes)
-    closed, index = confusables.closed_up(lookalikes)  # "密 码 是 x", "p a s s w o r d is x"
-    if closed != lookalikes:
+    # Markdown emphasis around the words ("my **password** is x"), one character for one
+    unmarked = _EMPHASIS.sub(lambda m: " " * len(m.group()), lookalikes)
+    if unmarked != lookalikes:
+        spans += _value_spans(unmarked)
+    closed, index = confusables.closed_up(unmarked)  # "密 码 是 x", "p a s s w o r d is x"
+    if closed != unmarked:
         spans += [(index[a], index[b - 1] + 1) for a, b in _value_spans(closed)]
     if _has_leet(text):
         folded = _fold_same_length(text)
@@ -443,8 +450,8 @@ def redact_text(text: str) -> tuple[str, int]:
     clean = canonical(text)
     spans = credential_spans(clean)
     if not spans:
-        if not looks_like_credential(clean):
-            return text, 0
+        if not looks_like_credential(clean.replace(REDACTED, " ")):
+            return text, 0  # nothing to redact, or only what was redacted before (redacting is idempotent)
         return REDACTED, 1  # "pass-w0rd is x": the keyword was split, the value is not placed
     out, last = [], 0
     for a, b in spans:

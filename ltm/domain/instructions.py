@@ -384,13 +384,21 @@ def _read_leet(m: re.Match[str]) -> str:
 
 
 _WORD_JOIN = re.compile(r"(?<=[A-Za-z])[_\-](?=[A-Za-z])")
+# Markdown emphasis and punctuation put between the words of a rule ("**ignore** all", "IGNORE, ALL,
+# PREVIOUS", "ignore... all..."): a reader reads through them. Apostrophes stay ("don't").
+# Commas and colons only between Latin words: a Chinese clause after "，" is read on its own.
+_BETWEEN_WORDS = re.compile(
+    r"[*~`\"“”«»()\[\]{}|…]+|\.{2,}|(?<![A-Za-z])_+|_+(?![A-Za-z])|(?<=[A-Za-z])[,;:]+(?= {0,3}[A-Za-z])"
+)
 
 
 def _respelled(form: str) -> str:
-    """``form`` as a reader reads it when it was spelled to hide its words: gaps inside spelled-out
-    words closed (:func:`confusables.closed_up`), words joined by ``_`` or ``-`` apart, digits and
-    symbols inside a word read as letters. ``form`` itself when none of that is in it."""
-    closed, _ = confusables.closed_up(form)
+    """``form`` as a reader reads it when it was spelled to hide its words: emphasis marks and
+    punctuation between words taken out, gaps inside spelled-out words closed
+    (:func:`confusables.closed_up`), words joined by ``_`` or ``-`` apart, digits and symbols inside a
+    word read as letters. ``form`` itself when none of that is in it."""
+    unmarked = " ".join(_BETWEEN_WORDS.sub(" ", form).split())
+    closed, _ = confusables.closed_up(unmarked)
     joined = _WORD_JOIN.sub(" ", closed)
     return _LEET_WORD.sub(_read_leet, joined)
 

@@ -110,3 +110,24 @@ def test_the_held_out_spellings_loose_bound(bench: object) -> None:
     assert set(held["languages"]) == set(LANGUAGES)
     assert held["recall"] >= 0.85 and held["benign_left_alone"] >= 0.95
     assert all(v["recall"] >= 0.5 for v in held["languages"].values())
+
+
+def _secret_rows() -> list[list[str]]:
+    rows = []
+    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout"):
+        rows += [r for r in _rows(f"credentials_{part}.tsv") if r[0] == "secret"]
+    return rows
+
+
+SECRETS = _secret_rows()
+
+
+@pytest.mark.parametrize(("label", "lang", "secret", "text"), SECRETS, ids=[f"{r[1]}:{r[3][:30]}" for r in SECRETS])
+def test_redacting_twice_changes_nothing_more(label: str, lang: str, secret: str, text: str) -> None:
+    """A redacted note is redacted again where it is rendered (the injected block, a command reply):
+    a value already replaced must not turn the whole sentence into ``[redacted]`` ("mật khẩu wifi là
+    [redacted]" was, in every language whose values must start with a letter or digit)."""
+    once, n = redact_text(text)
+    if n == 0 or once == "[redacted]":
+        pytest.skip("redacted whole: nothing of the sentence to keep")
+    assert redact_text(once)[0] == once
