@@ -131,25 +131,18 @@ def skeleton(text: str) -> str:
 # Characters of scripts written without spaces between words, and the gaps put between them to
 # hide a word ("忽 略", "密-码", "パ・ス"). A Latin word spelled out letter by letter ("i g n o r e",
 # "I-G-N-O-R-E", "p.a.s.s"): three or more single letters, each followed by one gap character.
+# Both are consuming matches with no repeat inside a look-around, so a long text costs linear time.
 _CLOSE = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_GAPS = re.compile(
-    rf"(?<=[{_CLOSE}])[ \t\-_.·・]+(?=[{_CLOSE}])"
-    r"|(?<![A-Za-z])(?=[A-Za-z](?:[ \-_.·][A-Za-z]){2,}(?![A-Za-z]))"
-)
-_LETTER_GAP = re.compile(r"(?<=\b[A-Za-z])[ \-_.·](?=[A-Za-z]\b)")
+_CJK_GAP = re.compile(rf"(?<=[{_CLOSE}])[ \t\-_.·・]{{1,8}}(?=[{_CLOSE}])")
+_SPELLED = re.compile(r"(?<![A-Za-z])[A-Za-z](?:[ \-_.·][A-Za-z]){2,}(?![A-Za-z])")
 
 
 def closed_up(text: str) -> tuple[str, list[int]]:
     """``text`` with the gaps inside spelled-out words removed, and for each character kept its index
     in ``text`` (so a span found on the result is mapped back). The text itself when it has none."""
-    cut: list[tuple[int, int]] = []
-    for m in _GAPS.finditer(text):
-        if m.end() > m.start():
-            cut.append(m.span())
-        else:  # the start of a Latin run of single letters: drop the gap after each letter
-            run = re.match(r"[A-Za-z](?:[ \-_.·][A-Za-z])+(?![A-Za-z])", text[m.start() :])
-            if run:
-                cut += [(m.start() + g.start(), m.start() + g.end()) for g in _LETTER_GAP.finditer(run.group())]
+    cut = [m.span() for m in _CJK_GAP.finditer(text)]
+    for m in _SPELLED.finditer(text):
+        cut += [(k, k + 1) for k in range(m.start() + 1, m.end(), 2)]
     if not cut:
         return text, list(range(len(text)))
     keep = [True] * len(text)

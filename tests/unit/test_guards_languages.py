@@ -271,7 +271,7 @@ def test_the_card_fixtures_are_what_they_say() -> None:
 
 
 def _patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
-    for mod in (credentials, instructions):
+    for mod in (credentials, instructions, confusables):
         for name, value in vars(mod).items():
             if isinstance(value, re.Pattern):
                 yield f"{mod.__name__}.{name}", value
