@@ -94,8 +94,13 @@ _QUOTE_OPEN = "\"'“‘「『(（<"
 _VALUE_END = "\"'”’」』)）>。，,;；、"
 # A value: a run of non-space characters, or single digits spaced out ("4 7 2 9").
 _SPACED_DIGITS = r"\d(?: \d){2,11}(?![ ]?\d)"
-_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[^\s{re.escape(_VALUE_END)}]{{2,80}})"
-_KW_SEP_EN = _compile(rf"{_EN}{_GAP_EN}{_CONN_EN}{_VALUE}", re.I)
+# A value in quotes may hold spaces (a passphrase: "my password is 'blue moon rising'"): all of it
+# up to the closing quote.
+_QUOTED = r"(?<=[\"'“‘「『])[^\"'”’」』\n]{2,60}(?=[\"'”’」』])"
+_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_QUOTED}|{_SPACED_DIGITS}|[^\s{re.escape(_VALUE_END)}]{{2,80}})"
+# A keyword may close a quote before its connector: a JSON key ({"password": "x"}).
+_KEY_QUOTE = r"[\"'”’」]?"
+_KW_SEP_EN = _compile(rf"{_EN}{_GAP_EN}{_KEY_QUOTE}{_CONN_EN}{_VALUE}", re.I)
 _GAP_ZH = r"[^\s，。,；;！？!?]{0,4}?"
 _KW_SEP_ZH = _compile(rf"(?:{_KW_ZH}){_GAP_ZH}{_CONN_ZH}{_VALUE}", re.I)
 # A keyword right before a value holding a digit ("PIN 4821", "验证码583920").
@@ -131,7 +136,9 @@ _LB, _RB = r"(?<![^\W\d_])", r"(?![^\W\d_])"
 _KW_VI = rf"{_LB}(?:{_KW_VI}){_RB}"
 _KW_ES = rf"{_LB}(?:{_KW_ES}){_RB}"
 # A value in these languages: a token in Latin letters and digits, or spaced single digits.
-_ML_VALUE = rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_SPACED_DIGITS}|[A-Za-z0-9][^\s{re.escape(_VALUE_END)}]{{1,79}})"
+_ML_VALUE = (
+    rf"[{re.escape(_QUOTE_OPEN)}]?(?P<v>{_QUOTED}|{_SPACED_DIGITS}|[A-Za-z0-9][^\s{re.escape(_VALUE_END)}]{{1,79}})"
+)
 _ML_TOKEN = r"(?<![\w@.])(?P<v>(?=[^\s]{0,80}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{2,60})"  # value-first: holds a digit
 _WORDS = r"(?:\s+[^\s,.;:?!¿¡]+){0,4}?"  # a short qualifier between keyword and connector
 _ML_PATTERNS = [
@@ -141,7 +148,7 @@ _ML_PATTERNS = [
         rf"(?:{_KW_JA})[^\s。！？!?]{{0,6}}?\s*(?:は|:|：|=|って|[？?])\s*{_ML_VALUE}",
         rf"(?:{_KW_VI}){_WORDS}\s*(?:là|:|=|[?？]\s*(?:là)?)\s*{_ML_VALUE}",
         rf"(?:{_KW_TH})[^\n?？!.]{{0,20}}?\s*(?:คือ|เป็น|:|=|[?？]\s*(?:คือ)?)\s*{_ML_VALUE}",
-        rf"(?:{_KW_ES}){_WORDS}\s*(?:es|era|será|:|=|[?？]\s*(?:es)?)\s*{_ML_VALUE}",
+        rf"(?:{_KW_ES}){_WORDS}{_KEY_QUOTE}\s*(?:es|era|será|:|=|[?？]\s*(?:es)?)\s*{_ML_VALUE}",
         # keyword right before a value ("認証コード 804512", "รหัส OTP 662913")
         rf"(?:{_KW_JA}|{_KW_VI}|{_KW_TH}|{_KW_ES})\s*[#:：]?\s*(?P<v>{_SPACED_DIGITS}|(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})",
         # a change of it ("パスワードを x に変えた", "đổi mật khẩu thành x", "cambié mi contraseña a x")
