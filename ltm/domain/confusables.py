@@ -90,6 +90,15 @@ _SMALL_CAPITALS = {
     "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u",
 }  # fmt: skip
 
+_UNACCENT: dict[int, str] = {ord(k): v for k, v in _accented_latin().items()}
+
+
+def unaccented(text: str) -> str:
+    """``text`` with accents taken off its Latin letters only ("mañana" -> "manana", "hôm qua" ->
+    "hom qua"), one character for one: for rules that read words typed without accents."""
+    return text.translate(_UNACCENT)
+
+
 FOLD: dict[int, str] = {
     ord(k): v
     for k, v in {**_accented_latin(), **_SMALL_CAPITALS, **_LATIN_LOOKALIKES, **_TRAD_TO_SIMP}.items()

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
+from .confusables import unaccented
+
 __all__ = ["DATES_KEY", "ResolvedDate", "decode", "encode", "resolve_dates", "spans", "stored"]
 
 DATES_KEY = "dates"  # the key in an episode's ``extra`` holding :func:`encode`'s strings
@@ -146,8 +148,7 @@ def _w(pattern: str) -> str:
 
 _SKIP = "skip"  # a match that only guards its words from a shorter rule ("esta mañana" is no "mañana")
 
-_RULES: list[tuple[str, str, int | None]] = [
-    # --- en
+_EN_RULES: list[tuple[str, str, int | None]] = [
     (_w(r"the day before yesterday"), "day", -2),
     (_w(r"the day after tomorrow"), "day", 2),
     (_w(r"yesterday|last night"), "day", -1),
@@ -163,7 +164,8 @@ _RULES: list[tuple[str, str, int | None]] = [
     (_w(r"next month"), "month", 1),
     (_w(r"last year"), "year", -1),
     (_w(r"next year"), "year", 1),
-    # --- es
+]
+_ES_RULES: list[tuple[str, str, int | None]] = [
     (_w(r"anteayer|antier|antes de ayer|antes de anoche"), "day", -2),
     (_w(r"ayer|anoche"), "day", -1),
     (_w(r"hoy|esta noche|esta mañana|esta tarde"), "day", 0),
@@ -180,7 +182,9 @@ _RULES: list[tuple[str, str, int | None]] = [
     (_w(r"el mes que viene|el próximo mes|el mes próximo"), "month", 1),
     (_w(r"el año pasado|el año anterior"), "year", -1),
     (_w(r"el año que viene|el próximo año|el año próximo"), "year", 1),
-    # --- vi (syllables are words; "mai" alone is also a name, "năm" also five)
+]
+_VI_RULES: list[tuple[str, str, int | None]] = [
+    # syllables are words; "mai" alone is also a name, "năm" also five
     (_w(r"hôm kia"), "day", -2),
     (_w(r"tối hôm qua|hôm qua|tối qua|đêm qua"), "day", -1),
     (_w(r"hôm nay|tối nay|sáng nay|chiều nay|đêm nay"), "day", 0),
@@ -196,6 +200,8 @@ _RULES: list[tuple[str, str, int | None]] = [
     (_w(r"tháng sau|tháng tới"), "month", 1),
     (_w(r"năm ngoái|năm trước|năm rồi"), "year", -1),
     (_w(r"năm sau|năm tới"), "year", 1),
+]
+_OTHER_RULES: list[tuple[str, str, int | None]] = [
     # --- th (no spaces between words)
     (r"เมื่อวานซืน", "day", -2),
     (r"เมื่อวาน(?:นี้)?|เมื่อคืน(?:นี้)?", "day", -1),
@@ -240,11 +246,37 @@ _RULES: list[tuple[str, str, int | None]] = [
 ]
 
 
+_RULES = _EN_RULES + _ES_RULES + _VI_RULES + _OTHER_RULES
+
+# Vietnamese and Spanish typed without accents, read only in a text that has none. Spanish loses
+# nothing by it ("manana", "el ano pasado"). Vietnamese does: without its marks a syllable is
+# several words, so only the phrases no name or other word spells are kept - not "tối qua" (tôi qua,
+# I came over), "đêm qua" (đem qua, bring over), "năm trước" (Nam trước, Nam before), "tuần tới"
+# (Tuấn tới, Tuấn came), "ngày kia" (ngay kìa, right there); "trước đây" is "before", never a date.
+_VI_BARE: list[tuple[str, str, int | None]] = [
+    (_w(r"hom kia"), "day", -2),
+    (_w(r"hom qua"), "day", -1),
+    (_w(r"hom nay|sang nay|chieu nay"), "day", 0),
+    (_w(r"ngay mai"), "day", 1),
+    (_w(rf"{_VI_NUM} ngay truoc(?! day)"), "day", None),
+    (_w(rf"{_VI_NUM} tuan truoc(?! day)"), "week", None),
+    (_w(rf"{_VI_NUM} thang truoc(?! day)"), "month", None),
+    (_w(rf"{_VI_NUM} nam truoc(?! day)"), "year", None),
+    (_w(r"tuan truoc(?! day)"), "week", -1),
+    (_w(r"thang truoc(?! day)"), "month", -1),
+    (_w(r"nam ngoai"), "year", -1),
+]
+_BARE_RULES = [(unaccented(p), unit, off) for p, unit, off in _ES_RULES if unaccented(p) != p] + [
+    (unaccented(p), unit, off) for p, unit, off in _VI_BARE
+]
+
+
 def _compile(rules: Sequence[tuple[str, str, int | None]]) -> list[_Rule]:
     return [(re.compile(p, re.IGNORECASE), unit, off) for p, unit, off in rules]
 
 
 _COMPILED = _compile(_RULES)
+_COMPILED_BARE = _compile(_BARE_RULES)
 
 
 def _normalise(text: str) -> str:
@@ -260,7 +292,8 @@ def resolve_dates(text: str, said_at: datetime) -> list[ResolvedDate]:
     low = _normalise(text)
     day = (said_at if said_at.tzinfo else said_at.replace(tzinfo=UTC)).date()
     found: list[tuple[int, int, str, str, int]] = []  # (start, -length, phrase, unit, offset)
-    for pattern, unit, off in _COMPILED:
+    rules = _COMPILED if unaccented(low) != low else _COMPILED + _COMPILED_BARE
+    for pattern, unit, off in rules:
         for m in pattern.finditer(low):
             if off is None:
                 n = _number(m.group(1))

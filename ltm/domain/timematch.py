@@ -40,8 +40,13 @@ _WHEN_RE = re.compile(
     r"|什麼時候|何時|哪一年|哪個月|幾月|幾號|幾時|多長時間"  # zh_Hant
     r"|いつ(?![もかでの])|何年|何月|何日|何曜日|どのくらい前"  # ja (not いつも "always", いつか "someday")
     r"|\bkhi nào\b|\bbao giờ\b|\blúc nào\b|\bhồi nào\b|\bngày nào\b|\bnăm nào\b|\bbao lâu\b"  # vi
+    r"|\bkhi nao\b|\bbao gio\b|\bluc nao\b|\bhoi nao\b|\bngay nao\b|\bbao lau\b"  # vi without accents
     r"|เมื่อไร|เมื่อไหร่|ตอนไหน|วันไหน|ปีไหน|นานเท่าไร"  # th
-    r"|\bcuándo\b|\bhace cuánto\b|\bqué día\b|\bqué año\b|\bqué fecha\b|\ben qué (?:año|mes|fecha)\b",  # es
+    r"|\bcuándo\b|\bhace cuánto\b|\bqué día\b|\bqué año\b|\bqué fecha\b|\ben qué (?:año|mes|fecha)\b"  # es
+    # es without accents: "cuando" only as the question's opening word ("¿cuando…", or a question that
+    # starts with it and has no clause before its "?"): "cuando era niño, ¿qué comía?" is "when I was"
+    r"|¿\s{0,2}cuando\b|^\s{0,3}cuando\b[^,.;¿]*\?\s*$|\bhace cuanto\b|\bque dia\b|\bque fecha\b"
+    r"|\ben que (?:ano|mes|fecha)\b",
     re.IGNORECASE,
 )
 # One pass of word splitting and a set lookup (a large regex alternation costs ~10x more per text).

@@ -78,6 +78,14 @@ class TestAsksWhen:
         assert [q for q in asked if not asks_when(q)] == []
         assert [q for q in not_asked if asks_when(q)] == []
 
+    def test_questions_typed_without_accents(self) -> None:
+        for q in ["Toi di nha si khi nao?", "Ban chuyen nha bao gio?", "luc nao ban gap Ann?",
+                  "cuando fuiste al dentista?", "¿Cuando te mudaste?", "hace cuanto te mudaste?"]:  # fmt: skip
+            assert asks_when(q), q
+        for q in ["cuando era nino, que comia?", "Ann song o dau?", "que cene anoche?",
+                  "cuando llueve me quedo en casa"]:  # fmt: skip
+            assert not asks_when(q), q
+
     def test_other_questions_in_the_seven_languages(self) -> None:
         for q in ["Who is my dentist?", "我的牙医是谁？", "我的牙醫是誰？", "いつも何を食べますか",
                   "Nha sĩ của tôi là ai?", "หมอฟันของฉันชื่ออะไร", "¿Quién es mi dentista?",
