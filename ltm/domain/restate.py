@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from . import restate_words as tbl
+from .confusables import unaccented
 from .contractions import expand
 from .lexical import STOPWORDS, stem
 
@@ -410,9 +411,30 @@ class _Reading:
     compares: bool  # a comparison or preference: the order of its units carries the fact
 
 
+# The accented Vietnamese guards with their marks taken off (the bare negations and people are listed
+# in ``restate_words``): past, modality and quantity words.
+_PAST_VI_BARE = tuple(unaccented(w) for w in tbl.PAST_VI)
+_MODAL_VI_BARE = {unaccented(k): v for k, v in tbl.MODAL_VI.items()}
+_QUANT_VI_BARE = {unaccented(k): v for k, v in tbl.QUANT_VI.items()}
+
+
+def _vi_bare(norm: str) -> bool:
+    """A Vietnamese statement typed without accents ("toi khong an thit"): no accented letter, and
+    one of its commonest words."""
+    return unaccented(norm) == norm and not tbl.VI_BARE_HINTS.isdisjoint(norm.split())
+
+
 @functools.lru_cache(maxsize=8192)
-def _read(text: str, spanish: bool) -> _Reading:
+def _read(text: str, spanish: bool, vi_bare: bool = False) -> _Reading:
     n = normalise(text)
+    negated, past = _negated(n), _past(n, spanish)
+    modality, quantity, people = _modality(n, spanish), _quantity(n, spanish), _people(n)
+    if vi_bare:  # the same guards in Vietnamese typed without accents: only more reasons not to fold
+        negated = negated or not tbl.NEG_VI_BARE.isdisjoint(n.split())
+        past = past or bool(_phrases(n, _PAST_VI_BARE))
+        modality = modality | _phrases(n, _MODAL_VI_BARE)
+        quantity = quantity | _phrases(n, _QUANT_VI_BARE)
+        people = (people - {"self"}) | _phrases(n, tbl.PEOPLE_VI_BARE) or frozenset({"self"})
     kept = set(n.split())  # a capitalised filler ("Bây giờ", "Estoy viviendo") was normalised away: no name
     names = frozenset((w, _stem(w, spanish)) for name in _names(text) for w in normalise(name).split() if w in kept)
     return _Reading(
@@ -420,12 +442,12 @@ def _read(text: str, spanish: bool) -> _Reading:
         numbers=_numbers(n),
         names=names,  # type: ignore[arg-type]
         words=frozenset(n.split()) | {_stem(w, spanish) for w in n.split()},
-        negated=_negated(n),
-        past=_past(n, spanish),
-        modality=_modality(n, spanish),
-        quantity=_quantity(n, spanish),
+        negated=negated,
+        past=past,
+        modality=modality,
+        quantity=quantity,
         times=_times(n),
-        people=_people(n),
+        people=people,
         content=_content_of(text, spanish),
         units=_units(n, spanish),
         compares=_compares(n),
@@ -438,8 +460,10 @@ def _content_of(text: str, spanish: bool) -> frozenset[str]:
 
 
 def _pair(a: str, b: str) -> tuple[_Reading, _Reading]:
-    sp = _spanish(normalise(a)) or _spanish(normalise(b))
-    return _read(a, sp), _read(b, sp)
+    na, nb = normalise(a), normalise(b)
+    sp = _spanish(na) or _spanish(nb)
+    vb = _vi_bare(na) or _vi_bare(nb)
+    return _read(a, sp, vb), _read(b, sp, vb)
 
 
 def _name_gap(a: _Reading, b: _Reading) -> bool:

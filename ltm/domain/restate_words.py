@@ -366,6 +366,17 @@ STOPWORDS_ES = frozenset(
     "el la los las un una unos unas de del a al en con por para y e o u que es son soy eres somos sea ser "
     "está están estoy estás estamos estar me te se le les lo nos os muy también pero si sí".split()
 )
+# Vietnamese typed without accents, read only in a statement that looks like it (``restate._vi_bare``).
+# Without its marks a syllable is several words; these lists only add reasons *not* to fold, so a
+# word read wrongly costs a duplicate row, never a lost fact. Left out: "chớ"/"chả" ("cho" is "for",
+# "cha" is "father") among the negations. Built from the accented tables by taking the marks off.
+VI_BARE_HINTS = frozenset("toi khong chua cua duoc nguoi chung nhung voi thich dang roi nua cung".split())
+NEG_VI_BARE = frozenset("khong chua chang dung".split())
+PEOPLE_VI_BARE: dict[str, str] = {
+    "chung toi": "we", "chung ta": "we", "anh ay": "he", "ong ay": "he", "co ay": "she", "chi ay": "she",
+    "ba ay": "she", "ho": "they", "ban": "you",
+}  # fmt: skip
+
 # Vietnamese function words and classifiers.
 STOPWORDS_VI = frozenset("là ở của và với một các những cái thì mà được bị có cho vào ra đi này kia ấy".split())
 

@@ -132,6 +132,25 @@ class TestIssue36Findings:
             assert verdict.duplicate, (new, verdict)
         assert timeless("I'm living in Lisbon now") and not timeless("I lived in Lisbon")
 
+    @pytest.mark.parametrize(
+        ("stored", "new"),
+        [
+            ("toi an thit", "toi khong an thit"),
+            ("toi khong an thit", "toi an thit"),
+            ("toi song o Hue", "toi da song o Hue"),
+            ("toi se chuyen den Da Nang", "toi chuyen den Da Nang"),
+            ("toi thuong xuyen chay bo", "toi chay bo"),
+            ("chung toi song o Hue", "toi song o Hue"),
+        ],
+    )
+    def test_vietnamese_typed_without_accents_keeps_its_guards(self, stored: str, new: str) -> None:
+        """Negation, tense, modality, quantity and person in Vietnamese typed without accents: every
+        one of these folded at any cosine before (a lost fact); the accented pair is the control that
+        the guard was always there."""
+        assert not restates(new, stored, 1.0).duplicate
+        assert not restates(new, stored, 0.9).duplicate
+        assert restates(new + ".", new, 0.9).duplicate  # control: the same statement still folds
+
     def test_a_refinement_keeps_everything_and_adds(self) -> None:
         assert refines("I am allergic to penicillin and latex", "I am allergic to penicillin")
         assert refines("我对青霉素和乳胶过敏", "我对青霉素过敏")
@@ -210,6 +229,13 @@ def test_the_tuning_part_meets_the_targets_with_the_hashing_embedder() -> None:
 def test_the_tuning_part_meets_the_targets_with_minilm() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     _assert_targets(_measured("minilm", "tuning"))
+
+
+def test_the_unaccented_held_out_part_loses_no_fact_with_the_hashing_embedder() -> None:
+    """Measured, not tuned (written before the rule read unaccented Vietnamese; its first run: precision
+    0.364 -> 1.000, recall 0.50 both): a floor on precision only, the target of a held-out part."""
+    result = _measured("hashing", "bare_heldout")
+    assert result["precision"] >= TARGETS["precision"], result["false_folds"]
 
 
 def test_the_parts_hold_half_hard_negatives_in_seven_languages() -> None:
