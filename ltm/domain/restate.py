@@ -409,6 +409,7 @@ class _Reading:
     content: frozenset[str]
     units: tuple[str, ...]  # the content units in text order
     compares: bool  # a comparison or preference: the order of its units carries the fact
+    es_forms: frozenset[tuple[str, str]] = frozenset()  # Spanish words in -o / -e: (stem, ending)
 
 
 # The accented Vietnamese guards with their marks taken off (the bare negations and people are listed
@@ -451,6 +452,7 @@ def _read(text: str, spanish: bool, vi_bare: bool = False) -> _Reading:
         content=_content_of(text, spanish),
         units=_units(n, spanish),
         compares=_compares(n),
+        es_forms=_es_forms(n) if spanish else frozenset(),
     )
 
 
@@ -486,6 +488,28 @@ def _order_differs(a: _Reading, b: _Reading) -> bool:
     return [u for u in a.units if u in b.content] != [u for u in b.units if u in a.content]
 
 
+def _es_forms(norm: str) -> frozenset[tuple[str, str]]:
+    """The Spanish words ending in -o or -e, as (stem, ending): "trabajo" (I work) and "trabaje"
+    (trabajé typed without its accent: I worked; or a subjunctive) share a stem, as "vivo" (I) and
+    "vive" (she) do, and the stemmer folds them together; the ending tells them apart."""
+    return frozenset(
+        (_es_stem(w), w[-1])
+        for w in norm.split()
+        if len(w) >= 4 and w[-1] in "oe" and w.isalpha() and not w.endswith("ndo")  # a gerund: "viviendo"
+    )
+
+
+def _es_form_changed(a: _Reading, b: _Reading) -> bool:
+    """A Spanish verb said in another person, tense or mood: the same stem ends in -o in one
+    statement and only in -e in the other ("trabajo" / "trabaje", "vivo" / "vive")."""
+    for stem_, _ in a.es_forms:
+        ends_a = {e for s, e in a.es_forms if s == stem_}
+        ends_b = {e for s, e in b.es_forms if s == stem_}
+        if ends_b and not ends_a & ends_b:
+            return True
+    return False
+
+
 def _guard(a: _Reading, b: _Reading) -> str:
     if a.numbers != b.numbers:
         return "numbers"
@@ -496,6 +520,8 @@ def _guard(a: _Reading, b: _Reading) -> str:
             return _GUARD_NAMES[field]
     if _order_differs(a, b):
         return "order"
+    if _es_form_changed(a, b):
+        return "tense"
     return ""
 
 
