@@ -165,3 +165,12 @@ def test_the_reader_never_raises_on_vietnamese_text(text: str) -> None:
     vietnamese.claims_vi(s, "")
     parse_claims(text)
     relation(text, "Tôi sống ở Hà Nội.")
+
+
+def test_a_negation_typed_without_accents_flips_the_statement() -> None:
+    """ "khong" is "không" typed without accents: counted as a negation by the word comparison that
+    reads a statement no pattern reads, not compared as a word (both pairs were "compatible" before).
+    The control: the same statement again stays compatible."""
+    assert relation("toi khong an thit", "toi an thit").label == CONTRADICTING
+    assert relation("toi khong thich tra nua", "toi thich tra").label == CONTRADICTING
+    assert relation("toi an thit.", "toi an thit").label != CONTRADICTING

@@ -105,7 +105,9 @@ def _tokens(text: str) -> tuple[set[str], int]:
     words = re.findall(r"[a-z0-9+#]+", s)
     neg = sum(1 for w in words if w in _NEG_WORDS) + sum(1 for c in s if c in _ZH_NEG_CHARS)
     neg += sum(len(n.findall(s)) for n in _NEGATIONS)
+    # a negation is counted, not compared as a word ("khong" as "not")
     toks = {w for w in words if w not in _EN_STOP and w not in _NEG_WORDS and len(w) > 1}
+    toks = {w for w in toks if not any(n.fullmatch(w) for n in _NEGATIONS)}
     toks |= {c for c in s if is_han(c) and c not in _ZH_STOP_CHARS and c not in _ZH_NEG_CHARS}
     for extra in _TOKENIZERS:
         toks |= extra(s)

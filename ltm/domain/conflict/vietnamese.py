@@ -383,5 +383,7 @@ READER = Reader(
     split=r",?\s+nhưng\s+|\s+vì\s+|\s+bởi vì\s+|,\s+(?=(?:còn|giờ|bây giờ|nay)\s)|,?\s+nên\s+(?=tôi\s)",
     # "Trước đây tôi sống ở Hải Phòng", "tôi từng làm ở FPT": a state that held and no longer does
     ended=r"(?<!\w)(?:trước đây|trước kia|hồi trước|ngày trước|lúc trước|(?:đã\s+)?từng)\s+(?=\w)",
-    negations=r"(?<!\w)(?:không|chưa|chẳng|chả|đừng)(?!\w)",
+    # "khong" / "chua": the same negations typed without accents (the fallback counts them in any text;
+    # neither is an English or Spanish word)
+    negations=r"(?<!\w)(?:không|chưa|chẳng|chả|đừng|khong|chua)(?!\w)",
 )
