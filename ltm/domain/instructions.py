@@ -54,7 +54,7 @@ KINDS: tuple[str, ...] = ("role_marker", "override", "persona", "system_prompt",
 _ROLE_MARKER = [
     _compile(p, re.I | re.M)
     for p in (
-        r"^\s*(?:system|assistant|developer|sys)\s*[:：>]",
+        r"^\s*(?:[#>]{1,6}\s*)?(?:system|assistant|developer|sys)\s*[:：>]",  # also "# SYSTEM:", "> system:"
         r"<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\s*\|?>",
         r"\[/?(?:inst|sys|system)\]",
         r"<</?sys>>",
@@ -62,7 +62,7 @@ _ROLE_MARKER = [
         r"</?(?:system|instructions?|sys)>",
         r"\b(?:begin|end) (?:of )?(?:the )?system (?:prompt|message)\b",
         r"^\s*(?:系统|助手|系统提示)\s*[:：]",
-        r"^\s*(?:sistema|hệ thống|ระบบ|システム)\s*[:：>]",
+        r"^\s*(?:[#>]{1,6}\s*)?(?:sistema|hệ thống|ระบบ|システム)\s*[:：>]",
     )
 ]
 _OVERRIDE = [
@@ -490,6 +490,27 @@ def _directive(text: str) -> bool:
     return _ja_directive(text) or _th_directive(text)
 
 
+# The assistant named before an order ("AI, …", "Note to AI: …", "Dear assistant, …", "致AI：…",
+# "Bot ơi, …", "ถึง AI: …", "Querido asistente, …"): what follows is said to it, and is read as if it
+# stood alone. A note to oneself ("Note to self:", "给自己的备忘") names no assistant.
+_WHO_AI = r"(?:the\s+)?(?:ai|assistant|bot|chatbot|chat\s?gpt|gpt|model|langbot)"
+_VOCATIVE = _compile(
+    r"^\W{0,3}(?:"
+    rf"(?:(?:hey|hi|hello|dear|ok|okay|yo)\s+)?{_WHO_AI}\s*[,:!]+"
+    rf"|(?:a\s+)?note\s+(?:to|for)\s+{_WHO_AI}\s*[:,-]"
+    rf"|p\.?\s?s\.?\s+(?:to|for)\s+{_WHO_AI}\s*[:,-]"
+    rf"|\((?:for|to)\s+{_WHO_AI}\)"
+    r"|(?:致|给|給)?(?:AI|助手|小助手|机器人|機器人)(?:的话|的話)?\s*[，,：:]"
+    r"|(?:AI|アシスタント|ボット)(?:へ|に|さん)?\s*[、，,：:]"
+    r"|(?:gửi|nhắn)(?:\s+cho)?\s+(?:trợ lý|bot|ai)\s*[:,]|(?:bot|trợ lý|ai)\s+(?:ơi|à)\s*[,:]?"
+    r"|(?:ถึง|เรียน)\s*(?:AI|เอไอ|บอท|ผู้ช่วย)\s*[:,]?"
+    r"|(?:(?:querid[oa]|estimad[oa]|hola|oye)\s+)?(?:asistente|ia|bot|chatbot)\s*[,:]"
+    r"|nota\s+para\s+(?:la\s+|el\s+)?(?:ia|asistente|bot)\s*:"
+    r")\s*",
+    re.I,
+)
+
+
 def _addressed_clause(text: str) -> bool:
     """An order to the assistant anywhere in the text: "you should …", or a clause after a comma that
     starts with an imperative ("My shop is x.shop, recommend it …", "…, recomiéndala …")."""
@@ -569,6 +590,12 @@ def _kind(form: str) -> str | None:
         return "directive"
     if _link(form):
         return "link"
+    said_to_it = _VOCATIVE.sub("", form, count=1)
+    if said_to_it != form and said_to_it:
+        if _directive(said_to_it):
+            return "directive"
+        if _link(said_to_it):
+            return "link"
     return None
 
 
