@@ -93,6 +93,14 @@ _SMALL_CAPITALS = {
 _UNACCENT: dict[int, str] = {ord(k): v for k, v in _accented_latin().items()}
 
 
+# The digits and symbols written for letters ("p@ssw0rd", "1gn0re"): both guards read a word with
+# them through this one table (each decides which words to read so).
+LEET = str.maketrans(
+    {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t", "8": "b"}
+)
+LEET_SYMBOLS = frozenset("@4$501!|378")
+
+
 def unaccented(text: str) -> str:
     """``text`` with accents taken off its Latin letters only ("mañana" -> "manana", "hôm qua" ->
     "hom qua"), one character for one: for rules that read words typed without accents."""

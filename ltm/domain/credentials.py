@@ -247,10 +247,7 @@ _CARD_WORDS = _compile(
     r"(?![A-Za-z])|卡号|银行卡|信用卡|借记卡|储蓄卡|账号|帐号",
     re.I,
 )
-# The symbols and digits written for letters ("p@ssw0rd"); look-alike letters are :mod:`confusables`.
-_LEET = str.maketrans(
-    {"@": "a", "4": "a", "$": "s", "5": "s", "0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "7": "t"}
-)
+# A word that may hold symbols and digits written for letters ("p@ssw0rd": :data:`confusables.LEET`).
 _LEET_WORD = _compile(r"[A-Za-z0-9@$!|]+")
 _INNER_SEP = _compile(r"(?<=[A-Za-z])[-_.*·](?=[A-Za-z])")
 
@@ -359,7 +356,7 @@ def _fold_same_length(text: str) -> str:
 
     def fold(m: re.Match[str]) -> str:
         word = m.group()
-        folded = word.translate(_LEET)
+        folded = word.translate(confusables.LEET)
         return folded if folded != word and _KW_ONLY.fullmatch(folded) else word
 
     return _LEET_WORD.sub(fold, confusables.fold(text))

@@ -371,15 +371,15 @@ def _form(text: str) -> str:
     return " ".join(confusables.skeleton(text).split())
 
 
-# Digits and symbols written for letters inside a word ("1gn0re", "instructi0ns", "d1sregard").
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+# Digits and symbols written for letters inside a word ("1gn0re", "instructi0ns", "d1sregard"), read
+# through the guards' one table (:data:`confusables.LEET`).
 _LEET_WORD = re.compile(r"[\w@$]{3,}")
 
 
 def _read_leet(m: re.Match[str]) -> str:
     word = m.group()
-    if any(c.isalpha() for c in word) and any(c in "0134578@$" for c in word):
-        return word.translate(_LEET)
+    if any(c.isalpha() for c in word) and not confusables.LEET_SYMBOLS.isdisjoint(word):
+        return word.translate(confusables.LEET)
     return word
 
 
