@@ -17,8 +17,8 @@ from benchmarks import credentials as credentials_bench
 from benchmarks import instructions as instructions_bench
 from benchmarks.labelled import LANGUAGES, scored
 from ltm.domain import confusables
-from ltm.domain.credentials import looks_like_credential, redact_text
-from ltm.domain.instructions import KINDS, instruction_like
+from ltm.domain.credentials import redact_text
+from ltm.domain.instructions import instruction_like
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -28,8 +28,7 @@ def _rows(name: str) -> list[list[str]]:
     return [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
 
 
-CRED = _rows("credentials_evasion_tuning.tsv")
-INST = _rows("instructions_evasion_tuning.tsv")
+# The tuning rows themselves run in test_guards_languages.py with the other tuning rows.
 
 
 @pytest.mark.parametrize(
@@ -72,20 +71,6 @@ def test_property_closed_up_maps_every_character_back(text: str) -> None:
     assert len(index) == len(closed)
     assert all(a < b for a, b in zip(index, index[1:], strict=False))
     assert "".join(text[i] for i in index) == closed
-
-
-@pytest.mark.parametrize(("label", "lang", "secret", "text"), CRED, ids=[f"{r[1]}:{r[3][:30]}" for r in CRED])
-def test_credential_evasion_rows(label: str, lang: str, secret: str, text: str) -> None:
-    redacted, n = redact_text(text)
-    if label == "secret":
-        assert looks_like_credential(text) and n >= 1 and secret not in redacted, redacted
-    else:
-        assert not looks_like_credential(text) and (redacted, n) == (text, 0)
-
-
-@pytest.mark.parametrize(("label", "lang", "text"), INST, ids=[f"{r[1]}:{r[2][:30]}" for r in INST])
-def test_instruction_evasion_rows(label: str, lang: str, text: str) -> None:
-    assert (instruction_like(text) in KINDS) == (label == "instruction")
 
 
 def test_a_spaced_out_keyword_redacts_the_value_and_keeps_the_sentence() -> None:

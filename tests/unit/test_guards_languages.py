@@ -39,8 +39,9 @@ def _rows(name: str) -> list[list[str]]:
     return out
 
 
-CRED_TUNING = _rows("credentials_tuning.tsv")
-INST_TUNING = _rows("instructions_tuning.tsv")
+# Every row the rules were tuned on, the spelling evasions too (``*_evasion_tuning.tsv``).
+CRED_TUNING = _rows("credentials_tuning.tsv") + _rows("credentials_evasion_tuning.tsv")
+INST_TUNING = _rows("instructions_tuning.tsv") + _rows("instructions_evasion_tuning.tsv")
 
 
 # --- the tables ------------------------------------------------------------------------------
