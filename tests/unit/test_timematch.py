@@ -86,6 +86,17 @@ class TestAsksWhen:
                   "cuando llueve me quedo en casa"]:  # fmt: skip
             assert not asks_when(q), q
 
+    def test_heldout_questions_typed_without_accents(self) -> None:
+        """Written after the rule, committed before it was run on them (the first run is in the
+        closing note and docs/retrieval.md); never used to change it."""
+        asked = ["Ban di Nhat khi nao?", "Toi gap Lan luc nao vay?", "Bao gio ban ve que?",
+                 "Ban song o day bao lau roi?", "cuando te casaste?", "¿cuando empezaste a trabajar aqui?",
+                 "hace cuanto te mudaste a Lima?", "en que ano naciste?"]  # fmt: skip
+        not_asked = ["Ban song o dau?", "Hom qua ban an gi?", "cuando llego a casa siempre ceno",
+                     "que comiste ayer?", "Toi luon di ngu som", "donde vives?"]  # fmt: skip
+        assert [q for q in asked if not asks_when(q)] == []
+        assert [q for q in not_asked if asks_when(q)] == []
+
     def test_other_questions_in_the_seven_languages(self) -> None:
         for q in ["Who is my dentist?", "我的牙医是谁？", "我的牙醫是誰？", "いつも何を食べますか",
                   "Nha sĩ của tôi là ai?", "หมอฟันของฉันชื่ออะไร", "¿Quién es mi dentista?",
