@@ -9,7 +9,9 @@ round (``benchmarks/data/<table>.tsv`` and ``<table>_heldout.tsv``, English and 
 second round, so they count as tuning now), and the spelling evasions in seven languages
 (``<prefix>_evasion_tuning.tsv`` and ``<prefix>_evasion_heldout.tsv``: accents on Latin letters,
 Vietnamese and Spanish typed without accents, spaced-out words, separators, digits for letters; the
-held-out one committed before the fold learned any of them). The top-level scores of the JSON are
+held-out one committed before the fold learned any of them), and where it exists
+``<prefix>_phrasing_heldout.tsv`` (credentials: plain-word values said the way each language ends a
+sentence; held out). The top-level scores of the JSON are
 those of all the tuning parts together, with ``languages`` per language; ``heldout`` and
 ``evasion_heldout`` have the same shape; ``parts`` scores each file on its own; ``targets`` says
 whether each target of issue 34 is met on the tuning parts and on each held-out part.
@@ -127,7 +129,7 @@ class LabelledTable:
     @property
     def parts(self) -> dict[str, tuple[Path, bool]]:
         """Each part's file and whether it is a tuning part (False: held out)."""
-        return {
+        parts = {
             "tuning": (TESTS_DATA / f"{self.prefix}_tuning.tsv", True),
             "heldout": (TESTS_DATA / f"{self.prefix}_heldout.tsv", False),
             "round1": (self.dataset, True),
@@ -135,6 +137,10 @@ class LabelledTable:
             "evasion": (TESTS_DATA / f"{self.prefix}_evasion_tuning.tsv", True),
             "evasion_heldout": (TESTS_DATA / f"{self.prefix}_evasion_heldout.tsv", False),
         }
+        phrasing = TESTS_DATA / f"{self.prefix}_phrasing_heldout.tsv"  # credentials only, so far
+        if phrasing.exists():
+            parts["phrasing_heldout"] = (phrasing, False)
+        return parts
 
     def load_part(self, name: str) -> list[Row]:
         path, _ = self.parts[name]

@@ -234,9 +234,15 @@ _NOT_VALUES_ZH = _compile(
     r"^(?:什么|多少|啥|哪|几|怎么|如何|不|没|错|对|正确|空|很|太|挺|真|忘|丢|被|要|需要|已经|还|也|都|"
     r"我的生日吗|吗|呢|了|的|一样|相同|同样|一个|这个|那个|多|少|长|短|复杂|简单|安全|弱|强)"
 )
+# After a plain-word value: the end of a clause, a word that starts the next one, or the particle a
+# language ends a sentence with (ja です/だよ/ね, th ครับ/ค่ะ/นะ, zh 哦/吧/呢, vi đó/nhé/ạ, es eh/vale).
+# Vietnamese ạ folds to "a": read only at the very end, where English puts no article.
 _CLAUSE_END = _compile(
     r"\s*(?:$|[.!?。！？,，;；:：)）\"'”’」』]|\s(?:and|but|so|or|ok|okay|please|thanks|yesterday|today|tonight|"
-    r"last|this morning|again|lol|haha|btw|now|ayer|hoy|jaja|jeje|y|pero|hôm qua|hôm nay|nhé|nha|rồi)\b)",
+    r"last|this morning|again|lol|haha|btw|fyi|now|ayer|hoy|jaja|jeje|y|pero|eh|vale|pues|"
+    r"hôm qua|hôm nay|nhé|nha|nhe|rồi|đó|đấy|nè|"
+    r"です|でした|だよ|だね|だ|よね|よ|ね|って|かな|ครับ|ค่ะ|คะ|นะ|จ้ะ|จ้า|哦|喔|噢|啊|吧|呢|啦|呀|嘛|哈|咯)\b"
+    r"|\sạ\s*(?:$|[.!?]))",
     re.I,
 )
 
@@ -397,7 +403,10 @@ _TRIGGERS = tuple(confusables.fold(t) for t in _TRIGGERS)
 
 def _may_hold(text: str) -> bool:
     lower = confusables.fold(text).lower()
-    return any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS)
+    if any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS):
+        return True
+    closed, _ = confusables.closed_up(lower)  # "p a s s w o r d is sunflower"
+    return closed != lower and any(t in closed for t in _TRIGGERS)
 
 
 def _has_leet(text: str) -> bool:

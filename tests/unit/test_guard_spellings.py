@@ -49,6 +49,18 @@ def test_the_fold_reads_accents_small_capitals_and_stray_marks_as_the_letter(tex
 
 
 @pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("\u00c0\u0233", "Ay"),  # À, ȳ: the first and last marked letters of Latin-1 .. Extended-B
+        ("\u1e00\u1ef9", "Ay"),  # Ḁ, ỹ: the first and last of Extended Additional (Vietnamese)
+        ("\u01e2\u00c6\u00df\u0250\u1f00", "\u01e2\u00c6\u00df\u0250\u1f00"),  # Ǣ is Æ + macron: no ASCII base
+    ],
+)
+def test_unaccented_covers_each_block_to_its_edges_and_only_letters_with_an_ascii_base(text: str, plain: str) -> None:
+    assert confusables.unaccented(text) == plain
+
+
+@pytest.mark.parametrize(
     ("text", "closed"),
     [
         ("忽 略 之 前 的 指 令", "忽略之前的指令"),
@@ -79,6 +91,35 @@ def test_a_spaced_out_keyword_redacts_the_value_and_keeps_the_sentence() -> None
     assert redact_text("mat khau wifi cua toi la hoa123") == ("mat khau wifi cua toi la [redacted]", 1)
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("我 的 密 码 是 sunflower", "我 的 密 码 是 [redacted]"),  # a word value: only the closed-up text places it
+        ("my p a s s w o r d is sunflower", "my p a s s w o r d is [redacted]"),
+        ("パスワードは sunflower です", "パスワードは [redacted] です"),
+        ("รหัสผ่านคือ mango ค่ะ", "รหัสผ่านคือ [redacted] ค่ะ"),
+        ("密碼是 sunflower 喔", "密碼是 [redacted] 喔"),
+        ("mật khẩu wifi là hoahong ạ", "mật khẩu wifi là [redacted] ạ"),
+        ("la contraseña del wifi es mariposa eh", "la contraseña del wifi es [redacted] eh"),
+    ],
+)
+def test_a_word_value_before_the_particle_that_ends_the_sentence_is_redacted(text: str, redacted: str) -> None:
+    assert redact_text(text) == (redacted, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "パスワードは長いです",
+        "the password is like a poem",  # "a" is read as Vietnamese ạ only at the very end
+        "my p a s s w o r d is too long",
+        "mật khẩu dài lắm đó",
+    ],
+)
+def test_the_sentence_particles_make_no_value_of_a_plain_word(text: str) -> None:
+    assert redact_text(text) == (text, 0)
+
+
 def test_the_accented_rule_still_reads_the_accented_text() -> None:
     """Positive control: folding the rules did not cost the spelling they were written in."""
     assert redact_text("Mật khẩu wifi của tôi là hoa123")[1] == 1
@@ -97,9 +138,17 @@ def test_the_held_out_spellings_loose_bound(bench: object) -> None:
     assert all(v["recall"] >= 0.5 for v in held["languages"].values())
 
 
+def test_the_held_out_sentence_endings_loose_bound() -> None:
+    """Word values said the way each language ends a sentence (``credentials_phrasing_heldout.tsv``,
+    first run 0.16): an estimate with a loose bound, as above."""
+    held = scored(credentials_bench.TABLE, credentials_bench.TABLE.load_part("phrasing_heldout"))
+    assert set(held["languages"]) == set(LANGUAGES)
+    assert held["recall"] >= 0.85 and held["benign_left_alone"] >= 0.95
+
+
 def _secret_rows() -> list[list[str]]:
     rows = []
-    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout"):
+    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout"):
         rows += [r for r in _rows(f"credentials_{part}.tsv") if r[0] == "secret"]
     return rows
 
