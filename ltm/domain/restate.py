@@ -392,6 +392,37 @@ def _people(norm: str) -> frozenset[str]:
     return frozenset(out) or frozenset({"self"})
 
 
+def _with_self(norm: str, names: frozenset[str]) -> bool:
+    """Whether the speaker is joined with another person ("my wife and I love sushi", "Tom and I
+    run", "tôi và vợ"): in English and Spanish a word of the speaker's beside "and" / "y" whose other
+    side is a person (a kin word, another pronoun, a word of a name in ``names``); in Vietnamese the
+    speaker's word beside "và" / "với" / "cùng"; in CJK and Thai by their phrases."""
+    if any(p in norm for p in tbl.SELF_JOIN_PHRASES):
+        return True
+    words = norm.split()
+    for i in range(1, len(words) - 1):
+        w, left, right = words[i], words[i - 1], words[i + 1]
+        if w in tbl.JOIN_VI and (left in tbl.SELF_JOIN_LATIN or right in tbl.SELF_JOIN_LATIN):
+            return True
+        if w not in tbl.JOIN_LATIN:
+            continue
+        if right in tbl.SELF_JOIN_LATIN and _someone(left, names):
+            return True
+        if left in tbl.SELF_JOIN_LATIN and (_someone(right, names) or right in tbl.POSSESSIVE_LATIN):
+            return True
+    return False
+
+
+def _someone(word: str, names: frozenset[str]) -> bool:
+    """A word naming someone other than the speaker: a kin word, another pronoun, a word of a name."""
+    return (
+        word in tbl.KIN_LATIN
+        or stem(word) in tbl.KIN_LATIN
+        or tbl.PEOPLE_LATIN.get(word, "self") != "self"
+        or word in names
+    )
+
+
 @dataclass(frozen=True)
 class _Reading:
     """What the rule reads in one statement (computed once per text and language: cached)."""
@@ -438,6 +469,8 @@ def _read(text: str, spanish: bool, vi_bare: bool = False) -> _Reading:
         people = (people - {"self"}) | _phrases(n, tbl.PEOPLE_VI_BARE) or frozenset({"self"})
     kept = set(n.split())  # a capitalised filler ("Bây giờ", "Estoy viviendo") was normalised away: no name
     names = frozenset((w, _stem(w, spanish)) for name in _names(text) for w in normalise(name).split() if w in kept)
+    if _with_self(n, frozenset(w for w, _ in names)):
+        people = people | {"self", "with self"}  # "my wife and I": about the speaker too
     return _Reading(
         norm=n,
         numbers=_numbers(n),

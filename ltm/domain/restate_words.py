@@ -326,6 +326,18 @@ PEOPLE_HAN: tuple[tuple[str, str], ...] = (
     ("她们", "they"), ("她們", "they"), ("你们", "you"), ("你們", "you"), ("我", "self"), ("他", "he"),
     ("她", "she"), ("你", "you"),
 )  # fmt: skip
+# The speaker joined with another person ("my wife and I", "mi hermano y yo", "tôi và vợ", 我和老婆,
+# 妻と私, ผมกับภรรยา): the statement is then also about the speaker. Latin scripts: the speaker's
+# word on one side of the conjunction (the other side is read in ``restate``); the others: phrases.
+SELF_JOIN_LATIN = frozenset("i me yo tôi toi mình minh tớ".split())
+JOIN_LATIN = frozenset("and y e &".split())
+JOIN_VI = frozenset("và va với voi cùng cung".split())
+POSSESSIVE_LATIN = frozenset("my his her their our mi mis su sus".split())
+SELF_JOIN_PHRASES: tuple[str, ...] = (
+    "我和", "和我", "我跟", "跟我", "我与", "与我", "我與", "與我", "我同", "同我",
+    "私と", "と私", "わたしと", "とわたし", "僕と", "と僕", "俺と", "と俺",
+    "ผมกับ", "กับผม", "ฉันกับ", "กับฉัน", "ผมและ", "และผม", "ฉันและ", "และฉัน", "ดิฉันกับ", "กับดิฉัน",
+)  # fmt: skip
 KIN_HAN: tuple[str, ...] = (
     "妈妈", "媽媽", "母亲", "母親", "爸爸", "父亲", "父親", "父母", "爸媽", "哥哥", "姐姐", "弟弟", "妹妹",
     "儿子", "兒子", "女儿", "女兒", "老婆", "妻子", "太太", "老公", "丈夫", "先生", "男朋友", "女朋友", "朋友",
