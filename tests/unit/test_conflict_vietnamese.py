@@ -174,3 +174,10 @@ def test_a_negation_typed_without_accents_flips_the_statement() -> None:
     assert relation("toi khong an thit", "toi an thit").label == CONTRADICTING
     assert relation("toi khong thich tra nua", "toi thich tra").label == CONTRADICTING
     assert relation("toi an thit.", "toi an thit").label != CONTRADICTING
+
+
+def test_two_letter_syllables_are_words_of_the_comparison() -> None:
+    """Unmarked Vietnamese is mostly two-letter syllables ("ca", "bo"): they are compared as words, so
+    another food is not the same words (and the same food is)."""
+    assert relation("toi an bo", "toi an ca").label != COMPATIBLE
+    assert relation("toi an ca", "toi an ca nhe").label == COMPATIBLE
