@@ -96,6 +96,9 @@ def test_a_spaced_out_keyword_redacts_the_value_and_keeps_the_sentence() -> None
     [
         ("我 的 密 码 是 sunflower", "我 的 密 码 是 [redacted]"),  # a word value: only the closed-up text places it
         ("my p a s s w o r d is sunflower", "my p a s s w o r d is [redacted]"),
+        ("my p a s s w o r d is sunflower, ok?", "my p a s s w o r d is [redacted], ok?"),  # the span ends where it did
+        ("my p@ssw0rd is sunflower, ok?", "my p@ssw0rd is [redacted], ok?"),  # the keyword read through its digits
+        ("deploy id xK9fQ2mZ7pL4wR8tY3vB6nH1 failed", "deploy id [redacted] failed"),  # a long run, no keyword
         ("パスワードは sunflower です", "パスワードは [redacted] です"),
         ("รหัสผ่านคือ mango ค่ะ", "รหัสผ่านคือ [redacted] ค่ะ"),
         ("密碼是 sunflower 喔", "密碼是 [redacted] 喔"),
@@ -114,6 +117,8 @@ def test_a_word_value_before_the_particle_that_ends_the_sentence_is_redacted(tex
         "the password is like a poem",  # "a" is read as Vietnamese ạ only at the very end
         "my p a s s w o r d is too long",
         "mật khẩu dài lắm đó",
+        "what a supercalifragilisticexpialidocious_day",  # a long run of letters only
+        "the range 2024-01-01-2024-12-31-000000 is fine",  # and of digits only
     ],
 )
 def test_the_sentence_particles_make_no_value_of_a_plain_word(text: str) -> None:

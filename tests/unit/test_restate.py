@@ -283,7 +283,10 @@ def test_the_speaker_joining_a_statement_about_someone_is_a_new_fact(stored: str
     [
         ("I went there and I loved it", "I went there and I loved it!", ""),  # "and I" after no person
         ("The kids love pizza", "My kids love pizza", "people"),  # English is never read as bare Vietnamese
-        ("vo toi thich an sushi", "con trai toi thich an sushi", "people"),  # two other people stay two
+        ("I went there and I loved it", "I went there and loved it", ""),  # "there" is nobody
+        ("anh toi thich an sushi", "con toi thich an sushi", "people"),  # two other people stay two
+        ("trabajo en un banco", "trabaje banco", "tense"),  # one side read as Spanish is enough to read both so
+        ("On Sundays I play tennis", "I play tennis on Sundays", ""),  # word order counts in comparisons only
         ("toi khong an thit bo", "an thit bo", "negation"),  # one side typed bare is enough to read both so
     ],
 )
