@@ -10,8 +10,8 @@ second round, so they count as tuning now), and the spelling evasions in seven l
 (``<prefix>_evasion_tuning.tsv`` and ``<prefix>_evasion_heldout.tsv``: accents on Latin letters,
 Vietnamese and Spanish typed without accents, spaced-out words, separators, digits for letters; the
 held-out one committed before the fold learned any of them), and where it exists
-``<prefix>_phrasing_heldout.tsv`` (credentials: plain-word values said the way each language ends a
-sentence; held out). The top-level scores of the JSON are
+``<prefix>_phrasing_heldout.tsv`` and ``<prefix>_pairs_heldout.tsv`` (credentials: plain-word values
+said the way each language ends a sentence; login pairs and password rules given as a count; held out). The top-level scores of the JSON are
 those of all the tuning parts together, with ``languages`` per language; ``heldout`` and
 ``evasion_heldout`` have the same shape; ``parts`` scores each file on its own; ``targets`` says
 whether each target of issue 34 is met on the tuning parts and on each held-out part.
@@ -137,9 +137,10 @@ class LabelledTable:
             "evasion": (TESTS_DATA / f"{self.prefix}_evasion_tuning.tsv", True),
             "evasion_heldout": (TESTS_DATA / f"{self.prefix}_evasion_heldout.tsv", False),
         }
-        phrasing = TESTS_DATA / f"{self.prefix}_phrasing_heldout.tsv"  # credentials only, so far
-        if phrasing.exists():
-            parts["phrasing_heldout"] = (phrasing, False)
+        for extra in ("phrasing_heldout", "pairs_heldout"):  # credentials only, so far
+            path = TESTS_DATA / f"{self.prefix}_{extra}.tsv"
+            if path.exists():
+                parts[extra] = (path, False)
         return parts
 
     def load_part(self, name: str) -> list[Row]:

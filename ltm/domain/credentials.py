@@ -237,6 +237,32 @@ _NOT_VALUES_ZH = _compile(
 # After a plain-word value: the end of a clause, a word that starts the next one, or the particle a
 # language ends a sentence with (ja です/だよ/ね, th ครับ/ค่ะ/นะ, zh 哦/吧/呢, vi đó/nhé/ạ, es eh/vale).
 # Vietnamese ạ folds to "a": read only at the very end, where English puts no article.
+# A password's rule given as a count ("8位数字", "10文字以上", "4桁"): a length, not a value.
+_COUNT_ZH_JA = _compile(r"^\d{1,3}\s*(?:位|個|个|字|字符|文字|桁|ケタ|けた|码|碼)")
+
+# An account written as a login pair, "user / password": after an account word ("spotify login:
+# mark@mail.com / blue-river7", 微信账号 x / y, アカウント: x / y, "tài khoản: x / y") or after an email
+# address alone. The second half is the value when it mixes letters with digits or symbols (a pair
+# of names, "ann / bob", a year, "savings / 2024", or a second address is no password).
+_ACCOUNT = (
+    r"log ?in|sign ?in|account|acct|user(?:name)?|usuario|cuenta|tài khoản|账号|帐号|賬號|帳號|账户|帳戶|"
+    r"アカウント|ログイン|ユーザー|บัญชี|ล็อกอิน"
+)
+_LOGIN_PAIR = _compile(
+    rf"(?:(?:{_ACCOUNT})[^\n/]{{0,40}}?[:：\s]\s*[^\s/]{{2,64}}|[\w.+\-]{{1,64}}@[\w\-]{{1,64}}\.[\w.]{{2,24}})"
+    r"\s+/\s+(?P<v>[^\s/@]{4,64}?)(?=$|\s|[,;!?，。！？]|\.(?:\s|$))",
+    re.I,
+)
+
+
+def _pair_spans(text: str) -> list[tuple[int, int]]:
+    return [
+        m.span("v")
+        for m in _LOGIN_PAIR.finditer(text)
+        if not m.group("v").isalpha() and any(c.isalpha() for c in m.group("v"))
+    ]
+
+
 _CLAUSE_END = _compile(
     r"\s*(?:$|[.!?。！？,，;；:：)）\"'”’」』]|\s(?:and|but|so|or|ok|okay|please|thanks|yesterday|today|tonight|"
     r"last|this morning|again|lol|haha|btw|fyi|now|ayer|hoy|jaja|jeje|y|pero|eh|vale|pues|"
@@ -325,6 +351,8 @@ def _value_end(m: re.Match[str]) -> int:
 def _is_value(text: str, m: re.Match[str]) -> bool:
     v = text[m.start("v") : _value_end(m)]
     if len(v) < 2:
+        return False
+    if _COUNT_ZH_JA.match(v):
         return False
     if re.search(r"[\u3400-\u9fff]", v):
         return not _NOT_VALUES_ZH.match(v)
@@ -426,7 +454,7 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
         if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
             spans.append(m.span())
     lookalikes = confusables.fold(text)  # one character for one: its spans are the text's
-    spans += _value_spans(lookalikes)
+    spans += _value_spans(lookalikes) + _pair_spans(lookalikes)
     # Markdown emphasis around the words ("my **password** is x"), one character for one
     unmarked = _EMPHASIS.sub(lambda m: " " * len(m.group()), lookalikes)
     if unmarked != lookalikes:

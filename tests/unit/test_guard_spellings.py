@@ -143,17 +143,37 @@ def test_the_held_out_spellings_loose_bound(bench: object) -> None:
     assert all(v["recall"] >= 0.5 for v in held["languages"].values())
 
 
-def test_the_held_out_sentence_endings_loose_bound() -> None:
-    """Word values said the way each language ends a sentence (``credentials_phrasing_heldout.tsv``,
-    first run 0.16): an estimate with a loose bound, as above."""
-    held = scored(credentials_bench.TABLE, credentials_bench.TABLE.load_part("phrasing_heldout"))
+@pytest.mark.parametrize("part", ["phrasing_heldout", "pairs_heldout"])
+def test_the_later_held_out_credential_parts_loose_bound(part: str) -> None:
+    """Word values said the way each language ends a sentence (first run: recall 0.16), login pairs
+    and password rules given as a count (first run: recall 0.00, 5 of 16 plain rows redacted): each
+    an estimate with a loose bound, as above."""
+    held = scored(credentials_bench.TABLE, credentials_bench.TABLE.load_part(part))
     assert set(held["languages"]) == set(LANGUAGES)
     assert held["recall"] >= 0.85 and held["benign_left_alone"] >= 0.95
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("steam login: jo@mail.com / frog-pond5", "steam login: jo@mail.com / [redacted]"),
+        ("jo@mail.com / frog-pond5", "jo@mail.com / [redacted]"),  # an address alone leads the pair too
+        ("微信账号 wang88 / mao2024，别外传", "微信账号 wang88 / [redacted],别外传"),
+        ("account: savings / 2024", "account: savings / 2024"),  # letters with digits or symbols only
+        ("the account is shared by ann / bob", "the account is shared by ann / bob"),
+        ("log in with your email / phone number", "log in with your email / phone number"),
+        ("密码是8位数字", "密码是8位数字"),  # a length, not a value
+        ("パスワードは10文字以上です", "パスワードは10文字以上です"),
+        ("密码是 x8k2mq", "密码是 [redacted]"),  # positive control: a value still is one
+    ],
+)
+def test_login_pairs_are_redacted_and_lengths_are_not(text: str, redacted: str) -> None:
+    assert redact_text(text)[0] == redacted
+
+
 def _secret_rows() -> list[list[str]]:
     rows = []
-    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout"):
+    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout", "pairs_heldout"):
         rows += [r for r in _rows(f"credentials_{part}.tsv") if r[0] == "secret"]
     return rows
 
