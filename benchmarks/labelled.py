@@ -11,10 +11,11 @@ second round, so they count as tuning now), and the spelling evasions in seven l
 Vietnamese and Spanish typed without accents, spaced-out words, separators, digits for letters; the
 held-out one committed before the fold learned any of them), and where it exists
 ``<prefix>_phrasing_heldout.tsv`` and ``<prefix>_pairs_heldout.tsv`` (credentials: plain-word values
-said the way each language ends a sentence; login pairs and password rules given as a count; held out). The top-level scores of the JSON are
-those of all the tuning parts together, with ``languages`` per language; ``heldout`` and
-``evasion_heldout`` have the same shape; ``parts`` scores each file on its own; ``targets`` says
-whether each target of issue 34 is met on the tuning parts and on each held-out part.
+said the way each language ends a sentence; login pairs and password rules given as a count) and
+``instructions_forms_heldout.tsv`` (orders in the negative and orders to forget), all held out. The
+top-level scores of the JSON are those of all the tuning parts together, with ``languages`` per
+language; ``heldout`` and ``evasion_heldout`` have the same shape; ``parts`` scores each file on its
+own; ``targets`` says whether each target of issue 34 is met on the tuning parts and on each held-out part.
 
 Each benchmark gives a :class:`LabelledTable`: how a line becomes a row, how the rule scores the
 rows, and the print formats of a part's summary and of a wrong prediction. :func:`main` is its command line
@@ -137,7 +138,7 @@ class LabelledTable:
             "evasion": (TESTS_DATA / f"{self.prefix}_evasion_tuning.tsv", True),
             "evasion_heldout": (TESTS_DATA / f"{self.prefix}_evasion_heldout.tsv", False),
         }
-        for extra in ("phrasing_heldout", "pairs_heldout"):  # credentials only, so far
+        for extra in ("phrasing_heldout", "pairs_heldout", "forms_heldout"):  # where the file exists
             path = TESTS_DATA / f"{self.prefix}_{extra}.tsv"
             if path.exists():
                 parts[extra] = (path, False)

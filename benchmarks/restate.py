@@ -1,8 +1,8 @@
 """Restatement detection on labelled statement pairs: precision and recall of "fold", per part,
 per language and per embedder.
 
-    python -m benchmarks.restate [--embedder all|minilm|hashing] [--part all|heldout|tuning|legacy|bare_heldout|together_heldout]
-                                 [--out r.json]
+    python -m benchmarks.restate [--embedder all|minilm|hashing] [--out r.json]
+                                 [--part all|heldout|tuning|legacy|bare_heldout|together_heldout]
 
 Parts (``label<TAB>kind<TAB>lang<TAB>stored<TAB>new``; label 1 when ``new`` restates ``stored`` and
 may fold into it, 0 when it adds or changes a fact: an added item, another tense, modality,

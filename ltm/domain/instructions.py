@@ -85,6 +85,8 @@ _OVERRIDE = [
         r"(?:bỏ qua|phớt lờ|lờ đi|quên hết|quên đi|không tuân theo|đừng tuân theo|đừng làm theo)(?:\s+\S+){0,4}?\s+"
         r"(?:hướng dẫn|chỉ dẫn|chỉ thị|quy tắc|mệnh lệnh|lệnh|giới hạn|hạn chế|quy định)",
         r"(?:เพิกเฉย|ไม่ต้องสนใจ|ละเลย|อย่าสนใจ)(?:ต่อ)?[^\n]{0,12}?(?:คำสั่ง(?!ซื้อ)|คำแนะนำ|กฎ|ข้อจำกัด|ข้อกำหนด)",
+        # "forget the rules": only the assistant's rules as a whole or the earlier ones (ลืมกติกาหมากรุก is a game's)
+        r"(?<!ฉัน)(?<!ผม)ลืม[^\n]{0,6}?(?:คำสั่ง(?!ซื้อ)|คำแนะนำ|กฎ|ข้อจำกัด|ข้อกำหนด)[^\n]{0,8}?(?:ทั้งหมด|ก่อนหน้า|เดิม|ที่ผ่านมา)",
         r"(?:以前|前|これまで|今まで|上記|最初|元|先|既存)の(?:全ての|すべての)?(?:指示|命令|ルール|設定|制限|プロンプト|指令)"
         r"(?:を|は)?(?:すべて|全て|全部)?(?:無視|忘れ)",
         r"(?:指示|命令|プロンプト|指令)を(?:すべて|全て|全部)?無視",
@@ -149,15 +151,18 @@ _SYSTEM_PROMPT = [
         r"\b(?:reveal|print|show|repeat|output|leak|dump)\b(?:\s+\w+){0,3}?\s+(?:system prompt|instructions|"
         r"initial prompt|hidden prompt)\b",
         r"你是一个(?:\S{0,8})?(?:AI|人工智能|智能)?助手",
+        r"你是(?:一个|一名|个)?\s*(?:AI|人工智能|机器人|聊天机器人)",
         r"(?:告诉我|显示|输出|泄露|打印|重复)(?:一下)?(?:你的)?(?:系统提示词?|系统指令|提示词|初始指令)",
         r"(?:助手|AI|机器人)(?:必须|应该|永远|总是)",
         r"\beres (?:un|una) (?:\w+ ){0,3}?(?:asistente|ia|bot|chatbot|modelo de lenguaje)\b",
-        r"\b(?:muestra|revela|dime|repite|imprime)\b(?:\s+\w+){0,3}?\s+(?:prompt del sistema|instrucciones del sistema|"
+        r"\b(?:muestra|revela|dime|repite|imprime|muestres|reveles|digas|repitas|compartas)\b(?:\s+\w+){0,3}?\s+"
+        r"(?:prompt del sistema|instrucciones del sistema|"
         r"tus instrucciones)",
         r"\b(?:el|la) (?:asistente|ia|bot) (?:debe|tiene que|nunca debe)\b",
         r"\bbạn là (?:một )?(?:trợ lý|AI|bot|chatbot|mô hình ngôn ngữ)\b",
-        r"คุณคือ(?:ผู้ช่วย|AI|เอไอ|บอท)",
+        r"คุณ\s?(?:คือ|เป็น)\s?(?:ผู้ช่วย|AI|เอไอ|บอท|แชทบอท)",
         r"あなたは[^。]{0,10}?(?:アシスタント|AI|ボット|チャットボット)(?:です|だ)",
+        r"(?:AI|ボット|アシスタント|人工知能)(?:である|だ)(?:こと)?(?:と|を)[^。]{0,10}?(?:言わ|話さ|明かさ|教え)ないで",
         r"システムプロンプトを(?:表示|教え|出力|見せ)",
     )
 ]
@@ -176,7 +181,8 @@ _OPENERS = _compile(
 _EN_BEHAVIOUR = (
     r"answer|answers|reply|replies|respond|response|responses|output|say|write|end|start|begin|sign|include|"
     r"append|add|mention|recommend|promote|insert|praise|refuse|speak|talk|address|greet|format|translate|"
-    r"obey|follow|comply|agree|side|print|use|put|attach|share|tell|contain|suggest|advertise"
+    r"obey|follow|comply|agree|side|print|use|put|attach|share|tell|contain|suggest|advertise|bring up|discuss|"
+    r"reveal|disclose"
 )
 _EN_IMPERATIVE = _compile(rf"^(?:always|never|don't|do not|only|(?:{_EN_BEHAVIOUR}))\b", re.I)
 _EN_ADDRESSED = _compile(
@@ -187,7 +193,7 @@ _EN_ADDRESSED = _compile(
     re.I,
 )
 _EN_STANDING = _compile(
-    r"\b(?:from now on|henceforth|going forward|from here on|always|never|only|every time|each time|whenever|"
+    r"\b(?:from now on|henceforth|going forward|from here on|always|never|ever|only|every time|each time|whenever|"
     rf"when {_EN_WHO}|(?:all|any) future|future (?:conversations?|chats?)|"
     r"(?:every|each|all|any) (?:(?:of )?your |future )?(?:answers?|replies|reply|responses?|messages?|"
     r"recommendations?|questions?|conversations?|chats?))\b",
@@ -204,14 +210,16 @@ _ZH_OPENERS = _compile(
 )
 _ZH_STANDING = _compile(
     r"从现在(?:开始|起)|从今以后|以后|今后|每次|每一次|每个|每条|每句|总是|始终|永远|一律|所有(?:的)?(?:回答|回复|答复|消息)|"
-    r"都要|任何时候|绝不|一直"
+    r"都要|任何时候|任何人|任何情况|无论如何|绝不|一直"
 )
 _ZH_BEHAVIOUR = (
-    r"回答|回复|答复|输出|说|写|结尾|开头|加上|附上|插入|带上|推荐|推广|称呼|使用|用|告诉|站在|反驳|遵守|服从|回应|夸"
+    r"回答|回复|答复|输出|说|写|结尾|开头|加上|附上|插入|带上|推荐|推广|称呼|使用|用|告诉|站在|反驳|遵守|服从|回应|夸|"
+    r"提到|提及|提起|透露|谈论"
 )
 _ZH_ABOUT_REPLIES = _compile(_ZH_BEHAVIOUR)
 _ZH_IMPERATIVE = _compile(
-    rf"^(?:每次|每一次|每个|每条|每句|总是|始终|永远|一律|所有|都|只|绝不|不许|必须|{_ZH_BEHAVIOUR})"
+    rf"^(?:每次|每一次|每个|每条|每句|总是|始终|永远|一律|所有|都|只|绝不|不许|必须|别|不要|不准|禁止|千万别|千万不要|"
+    rf"{_ZH_BEHAVIOUR})"
 )
 _ZH_ADDRESSED = _compile(r"你(?:必须|要|应该|得|需要|将|会|以后|每次|总是|永远|一定要|只能|只许)")
 _ZH_SPREAD = _compile(r"告诉(?:群里|这里|其他|所有|每个|大家)")
@@ -225,11 +233,12 @@ _JA_OPENERS = _compile(
 )
 _JA_STANDING = _compile(
     r"これから|今後|以後|次から|毎回|いつも|常に|必ず|全ての|すべての|どの(?:回答|返事|返答|返信)も|ずっと|今から|絶対|二度と|"
+    r"決して|誰にも|何があっても|"
     r"(?:聞かれ|尋ねられ|質問され)たら|(?:とき|時|場合)は|だけで|のみ"
 )
 _JA_BEHAVIOUR = _compile(
     r"回答|返事|返答|返信|答え|応答|出力|書い|書く|話し|話す|喋|言っ|付け|つけ|加え|入れ|紹介|宣伝|推薦|おすすめ|オススメ|勧め|すすめ|"
-    r"使っ|使わ|使う|呼ん|敬語|語尾|署名|締め|従|同意|味方"
+    r"使っ|使わ|使う|呼ん|敬語|語尾|署名|締め|従|同意|味方|話さ|言わ|触れ|明かさ"
 )
 _JA_IMPERATIVE = _compile(
     r"(?:(?:て|で)(?:ください|下さい|くれ|ね|よ|ほしい|欲しい|おいて|ちょうだい)?|なさい|しろ|せよ|こと|ように)(?:[。！!.」\s]|$)"
@@ -253,7 +262,7 @@ _VI_OPENERS = _compile(
 )
 _VI_STANDING = _compile(
     r"\b(?:từ (?:bây )?giờ|từ nay|sau này|luôn|mãi mãi|mỗi|mọi|tất cả|bất cứ khi nào|khi (?:có )?(?:ai|người)|"
-    r"không bao giờ|chỉ|lần sau|trong tương lai)\b",
+    r"không bao giờ|đừng bao giờ|chỉ|lần sau|trong tương lai)\b",
     re.I,
 )
 _VI_BEHAVIOUR = (
@@ -282,6 +291,7 @@ _TH_OPENERS = _compile(
 )
 _TH_STANDING = _compile(
     r"ต่อจากนี้|ต่อไปนี้|จากนี้ไป|นับจากนี้|ตั้งแต่นี้|เสมอ|ทุกครั้ง|ทุกคำตอบ|ทุกข้อความ|ทุกการสนทนา|ตลอด|ห้าม|เท่านั้น|ในอนาคต|"
+    r"เด็ดขาด|ไม่ว่า(?:ใคร|กรณีใด)|บอกใคร|"
     r"(?:ถ้า|เมื่อ|หาก|เวลา)(?:มี)?(?:ใคร|คน)"
 )
 _TH_BEHAVIOUR = (
@@ -319,8 +329,8 @@ _ES_ABOUT_REPLIES = _compile(
 _ES_IMPERATIVE = _compile(
     r"^(?:siempre\s+|nunca\s+|solo\s+|solamente\s+)?(?:responde|contesta|termina|empieza|comienza|recomienda|"
     r"recomiénda\w*|incluye|inclúye\w*|añáde\w*|agréga\w*|pónle\w*|pónlo\w*|pónla\w*|adjúnta\w*|compárte\w*|añade|agrega|di|dile|diles|escribe|habla|usa|utiliza|menciona|menciona\w*|promociona|"
-    r"firma|saluda|llámame|trátame|obedece|sigue|pon|adjunta|comparte|traduce|no (?:respondas|contestes|digas|"
-    r"menciones|uses|hables|escribas|recomiendes))\b",
+    r"firma|saluda|llámame|trátame|obedece|sigue|pon|adjunta|comparte|traduce|(?:no|nunca|jamás)\s+(?:respondas|"
+    r"contestes|digas|menciones|uses|hables|escribas|recomiendes|reveles|compartas|muestres|nombres|incluyas))\b",
     re.I,
 )
 _ES_FIRST_PERSON = _compile(r"^(?:yo|mi|mis|me|nosotros|nuestro|nuestra)\b", re.I)
@@ -558,6 +568,9 @@ _TRIGGERS = (
     "quen di", "tuan theo", "lam theo", "che do", "gia vo", "dong vai", "nhap vai", "tro ly", "luon", "moi ",
     "tat ca", "chi ", "khong bao gio", "mai mai", "bat cu", "noi voi", "noi cho", "bao cho", "ke cho",
     "nhan cho", "ban la", "ban phai", "ban nen", "ban hay", "ban can", "ban se", "ban dung",
+    # orders in the negative ("don't ever bring up …", "jamás digas …", "đừng bao giờ …")
+    "ever ", "bring up", "discuss", "reveal", "disclose", "jamas", "mencion", "revel", "compart", "muestr",
+    "dung bao gio",
 )  # fmt: skip
 _TRIGGERS = tuple(confusables.fold(t) for t in _TRIGGERS)
 
