@@ -118,3 +118,27 @@ def test_spellings_that_hide_the_words_are_read_in_the_real_host(stack: Stack) -
     data = the_block(texts)
     assert data["speaker_profile"]["notes"] == ["mat khau wifi cua toi la [redacted]", SPELLED_BENIGN], data
     assert all("hoa123" not in x and "hunter22" not in x and "bo qua" not in x for x in texts)
+
+
+PARTICLE_SECRET = "パスワードは sunflower です"  # "the password is sunflower", ended the Japanese way
+PAIR_SECRET = "spotify login: mark.t@mail.com / blue-river7"
+LENGTH_RULE = "パスワードは10文字以上です"  # "the password has 10 or more characters": a rule, not a value
+
+
+def test_a_sentence_particle_and_a_login_pair_are_redacted_in_the_real_host(stack: Stack) -> None:
+    """A plain-word value before the particle that ends a Japanese sentence and the password half of a
+    login pair are stored redacted, from ``remember`` and into a profile, and never reach the listing
+    or the prompt; a password's length rule next to them is stored and injected as said (the control)."""
+    with stack.connect() as chat:
+        stored = remember(chat, PARTICLE_SECRET)
+        saved = call_tool(chat, "update_profile", {"add_notes": [PAIR_SECRET, LENGTH_RULE]})
+        turn = chat.send("What are my account notes?")
+        listed = chat.command("!memory list")
+    assert stored["content"] == "パスワードは [redacted] です", stored
+    assert isinstance(saved, dict) and saved.get("ok") is True, saved
+    assert saved["profile"]["notes"] == ["spotify login: mark.t@mail.com / [redacted]", LENGTH_RULE], saved
+    assert "sunflower" not in listed and "blue-river7" not in listed, listed
+    texts = injected_texts(turn.prompt)
+    data = the_block(texts)
+    assert data["speaker_profile"]["notes"] == ["spotify login: mark.t@mail.com / [redacted]", LENGTH_RULE], data
+    assert all("sunflower" not in x and "blue-river7" not in x for x in texts)

@@ -62,3 +62,23 @@ def test_living_in_lisbon_now_folds_into_the_fact_said_days_ago(stack: Stack) ->
     # may write it as a reference to the row it extends: "{=d205a} and latex")
     assert not more.get("already_known") and more["id"] != allergy["id"], more
     assert any("latex" in c for c in shown) and "I am allergic to penicillin" in shown, shown
+
+
+def test_the_speaker_joining_a_fact_about_someone_else_is_stored(stack: Stack) -> None:
+    """ "My wife and I love sushi" after "My wife loves sushi" says something new of the speaker: a
+    second row, and both reach the prompt. Control: the same statement said again folds."""
+    with stack.connect() as chat:
+        wife = remember(chat, "My wife loves sushi")
+        both = remember(chat, "My wife and I love sushi")
+        again = remember(chat, "My wife and I love sushi now")
+        prompt = chat.send("Who loves sushi?").prompt
+        listing = chat.command("!memory list")
+    assert not both.get("already_known") and both["id"] != wife["id"], both
+    assert again.get("already_known") is True and again["id"] == both["id"], again
+    assert _rows(listing, "sushi") == 2, listing
+    blocks = [text for text in injected_texts(prompt) if BEGIN in text]
+    assert blocks, prompt
+    data = read_block(blocks[0])
+    assert data is not None, blocks[0]
+    shown = [row["content"] for row in data["episodes"]]
+    assert "My wife loves sushi" in shown and any("and I love sushi" in c for c in shown), shown

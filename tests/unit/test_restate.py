@@ -264,6 +264,9 @@ def test_the_speaker_joined_held_out_part_loses_no_fact_with_the_hashing_embedde
     [
         ("My wife loves sushi", "My wife and I love sushi"),
         ("Tom and I run every morning", "Tom runs every morning"),
+        ("Tom plays chess", "Me and Tom play chess"),  # the speaker first
+        ("My wife loves sushi", "I and my wife love sushi"),
+        ("Vợ tôi thích ăn phở", "Vợ và tôi thích ăn phở"),
         ("Mi esposa trabaja en Madrid", "Mi esposa y yo trabajamos en Madrid"),
         ("Vợ tôi thích ăn phở", "Vợ tôi và tôi thích ăn phở"),
         ("vo toi thich an pho", "toi va vo toi thich an pho"),
