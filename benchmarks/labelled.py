@@ -138,7 +138,7 @@ class LabelledTable:
             "evasion": (TESTS_DATA / f"{self.prefix}_evasion_tuning.tsv", True),
             "evasion_heldout": (TESTS_DATA / f"{self.prefix}_evasion_heldout.tsv", False),
         }
-        for extra in ("phrasing_heldout", "pairs_heldout", "forms_heldout"):  # where the file exists
+        for extra in ("phrasing_heldout", "pairs_heldout", "valuefirst_heldout", "forms_heldout"):
             path = TESTS_DATA / f"{self.prefix}_{extra}.tsv"
             if path.exists():
                 parts[extra] = (path, False)

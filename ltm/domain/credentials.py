@@ -146,9 +146,10 @@ _ML_PATTERNS = [
     for p in (
         # keyword, qualifier, connector, value ("Wi-Fiのパスワードは sakura2024", "mật khẩu wifi là x")
         rf"(?:{_KW_JA})[^\s。！？!?]{{0,6}}?\s*(?:は|:|：|=|って|[？?])\s*{_ML_VALUE}",
-        rf"(?:{_KW_VI}){_WORDS}\s*(?:là|:|=|[?？]\s*(?:là)?)\s*{_ML_VALUE}",
+        # a word connector ends its word: "password la|nguage" is no "là" (là folds to "la")
+        rf"(?:{_KW_VI}){_WORDS}\s*(?:là{_RB}|:|=|[?？]\s*(?:là{_RB})?)\s*{_ML_VALUE}",
         rf"(?:{_KW_TH})[^\n?？!.]{{0,20}}?\s*(?:คือ|เป็น|:|=|[?？]\s*(?:คือ)?)\s*{_ML_VALUE}",
-        rf"(?:{_KW_ES}){_WORDS}{_KEY_QUOTE}\s*(?:es|era|será|:|=|[?？]\s*(?:es)?)\s*{_ML_VALUE}",
+        rf"(?:{_KW_ES}){_WORDS}{_KEY_QUOTE}\s*(?:(?:es|era|será){_RB}|:|=|[?？]\s*(?:es{_RB})?)\s*{_ML_VALUE}",
         # keyword right before a value ("認証コード 804512", "รหัส OTP 662913")
         rf"(?:{_KW_JA}|{_KW_VI}|{_KW_TH}|{_KW_ES})\s*[#:：]?\s*(?P<v>{_SPACED_DIGITS}|(?=[^\s]{{0,80}}\d)[A-Za-z0-9][\w\-.#@!$%^&*+=/]{{2,79}})",
         # a change of it ("パスワードを x に変えた", "đổi mật khẩu thành x", "cambié mi contraseña a x")
@@ -252,6 +253,56 @@ _LOGIN_PAIR = _compile(
     rf"(?:(?:{_ACCOUNT})[^\n/]{{0,40}}?[:：\s]\s*[^\s/]{{2,64}}|[\w.+\-]{{1,64}}@[\w\-]{{1,64}}\.[\w.]{{2,24}})"
     r"\s+/\s+(?P<v>[^\s/@]{4,64}?)(?=$|\s|[,;!?，。！？]|\.(?:\s|$))",
     re.I,
+)
+
+
+# A plain-word password said first ("sunshine is my password", "girasol es mi contraseña",
+# "sunflower 是我的密码") or as what one uses ("I use mangotree as my password", 我用 x 当密码,
+# "パスワードに x を使っています"): a single word in Latin letters, at the start of its clause, then
+# the copula and a password word; in English and Spanish the clause must end after the keyword (so
+# "Bitwarden is my password manager" and "love is my password to happiness" stay text).
+_WORD = r"(?<![\w@.\-])(?P<v>[A-Za-z][A-Za-z0-9_\-]{2,40})(?![\w@])"
+_PW_EN = r"pass(?: ?word|code|phrase)|pin"
+_PW_ANY = rf"{_PW_EN}|contraseña|mật khẩu|mk|密码|パスワード|รหัสผ่าน|รหัส"
+_START = r"(?:^|[.!?。！？;；:：,，]\s*|\b(?:and|but|so|y|pero|và|nhưng)\s+)"
+_VALUE_FIRST = [
+    _compile(p, re.I)
+    for p in (
+        rf"{_START}{_WORD}\s+(?:is|was)\s+(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b"
+        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:and|but|so|lol|btw|fyi|now|too|again)\b))",
+        rf"{_START}{_WORD}\s+(?:es|era)\s+(?:mi|la|tu|su|nuestra)\s+(?:[\w-]+\s+){{0,2}}?contraseña\b"
+        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:y|pero|eh|vale)\b|\s(?:del?|para)\s))",
+        rf"{_START}{_WORD}\s+là\s+(?:mật khẩu|mk|pass)\b",
+        rf"{_WORD}\s*(?:是|就是)\s*(?:我|我们|你|他|她)?(?:的)?[^\s，。,]{{0,6}}?密码(?:\s*$|[，。,.!！?？])",
+        rf"{_WORD}\s*(?:が|は)\s*[^\s、。]{{0,6}}?パスワード(?:です|だ|だよ)?(?:\s*$|[、。！!.])",
+        rf"{_WORD}\s*(?:คือ|เป็น)\s*รหัส(?:ผ่าน)?",
+        rf"\b(?:use|used|using)\s+{_WORD}\s+as\s+(?:my|our|the|a|his|her)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b"
+        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:and|but|so|lol|btw|fyi|now|too|again|everywhere|for)\b))",
+        rf"\b(?:uso|usamos|usé|utilizo)\s+{_WORD}\s+como\s+(?:mi\s+|la\s+)?contraseña"
+        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:y|pero|eh|vale|para)\b|\s(?:del?|para)\s))",
+        rf"(?:dùng|sử dụng|lấy)\s+{_WORD}\s+(?:làm|là)\s+(?:mật khẩu|mk|pass)",
+        rf"用\s*{_WORD}\s*(?:当|做|作为|来当)\s*[^\s，。,]{{0,6}}?密码",
+        rf"パスワード(?:に|として)\s*{_WORD}\s*を",
+        rf"ใช้\s*{_WORD}\s*เป็นรหัส(?:ผ่าน)?",
+    )
+]
+
+
+def _value_first_spans(text: str) -> list[tuple[int, int]]:
+    return [
+        m.span("v")
+        for p in _VALUE_FIRST
+        for m in p.finditer(text)
+        if m.group("v").lower() not in _NOT_VALUES and m.group("v").lower() not in _PW_WORDS
+    ]
+
+
+# The words a value-first sentence starts with when it says no password: the keyword's own words,
+# pronouns, and the abstract nouns of a saying ("patience is the password", "music is my password").
+_PW_WORDS = frozenset(
+    "password passwords passcode pin pins wifi mk pass code mine yours ours theirs hers "
+    "love patience music courage trust respect kindness hope faith family friendship knowledge time money "
+    "honesty silence humor humour".split()
 )
 
 
@@ -454,7 +505,7 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
         if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
             spans.append(m.span())
     lookalikes = confusables.fold(text)  # one character for one: its spans are the text's
-    spans += _value_spans(lookalikes) + _pair_spans(lookalikes)
+    spans += _value_spans(lookalikes) + _pair_spans(lookalikes) + _value_first_spans(lookalikes)
     # Markdown emphasis around the words ("my **password** is x"), one character for one
     unmarked = _EMPHASIS.sub(lambda m: " " * len(m.group()), lookalikes)
     if unmarked != lookalikes:

@@ -143,11 +143,11 @@ def test_the_held_out_spellings_loose_bound(bench: object) -> None:
     assert all(v["recall"] >= 0.5 for v in held["languages"].values())
 
 
-@pytest.mark.parametrize("part", ["phrasing_heldout", "pairs_heldout"])
+@pytest.mark.parametrize("part", ["phrasing_heldout", "pairs_heldout", "valuefirst_heldout"])
 def test_the_later_held_out_credential_parts_loose_bound(part: str) -> None:
     """Word values said the way each language ends a sentence (first run: recall 0.16), login pairs
-    and password rules given as a count (first run: recall 0.00, 5 of 16 plain rows redacted): each
-    an estimate with a loose bound, as above."""
+    and password rules given as a count (first run: recall 0.00, 5 of 16 plain rows redacted), a
+    plain-word password said first (first run: recall 0.00): each an estimate with a loose bound."""
     held = scored(credentials_bench.TABLE, credentials_bench.TABLE.load_part(part))
     assert set(held["languages"]) == set(LANGUAGES)
     assert held["recall"] >= 0.85 and held["benign_left_alone"] >= 0.95
@@ -171,9 +171,31 @@ def test_login_pairs_are_redacted_and_lengths_are_not(text: str, redacted: str) 
     assert redact_text(text)[0] == redacted
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("sunflower is my password", "[redacted] is my password"),
+        ("Ok. Pancake was the wifi password, lol", "Ok. [redacted] was the wifi password, lol"),
+        ("I use mangotree as my password everywhere", "I use [redacted] as my password everywhere"),
+        ("girasol es mi contraseña", "[redacted] es mi contraseña"),
+        ("tôi dùng conmeo làm mật khẩu", "tôi dùng [redacted] làm mật khẩu"),
+        ("我用 dragonfly 当密码", "我用 [redacted] 当密码"),
+        ("パスワードに momiji を使っています", "パスワードに [redacted] を使っています"),
+        ("Bitwarden is my password manager", "Bitwarden is my password manager"),  # the clause goes on
+        ("I use Chrome as my password manager", "I use Chrome as my password manager"),
+        ("Patience is the password.", "Patience is the password."),  # a saying
+        ("Mine is the password", "Mine is the password"),
+        ("Spanish is my password language", "Spanish is my password language"),  # "là" folds to "la": a whole word only
+    ],
+)
+def test_a_plain_word_password_said_first_is_redacted(text: str, redacted: str) -> None:
+    assert redact_text(text)[0] == redacted
+
+
 def _secret_rows() -> list[list[str]]:
     rows = []
-    for part in ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout", "pairs_heldout"):
+    parts = ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout", "pairs_heldout")
+    for part in (*parts, "valuefirst_heldout"):
         rows += [r for r in _rows(f"credentials_{part}.tsv") if r[0] == "secret"]
     return rows
 
