@@ -601,7 +601,16 @@ async def measure_size(
     for ring in rings:
         ring.max_cached_keys = MAX_CACHED_KEYS
     if "host" in paths:
-        marker.touch()
+        # The kept rows are sealed with keys held in the plugin's storage: kept beside them, or a
+        # later run would read rows it cannot open.
+        storage_file = chroma_dir / "plugin-storage.json"
+        if "chroma" in stores:
+            storage_file.write_text(json.dumps(engines["host"].storage.data), encoding="utf-8")
+            marker.touch()
+        elif storage_file.exists():
+            engines["host"].storage.data.update(json.loads(storage_file.read_text(encoding="utf-8")))
+        else:
+            raise SystemExit(f"{chroma_dir}: kept rows without the plugin storage that sealed them; delete the folder")
     if args.prepare_only:
         print(f"data kept in {chroma_dir} ({insert.get('chroma', 0):.0f}s)", flush=True)
         return {"episodes": n, "prepared": str(chroma_dir)}

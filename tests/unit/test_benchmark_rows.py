@@ -53,3 +53,23 @@ def test_stored_row_is_the_row_remember_writes() -> None:
     built = stored_row(episode, row.vector)
     assert built.id == row.id and built.vector == row.vector and built.metadata == opened
     assert list(resealed.metadata) == list(row.metadata)  # the same keys in the same order
+
+
+def test_kept_chroma_data_is_read_with_the_keys_that_sealed_it(tmp_path) -> None:
+    """``benchmarks.latency --keep-data``: a second run on the kept rows opens them (the keys are
+    kept beside them), so its cold turn makes the same host calls as the first; without them every
+    row read as one written before vectors were carried (16 re-embeds and a host search per turn)."""
+    import json
+
+    from benchmarks import latency
+
+    args = ["--sizes", "300", "--scopes", "10", "--hot", "3", "--queries", "4", "--cold", "2", "--remembers", "2"]
+    args += ["--paths", "host", "--keep-data", str(tmp_path)]
+    calls = []
+    for run in (1, 2):
+        out = tmp_path / f"r{run}.json"
+        assert latency.main([*args, "--out", str(out)]) == 0
+        host = json.loads(out.read_text(encoding="utf-8"))["sizes"][0]["host"]
+        calls.append(host["cold_first_turn_unseen"]["calls_by_kind"])
+    assert calls[0].get("embed") == 1 and "vector.search" not in calls[0], calls[0]
+    assert calls[1] == calls[0]
