@@ -288,7 +288,12 @@ _VALUE_FIRST = [
 ]
 
 
+_PW_PRESENT = _compile(rf"(?:{_PW_ANY})", re.I)
+
+
 def _value_first_spans(text: str) -> list[tuple[int, int]]:
+    if not _PW_PRESENT.search(text):
+        return []
     return [
         m.span("v")
         for p in _VALUE_FIRST
@@ -307,6 +312,8 @@ _PW_WORDS = frozenset(
 
 
 def _pair_spans(text: str) -> list[tuple[int, int]]:
+    if "/" not in text:
+        return []
     return [
         m.span("v")
         for m in _LOGIN_PAIR.finditer(text)
@@ -469,9 +476,10 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 # most memories have neither, and skip the patterns (the recall hot path redacts rerank rows).
 _TRIGGERS = (
     "pass", "pw", "pin", "secret", "token", "key", "credential", "otp", "cvv", "cvc", "code", "bearer",
-    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_", "gh",
+    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_",
+    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
     "xox", "akia", "aiza", "hf_", "eyj", "glpat", "combination", "combo", "contraseña", "clave", "código", "mật",
-    "mã", "รหัส", "พาสเวิร์ด", "パス", "暗証", "コード", "seed", "phrase", "words", "mnemonic", "フレーズ",
+    "รหัส", "พาสเวิร์ด", "パス", "暗証", "コード", "seed", "phrase", "words", "mnemonic", "フレーズ",
     "ニーモニック", "cụm từ", "วลี", "frase", "palabras", "助记", "ぱすわーど",
     # Vietnamese as the fold reads it (and as people type it without accents)
     "mat khau", "mat ma", "mk", "ma pin", "ma otp", "ma xac", "ma bao", "ma mo", "ma truy", "ma ket", "ma cua",
