@@ -55,3 +55,17 @@ async def test_a_contradiction_is_parked_in_every_language(tmp_path: Path, lang:
     assert await contents(w.service, w.alice, None) == before  # nothing written beside the old one
     c = await w.review.get(w.alice, exc.value.params["candidate"])
     assert c.status == "conflict" and [s["id"] for s in c.conflicts_with] == [old.id]
+
+
+async def test_a_contradiction_typed_without_accents_is_parked(tmp_path: Path) -> None:
+    """Vietnamese as many people type it, through the same write path: a changed city is parked,
+    against both stored Hue rows; the control (the same fact said again, "van") is not parked (it is
+    stored beside the first: the restatement rule does not drop an unmarked "van")."""
+    w = await review_world(tmp_path)
+    old, _ = await w.service.remember(w.alice, {"content": "toi song o Hue"}, ADMIN)
+    again, _ = await w.service.remember(w.alice, {"content": "toi van song o Hue"}, ADMIN)
+    with pytest.raises(ParkedError) as exc:
+        await w.service.remember(w.alice, {"content": "toi dang song o Da Nang"}, ADMIN)
+    assert "toi dang song o Da Nang" not in await contents(w.service, w.alice, None)
+    c = await w.review.get(w.alice, exc.value.params["candidate"])
+    assert c.status == "conflict" and {s["id"] for s in c.conflicts_with} == {old.id, again.id}

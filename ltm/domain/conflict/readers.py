@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import chinese, english, japanese, spanish, thai, vietnamese
+from . import chinese, english, japanese, spanish, thai, vietnamese, vietnamese_bare
 from .reader import Reader
 
 READERS: tuple[Reader, ...] = (
@@ -10,6 +10,7 @@ READERS: tuple[Reader, ...] = (
     thai.READER,
     chinese.READER,
     vietnamese.READER,
+    vietnamese_bare.READER,  # unmarked Vietnamese: a few value shapes only, after the marked reader
     spanish.READER,
     english.READER,
 )
