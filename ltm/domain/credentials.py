@@ -265,21 +265,21 @@ _WORD = r"(?<![\w@.\-])(?P<v>[A-Za-z][A-Za-z0-9_\-]{2,40})(?![\w@])"
 _PW_EN = r"pass(?: ?word|code|phrase)|pin"
 _PW_ANY = rf"{_PW_EN}|contraseña|mật khẩu|mk|密码|パスワード|รหัสผ่าน|รหัส"
 _START = r"(?:^|[.!?。！？;；:：,，]\s*|\b(?:and|but|so|y|pero|và|nhưng)\s+)"
+# The clause ends after the keyword (English, Spanish): punctuation, the end, or a word that starts
+# the next clause or closes this one.
+_ENDS_EN = r"(?=\s{0,3}(?:$|[.,!?;:)]|\s(?:and|but|so|lol|btw|fyi|now|too|again|everywhere|for)\b))"
+_ENDS_ES = r"(?=\s{0,3}(?:$|[.,!?;:)]|\s(?:y|pero|eh|vale|para)\b|\s(?:del?|para)\s))"
 _VALUE_FIRST = [
     _compile(p, re.I)
     for p in (
-        rf"{_START}{_WORD}\s+(?:is|was)\s+(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b"
-        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:and|but|so|lol|btw|fyi|now|too|again)\b))",
-        rf"{_START}{_WORD}\s+(?:es|era)\s+(?:mi|la|tu|su|nuestra)\s+(?:[\w-]+\s+){{0,2}}?contraseña\b"
-        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:y|pero|eh|vale)\b|\s(?:del?|para)\s))",
+        rf"{_START}{_WORD}\s+(?:is|was)\s+(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b{_ENDS_EN}",
+        rf"{_START}{_WORD}\s+(?:es|era)\s+(?:mi|la|tu|su|nuestra)\s+(?:[\w-]+\s+){{0,2}}?contraseña\b{_ENDS_ES}",
         rf"{_START}{_WORD}\s+là\s+(?:mật khẩu|mk|pass)\b",
         rf"{_WORD}\s*(?:是|就是)\s*(?:我|我们|你|他|她)?(?:的)?[^\s，。,]{{0,6}}?密码(?:\s*$|[，。,.!！?？])",
         rf"{_WORD}\s*(?:が|は)\s*[^\s、。]{{0,6}}?パスワード(?:です|だ|だよ)?(?:\s*$|[、。！!.])",
         rf"{_WORD}\s*(?:คือ|เป็น)\s*รหัส(?:ผ่าน)?",
-        rf"\b(?:use|used|using)\s+{_WORD}\s+as\s+(?:my|our|the|a|his|her)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b"
-        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:and|but|so|lol|btw|fyi|now|too|again|everywhere|for)\b))",
-        rf"\b(?:uso|usamos|usé|utilizo)\s+{_WORD}\s+como\s+(?:mi\s+|la\s+)?contraseña"
-        rf"(?=\s{{0,3}}(?:$|[.,!?;:)]|\s(?:y|pero|eh|vale|para)\b|\s(?:del?|para)\s))",
+        rf"\b(?:use|used|using)\s+{_WORD}\s+as\s+(?:my|our|the|a|his|her)\s+(?:[\w'-]+\s+){{0,2}}?(?:{_PW_EN})s?\b{_ENDS_EN}",
+        rf"\b(?:uso|usamos|usé|utilizo)\s+{_WORD}\s+como\s+(?:mi\s+|la\s+)?contraseña{_ENDS_ES}",
         rf"(?:dùng|sử dụng|lấy)\s+{_WORD}\s+(?:làm|là)\s+(?:mật khẩu|mk|pass)",
         rf"用\s*{_WORD}\s*(?:当|做|作为|来当)\s*[^\s，。,]{{0,6}}?密码",
         rf"パスワード(?:に|として)\s*{_WORD}\s*を",
@@ -292,7 +292,7 @@ _PW_PRESENT = _compile(rf"(?:{_PW_ANY})", re.I)
 
 
 def _value_first_spans(text: str) -> list[tuple[int, int]]:
-    if not _PW_PRESENT.search(text):
+    if QUICK_CHECKS and not _PW_PRESENT.search(text):
         return []
     return [
         m.span("v")
@@ -312,7 +312,7 @@ _PW_WORDS = frozenset(
 
 
 def _pair_spans(text: str) -> list[tuple[int, int]]:
-    if "/" not in text:
+    if QUICK_CHECKS and "/" not in text:
         return []
     return [
         m.span("v")
@@ -487,10 +487,14 @@ _TRIGGERS = (
 )  # fmt: skip
 _TRIGGERS = tuple(confusables.fold(t) for t in _TRIGGERS)
 
+# The quick checks (the keyword check above, the gates of the login-pair and value-first passes)
+# only save time; the tests turn them off to show that every table row is redacted the same.
+QUICK_CHECKS = True
+
 
 def _may_hold(text: str) -> bool:
     lower = confusables.fold(text).lower()
-    if any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS):
+    if not QUICK_CHECKS or any(c.isdigit() for c in text) or any(t in lower for t in _TRIGGERS):
         return True
     closed, _ = confusables.closed_up(lower)  # "p a s s w o r d is sunflower"
     return closed != lower and any(t in closed for t in _TRIGGERS)

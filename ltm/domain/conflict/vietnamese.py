@@ -48,6 +48,10 @@ _NOUNS = {
     "quản lý": "manager", "nhà báo": "journalist", "kiến trúc sư": "architect", "phiên dịch": "translator",
     "dược sĩ": "pharmacist", "nha sĩ": "dentist", "phi công": "pilot", "tài xế": "driver",
 }
+# fmt: on
+# The nouns that name a job (also read, marks off, by ``vietnamese_bare``).
+JOBS: dict[str, str] = {vi: en for vi, en in _NOUNS.items() if en in JOB_WORDS}
+# fmt: off
 _MODIFIERS = {
     "xanh": "green", "đen": "black", "sữa": "milk", "đá": "iced", "thái": "thai", "ý": "italian",
     "nhật": "japanese", "ấn độ": "indian", "hàn": "korean", "hàn quốc": "korean", "trung quốc": "chinese",
@@ -141,7 +145,8 @@ def _values(raw: str, multi: bool, reorder: bool = True, prefer: bool = False, t
 # subjects
 # --------------------------------------------------------------------------------------------
 
-_KIN = (
+# The people a speaker names as "X tôi" (also read, marks off, by ``vietnamese_bare``).
+KIN = (
     r"bố|ba|cha|mẹ|má|vợ|chồng|con|con gái|con trai|anh|chị|em|anh trai|chị gái|em trai|em gái|bạn|bạn gái|"
     r"bạn trai|sếp|đồng nghiệp|ông|bà|cô|chú|bác|dì|cậu|hàng xóm|người yêu|bạn thân"
 )
@@ -149,7 +154,7 @@ _WE = re.compile(
     r"(?<!\w)(?:chúng tôi|chúng ta|chúng mình|bọn tôi|bọn mình|tụi tôi|tụi mình|nhóm|team|công ty|đội)(?!\w)"
 )
 _ME = re.compile(r"(?<!\w)(?:tôi|mình|tớ)(?!\w)")
-_OTHER = re.compile(rf"(?<!\w)(?P<who>{_KIN})\s+(?:của\s+)?(?:tôi|mình|tớ)(?!\w)")
+_OTHER = re.compile(rf"(?<!\w)(?P<who>{KIN})\s+(?:của\s+)?(?:tôi|mình|tớ)(?!\w)")
 _ADVERBIAL = re.compile(
     rf"(?<!\w)(?:{_TIME}|giờ|bây giờ|hiện tại|thật ra|thực ra|nói thật|trước đây|hồi trước|sau này|cuối cùng|"
     r"đã|đang|sẽ|vẫn|còn|cũng|hay|thường|rất|chỉ|mới|vừa|hiện|luôn|lại|thì|không|chưa|chẳng|nào|tối|sáng|"

@@ -15,6 +15,7 @@ import re
 
 from ..confusables import unaccented
 from ..restate_words import VI_BARE_HINTS
+from . import vietnamese
 from .lexicon import Claim
 from .reader import Reader
 
@@ -25,25 +26,15 @@ _FILLER = r"(?:(?:dang|van|hien|hien tai|gio|bay gio|hien nay|nay|con|da|cung|th
 # Not so any more: "khong con … (nua)", "khong … nua"; not so: "khong", "chua", "khong phai".
 _NEG = r"(?P<neg>(?:khong con|khong phai|khong|chua)\s+)?"
 _ME = r"(?:toi|minh|to)"
-# Another person the speaker names ("vo toi", "em trai toi"): the subject of the claim.
-_KIN = (
-    r"bo|ba|cha|me|ma|vo|chong|con|con gai|con trai|anh|chi|em|anh trai|chi gai|em trai|em gai|ban|ban gai|"
-    r"ban trai|sep|dong nghiep|ong|co|chu|bac|di|cau|hang xom|nguoi yeu|ban than"
-)
+# Another person the speaker names ("vo toi", "em trai toi"): the subject of the claim. The marked
+# reader's list, marks off.
+_KIN = unaccented(vietnamese.KIN)
 _WHO = rf"(?:(?P<kin>{_KIN})\s+(?:cua\s+)?{_ME}|{_ME})"
 _END = r"(?:\s+(?:nhe|nha|roi|a|day|do|nua))*\s*$"
 _VAL = r"(?P<val>[a-z0-9][a-z0-9 .'-]{0,40}?)"
 
-# fmt: off
-_JOBS = {
-    "giao vien": "teacher", "ky su": "engineer", "ki su": "engineer", "bac si": "doctor", "y ta": "nurse",
-    "lap trinh vien": "programmer", "sinh vien": "student", "hoc sinh": "student", "luat su": "lawyer",
-    "ke toan": "accountant", "nha thiet ke": "designer", "dau bep": "chef", "quan ly": "manager",
-    "nha bao": "journalist", "kien truc su": "architect", "phien dich": "translator", "duoc si": "pharmacist",
-    "nha si": "dentist", "phi cong": "pilot", "tai xe": "driver", "cong nhan": "worker", "nong dan": "farmer",
-    "ca si": "singer", "hoa si": "artist", "nhan vien": "employee", "giam doc": "director",
-}
-# fmt: on
+# The jobs the marked reader knows, marks off ("ky su", "giao vien").
+_JOBS = {unaccented(vi): en for vi, en in vietnamese.JOBS.items()}
 _JOB = "|".join(sorted(_JOBS, key=len, reverse=True))
 
 # who (after a time word: "gio toi song o …"), then aspect words around a negation
