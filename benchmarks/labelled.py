@@ -10,8 +10,10 @@ second round, so they count as tuning now), and the spelling evasions in seven l
 (``<prefix>_evasion_tuning.tsv`` and ``<prefix>_evasion_heldout.tsv``: accents on Latin letters,
 Vietnamese and Spanish typed without accents, spaced-out words, separators, digits for letters; the
 held-out one committed before the fold learned any of them), and where it exists
-``<prefix>_phrasing_heldout.tsv`` and ``<prefix>_pairs_heldout.tsv`` (credentials: plain-word values
-said the way each language ends a sentence; login pairs and password rules given as a count) and
+``<prefix>_phrasing_heldout.tsv``, ``<prefix>_pairs_heldout.tsv``, ``<prefix>_valuefirst_heldout.tsv`` and
+``<prefix>_wordpairs_heldout.tsv`` (credentials: plain-word values said the way each language ends a
+sentence; login pairs and password rules given as a count; a password said before its keyword; login
+pairs whose password is letters or digits only, and sayings of a password to something) and
 ``instructions_forms_heldout.tsv`` (orders in the negative and orders to forget), all held out. The
 top-level scores of the JSON are those of all the tuning parts together, with ``languages`` per
 language; ``heldout`` and ``evasion_heldout`` have the same shape; ``parts`` scores each file on its
@@ -138,7 +140,7 @@ class LabelledTable:
             "evasion": (TESTS_DATA / f"{self.prefix}_evasion_tuning.tsv", True),
             "evasion_heldout": (TESTS_DATA / f"{self.prefix}_evasion_heldout.tsv", False),
         }
-        for extra in ("phrasing_heldout", "pairs_heldout", "valuefirst_heldout", "forms_heldout"):
+        for extra in ("phrasing_heldout", "pairs_heldout", "valuefirst_heldout", "wordpairs_heldout", "forms_heldout"):
             path = TESTS_DATA / f"{self.prefix}_{extra}.tsv"
             if path.exists():
                 parts[extra] = (path, False)
