@@ -29,6 +29,7 @@ by ``python -m benchmarks.credentials``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from . import confusables
@@ -250,10 +251,14 @@ _ACCOUNT = (
     r"アカウント|ログイン|ユーザー|บัญชี|ล็อกอิน"
 )
 _LOGIN_PAIR = _compile(
-    rf"(?:(?:{_ACCOUNT})[^\n/]{{0,40}}?[:：\s]\s*[^\s/]{{2,64}}|[\w.+\-]{{1,64}}@[\w\-]{{1,64}}\.[\w.]{{2,24}})"
+    rf"(?:(?:{_ACCOUNT})[^\n/]{{0,40}}?[:：\s]\s*(?P<u>[^\s/]{{2,64}})|(?P<e>[\w.+\-]{{1,64}}@[\w\-]{{1,64}}\.[\w.]{{2,24}}))"
     r"\s+/\s+(?P<v>[^\s/@]{4,64}?)(?=$|\s|[,;!?，。！？]|\.(?:\s|$))",
     re.I,
 )
+# A first half that names a login: an address, a handle with a digit or a separator ("wang88",
+# "amy_lin"), or a device's default user. Only after one is a password of letters alone or digits
+# alone read as the second half ("admin / kettle"; "savings / checking" and "1200 / 1500" are no login).
+_DEFAULT_USERS = frozenset("admin administrator root user guest pi ubnt sa test demo support".split())
 
 
 # A plain-word password said first ("sunshine is my password", "girasol es mi contraseña",
@@ -311,14 +316,27 @@ _PW_WORDS = frozenset(
 )
 
 
+def _names_login(user: str) -> bool:
+    if "@" in user or user.lower() in _DEFAULT_USERS:
+        return True
+    return any(c.isalpha() for c in user) and any(c.isdigit() or c in "_.-" for c in user)
+
+
+def _pair_value(text: str, m: re.Match[str]) -> bool:
+    v = "".join(c for c in m.group("v") if not unicodedata.category(c).startswith("M"))  # Thai vowel marks
+    if not v.isalpha() and not v.isdigit():
+        return any(c.isalpha() for c in v)  # letters with digits or symbols: a password whatever leads it
+    if (v.isalpha() and not v.isascii()) or v.lower() in _NOT_VALUES:
+        return False  # a word of the sentence's own script ("ออมทรัพย์ / กระแสรายวัน")
+    if not _names_login(m.group("e") or m.group("u") or ""):
+        return False
+    return bool(_CLAUSE_END.match(text, m.end("v")))  # the pair ends its clause: no "… / phone number"
+
+
 def _pair_spans(text: str) -> list[tuple[int, int]]:
     if QUICK_CHECKS and "/" not in text:
         return []
-    return [
-        m.span("v")
-        for m in _LOGIN_PAIR.finditer(text)
-        if not m.group("v").isalpha() and any(c.isalpha() for c in m.group("v"))
-    ]
+    return [m.span("v") for m in _LOGIN_PAIR.finditer(text) if _pair_value(text, m)]
 
 
 _CLAUSE_END = _compile(
@@ -423,12 +441,41 @@ def _is_value(text: str, m: re.Match[str]) -> bool:
     return len(v) >= 3 and bool(_CLAUSE_END.match(text, _value_end(m)))
 
 
+# A password word that leads to something abstract is a saying ("love is my password to happiness",
+# "la contraseña para la felicidad es sonreír"): these nouns between keyword and value, or a bare
+# "to" with no change before it ("set my password to x" is one), and a plain word after it.
+_SAYING_NOUNS = frozenset(
+    confusables.fold(w)
+    for w in "happiness success heart life love freedom peace joy wisdom heaven paradise fame wealth "
+    "felicidad éxito corazón vida amor paz alegría sabiduría libertad cielo".split()
+)
+_CHANGE_VERB = re.compile(
+    r"\b(?:set|sets|setting|chang(?:e|ed|es|ing)|reset|updat(?:e|ed|es|ing)|switch(?:ed)?|ma(?:de|ke))\b", re.I
+)
+_BARE_TO = re.compile(r"\bto\s*$", re.I)
+
+
+def _a_saying(text: str, m: re.Match[str]) -> bool:
+    between = text[m.start() : m.start("v")]
+    if _SAYING_NOUNS.intersection(re.findall(r"[^\W\d_]+", between.lower())):
+        return True
+    return (
+        text[m.start("v") : _value_end(m)].isalpha()
+        and bool(_BARE_TO.search(between))
+        and not _CHANGE_VERB.search(text, max(0, m.start() - 40), m.start("v"))
+    )
+
+
 def _value_spans(text: str) -> list[tuple[int, int]]:
     out = []
     for pattern in (_KW_SEP_EN, _KW_SEP_ZH, _KW_DIGITS, *_ML_PATTERNS):
         pos = 0
         while (m := pattern.search(text, pos)) is not None:
-            if _is_value(text, m) and not _NEGATED.search(text, max(0, m.start() - 24), m.start()):
+            if (
+                _is_value(text, m)
+                and not _NEGATED.search(text, max(0, m.start() - 24), m.start())
+                and not _a_saying(text, m)
+            ):
                 out.append((m.start("v"), _value_end(m)))
             pos = m.start() + 1
     for m in _WEAK_CODE.finditer(text):
@@ -476,7 +523,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 # most memories have neither, and skip the patterns (the recall hot path redacts rerank rows).
 _TRIGGERS = (
     "pass", "pw", "pin", "secret", "token", "key", "credential", "otp", "cvv", "cvc", "code", "bearer",
-    "begin", "://", "@", "$", "|", "!", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_",
+    "begin", "://", "@", "$", "|", "!", " /", "码", "令", "钥", "暗号", REDACTED, "sk-", "sk_", "pk_", "rk_",
     "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
     "xox", "akia", "aiza", "hf_", "eyj", "glpat", "combination", "combo", "contraseña", "clave", "código", "mật",
     "รหัส", "พาสเวิร์ด", "パス", "暗証", "コード", "seed", "phrase", "words", "mnemonic", "フレーズ",

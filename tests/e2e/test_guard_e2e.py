@@ -142,3 +142,23 @@ def test_a_sentence_particle_and_a_login_pair_are_redacted_in_the_real_host(stac
     data = the_block(texts)
     assert data["speaker_profile"]["notes"] == ["spotify login: mark.t@mail.com / [redacted]", LENGTH_RULE], data
     assert all("sunflower" not in x and "blue-river7" not in x for x in texts)
+
+
+WORD_PAIR = "router login: admin / kettle"  # a login pair whose password is a plain word
+SAYING = "love is my password to happiness"  # a saying: no value to hide
+
+
+def test_a_plain_word_login_pair_is_redacted_and_a_saying_is_kept_in_the_real_host(stack: Stack) -> None:
+    """The password half of "admin / kettle" is stored redacted into a profile and never reaches the
+    listing or the prompt; "my password to happiness" beside it is stored and injected as said (the
+    control, which the rules redacted until they read a bare "to" with no change before it)."""
+    with stack.connect() as chat:
+        saved = call_tool(chat, "update_profile", {"add_notes": [WORD_PAIR, SAYING]})
+        turn = chat.send("What do you know about my router?")
+        listed = chat.command("!memory profile")
+    assert isinstance(saved, dict) and saved.get("ok") is True, saved
+    assert saved["profile"]["notes"] == ["router login: admin / [redacted]", SAYING], saved
+    assert "kettle" not in listed and SAYING in listed, listed
+    texts = injected_texts(turn.prompt)
+    assert the_block(texts)["speaker_profile"]["notes"] == ["router login: admin / [redacted]", SAYING]
+    assert all("kettle" not in x for x in texts)

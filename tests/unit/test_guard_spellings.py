@@ -143,11 +143,13 @@ def test_the_held_out_spellings_loose_bound(bench: object) -> None:
     assert all(v["recall"] >= 0.5 for v in held["languages"].values())
 
 
-@pytest.mark.parametrize("part", ["phrasing_heldout", "pairs_heldout", "valuefirst_heldout"])
+@pytest.mark.parametrize("part", ["phrasing_heldout", "pairs_heldout", "valuefirst_heldout", "wordpairs_heldout"])
 def test_the_later_held_out_credential_parts_loose_bound(part: str) -> None:
     """Word values said the way each language ends a sentence (first run: recall 0.16), login pairs
     and password rules given as a count (first run: recall 0.00, 5 of 16 plain rows redacted), a
-    plain-word password said first (first run: recall 0.00): each an estimate with a loose bound."""
+    plain-word password said first (first run: recall 0.00), login pairs whose password is letters or
+    digits only and sayings of a password to something (first run: recall 0.00, 2 of 18 plain rows
+    redacted): each an estimate with a loose bound."""
     held = scored(credentials_bench.TABLE, credentials_bench.TABLE.load_part(part))
     assert set(held["languages"]) == set(LANGUAGES)
     assert held["recall"] >= 0.85 and held["benign_left_alone"] >= 0.95
@@ -168,6 +170,43 @@ def test_the_later_held_out_credential_parts_loose_bound(part: str) -> None:
     ],
 )
 def test_login_pairs_are_redacted_and_lengths_are_not(text: str, redacted: str) -> None:
+    assert redact_text(text)[0] == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # letters alone or digits alone are a password after a first half that names a login
+        ("router login: admin / kettle", "router login: admin / [redacted]"),
+        ("Hulu: kate.b@mail.com / moonlight", "Hulu: kate.b@mail.com / [redacted]"),
+        ("netflix login: dad@mail.com / 582913", "netflix login: dad@mail.com / [redacted]"),
+        ("usuario: pedro_88 / girasol", "usuario: pedro_88 / [redacted]"),
+        # ... and not after one that does not, or when the clause goes on
+        ("account: savings / checking", "account: savings / checking"),
+        ("user score 1200 / 1500", "user score 1200 / 1500"),
+        ("contact: jo@mail.com / phone 555", "contact: jo@mail.com / phone 555"),
+        ("บัญชี: ออมทรัพย์ / กระแสรายวัน", "บัญชี: ออมทรัพย์ / กระแสรายวัน"),  # the sentence's own script
+        ("the account is shared by ann / bob", "the account is shared by ann / bob"),
+    ],
+)
+def test_a_login_pair_with_a_plain_password_is_redacted(text: str, redacted: str) -> None:
+    assert redact_text(text)[0] == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("love is my password to happiness", "love is my password to happiness"),
+        ("la contraseña para la felicidad es sonreír", "la contraseña para la felicidad es sonreír"),
+        ("a smile is the password to her heart", "a smile is the password to her heart"),
+        # positive controls: a change says the value, and a real qualifier keeps it one
+        ("I changed my password to sunflower", "I changed my password to [redacted]"),
+        ("set the wifi password to pineapple", "set the wifi password to [redacted]"),
+        ("my password to the bank is hunter2", "my password to the bank is [redacted]"),
+        ("la contraseña para mi banco es girasol", "la contraseña para mi banco es [redacted]"),
+    ],
+)
+def test_a_password_to_something_abstract_is_a_saying(text: str, redacted: str) -> None:
     assert redact_text(text)[0] == redacted
 
 
@@ -195,7 +234,7 @@ def test_a_plain_word_password_said_first_is_redacted(text: str, redacted: str) 
 def _secret_rows() -> list[list[str]]:
     rows = []
     parts = ("tuning", "heldout", "evasion_tuning", "evasion_heldout", "phrasing_heldout", "pairs_heldout")
-    for part in (*parts, "valuefirst_heldout"):
+    for part in (*parts, "valuefirst_heldout", "wordpairs_heldout"):
         rows += [r for r in _rows(f"credentials_{part}.tsv") if r[0] == "secret"]
     return rows
 
