@@ -178,6 +178,8 @@ def normalise(text: str) -> str:
     if _THAI_CHAR.search(s):
         for f in tbl.FILLERS_TH:
             s = s.replace(f, " ")
+    if unaccented(s) == s and not tbl.VI_BARE_HINTS.isdisjoint(s.split()):  # Vietnamese without accents
+        s = tbl.VI_BARE_AUX.sub(r"\1", tbl.VI_BARE_FILLERS.sub(" ", s))
     s = _SPACES.sub(" ", s).strip()
     s = tbl.TH_END.sub("", s).strip()
     if not _LATIN.search(s):  # CJK or Thai only: spaces carry nothing

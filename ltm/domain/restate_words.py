@@ -389,6 +389,15 @@ PEOPLE_VI_BARE: dict[str, str] = {
     "ba ay": "she", "ho": "they", "ban": "you",
 }  # fmt: skip
 
+# Vietnamese fillers typed without accents, dropped only from a statement that reads as such: the
+# phrases that cannot be anything else (bây giờ, hiện tại, thực ra …), and "still" / "-ing" (vẫn, đang)
+# only right after the subject, since the same letters are content elsewhere ("van hoc", văn học).
+# Left out: the sentence-final particles (nhé, nha, đó), whose bare letters are also words (nhẹ, nhà, đỏ).
+VI_BARE_FILLERS = re.compile(r"\b(?:bay gio|hien tai|hien nay|thuc ra|that ra|thuc su|that su)\b")
+VI_BARE_AUX = re.compile(
+    r"\b(toi|minh|ban|em|anh|chi|ho|chung toi|chung ta|anh ay|co ay|chi ay|ong ay|ba ay)\s+(?:van|dang)(?:\s+dang)?\b"
+)
+
 # Vietnamese function words and classifiers.
 STOPWORDS_VI = frozenset("là ở của và với một các những cái thì mà được bị có cho vào ra đi này kia ấy".split())
 

@@ -82,3 +82,20 @@ def test_the_speaker_joining_a_fact_about_someone_else_is_stored(stack: Stack) -
     assert data is not None, blocks[0]
     shown = [row["content"] for row in data["episodes"]]
     assert "My wife loves sushi" in shown and any("and I love sushi" in c for c in shown), shown
+
+
+def test_vietnamese_typed_without_accents_still_folds_its_fillers(stack: Stack) -> None:
+    """ "toi van song o Hue" (tôi vẫn sống ở Huế, "I still live in Hue", typed without accents) after
+    "toi song o Hue" said two days ago: already_known and one row. Control: the same letters as
+    content ("toi thich van hoc", literature, after "toi thich hoc") are a new row."""
+    said = to_iso(datetime.now(UTC) - timedelta(days=2))
+    with stack.connect() as chat:
+        first = remember(chat, "toi song o Hue", event_at=said)
+        again = remember(chat, "toi van song o Hue")
+        study = remember(chat, "toi thich hoc")
+        literature = remember(chat, "toi thich van hoc")
+        listing = chat.command("!memory list")
+    assert again.get("already_known") is True and again["id"] == first["id"], again
+    assert _rows(listing, "song o Hue") == 1, listing
+    assert not literature.get("already_known") and literature["id"] != study["id"], literature
+    assert "van hoc" in listing, listing

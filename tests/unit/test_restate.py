@@ -151,6 +151,23 @@ class TestIssue36Findings:
         assert not restates(new, stored, 0.9).duplicate
         assert restates(new + ".", new, 0.9).duplicate  # control: the same statement still folds
 
+    @pytest.mark.parametrize(
+        ("stored", "new"),
+        [
+            ("toi song o Hue", "toi van song o Hue"),  # vẫn, still
+            ("toi song o Hue", "toi dang song o Hue"),  # đang, -ing
+            ("toi song o Hue", "bay gio toi song o Hue"),  # bây giờ, now
+            ("toi lam viec o ngan hang", "hien nay toi van lam viec o ngan hang"),
+        ],
+    )
+    def test_vietnamese_fillers_typed_without_accents_fold(self, stored: str, new: str) -> None:
+        """A second active row before: the unaccented filler was a new content word. The statement
+        that changes the value and the same letters as content are the controls."""
+        assert restates(new, stored, 0.85).duplicate
+        assert not restates(new.rsplit(" ", 1)[0] + " Da Nang", stored, 0.95).duplicate
+        assert not restates("toi thich van hoc", "toi thich hoc", 0.95).duplicate  # văn học, literature
+        assert not restates("toi van muon lam y ta", "toi lam y ta", 0.95).duplicate  # "want" still vetoes
+
     def test_a_spanish_verb_in_another_tense_or_person_never_folds(self) -> None:
         """ "trabaje" (trabajé typed without its accent: I worked) and "vive" (she lives) share the
         stem of "trabajo" / "vivo"; they folded at any cosine before. A gerund is the same fact."""
