@@ -44,3 +44,37 @@ def test_a_place_said_to_be_left_in_either_chinese_script_contradicts_it_said_as
     v = relation(ended, current)
     assert (v.label, v.reason) == (CONTRADICTING, "no longer so")
     assert relation(current, current).label != CONTRADICTING  # control: the current place twice
+
+
+@pytest.mark.parametrize(
+    ("off", "plan", "fun"),
+    [
+        ("My trip to Oslo next week is off", "I'm flying to Oslo next week", "My trip to Oslo was great"),
+        (
+            "se canceló mi viaje a Oslo de la semana que viene",
+            "la semana que viene vuelo a Oslo",
+            "mi viaje a Oslo fue genial",
+        ),
+        ("chuyến đi Oslo tuần sau bị hủy rồi", "tuần sau tôi bay đi Oslo", "chuyến đi Oslo rất vui"),
+        ("来週のオスロ旅行は中止になりました", "来週オスロに行きます", "オスロ旅行は楽しかったです"),
+        ("ทริปไปออสโลอาทิตย์หน้ายกเลิกแล้ว", "อาทิตย์หน้าฉันจะบินไปออสโล", "ทริปไปออสโลสนุกมาก"),
+        ("下周去奥斯陆的行程取消了", "我下周飞奥斯陆", "去奥斯陆的行程很开心"),
+        ("下週去奧斯陸的行程取消了", "我下週飛奧斯陸", "去奧斯陸的行程很開心"),
+    ],
+)
+def test_a_trip_called_off_contradicts_the_plan(off: str, plan: str, fun: str) -> None:
+    """Before, each was "unrelated" or "compatible" to the plan (the trip stayed on in memory). The
+    control: a trip that was fun is no trip called off."""
+    v = relation(off, plan)
+    assert (v.label, v.attribute) == (CONTRADICTING, "travel"), v
+    assert not any(c.attribute == "travel" and not c.positive for c in parse_claims(fun)), parse_claims(fun)
+
+
+@pytest.mark.parametrize(
+    ("quit_", "habit"),
+    [("我把烟戒了", "我每天抽一包烟"), ("我把菸戒了", "我每天抽一包菸"), ("I gave up smoking", "I smoke a pack a day")],
+)
+def test_a_habit_given_up_contradicts_it(quit_: str, habit: str) -> None:
+    v = relation(quit_, habit)
+    assert (v.label, v.attribute) == (CONTRADICTING, "smoke"), v
+    assert relation(habit, habit).label != CONTRADICTING  # control

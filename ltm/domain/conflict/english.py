@@ -106,6 +106,12 @@ _EN_RULES: tuple[Rule, ...] = (
         "plan"),
 )
 # fmt: on
+# "my trip to Oslo next week is off": the plan is called off (the possessive rule would read it as
+# the trip's attribute "off")
+_EN_CALLED_OFF = re.compile(
+    r"^(?P<owner>my|our)\s+(?:trip|visit|vacation|holiday|flight|journey)\s+to\s+(?P<val>.+?)\s+"
+    r"(?:is|was|has been|got|is now)\s+(?:off|cancell?ed|called off|postponed|scrapped)$"
+)
 _EN_POSSESSIVE = re.compile(
     r"^(?P<owner>my|our|his|her|their|[a-z][a-z\-]*'s)\s+(?P<attr>[a-z][a-z ]{0,40}?)\s+"
     r"(?P<neg>is not|are not|was not|isn't|aren't)?\s*(?:is|are|was|=|has become|became|is now|are now)\s+(?P<val>.+)$"
@@ -181,6 +187,9 @@ def claims_en(clause: str, inherited: str) -> list[Claim]:
     m = _EN_MOVED_OBJECT.match(clause)
     if m and m.group("attr").split()[-1] in _SCHEDULE_WORDS:
         return [Claim("", "the:" + m.group("attr").strip(), clean_value(m.group("val")))]
+    m = _EN_CALLED_OFF.match(clause)
+    if m:
+        return [Claim("self" if m.group("owner") == "my" else "we", "travel", clean_value(m.group("val")), False)]
     m = _EN_POSSESSIVE.match(clause)
     if m:
         owner = m.group("owner")

@@ -263,6 +263,12 @@ _RULES: tuple[tuple[re.Pattern[str], str, dict[str, object]], ...] = (
     (_r("(?:が|は|も)", "い(?:ます|る|ません|ない)|あり(?:ます|ません)|ある$|ない$"), "has", {}),
 )
 # fmt: on
+# "来週のオスロ旅行は中止になりました": a trip called off (the trip's place, its time words dropped)
+_CALLED_OFF = re.compile(
+    r"(?P<val>[^、。はがをにへで]+?)(?:への|の)?(?:旅行|出張|旅|訪問|フライト)(?:の予定)?(?:は|が|を)?"
+    r"(?:中止|キャンセル|取りやめ|とりやめ|取り消し|延期|なくなり|無くなり)"
+)
+_TIME_OF = re.compile(r"^(?:次の|今度の|来週の|今週の|来月の|今月の|明日の|週末の|年末の|夏の|冬の)")
 # nouns that are had without being possessions ("予定があります": a plan, not a thing)
 _NOT_HAD = ("予定", "時間", "用事", "興味", "自信", "必要", "問題", "打ち合わせ", "会議")
 _MOVED = ("引っ越し", "引越し", "引っ越す", "移住", "転居")
@@ -295,6 +301,9 @@ def claims_ja(clause: str, inherited: str) -> list[Claim]:
         subj = _subject(clause[: m.start()], inherited)
         return _claims("attr:favorite " + m.group("attr"), _values(m.group("val")), subj, True)
 
+    m = _CALLED_OFF.search(clause)
+    if m and (vals := _values(_TIME_OF.sub("", m.group("val")))):
+        return _claims("travel", vals, _subject("", inherited), False)
     for pattern, attribute, opts in _RULES:
         m = pattern.search(clause)
         if not m:

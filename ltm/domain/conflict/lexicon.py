@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 
 from ..contractions import expand
+from ..number_words import ages_in_digits
 
 CONTRADICTING, COMPATIBLE, UNRELATED = "contradicting", "compatible", "unrelated"
 LABELS: tuple[str, ...] = (CONTRADICTING, COMPATIBLE, UNRELATED)
@@ -143,7 +144,7 @@ def is_han(ch: str) -> bool:
 
 
 def prep(text: str) -> str:
-    s = expand(unicodedata.normalize("NFKC", str(text or "")).casefold())
+    s = ages_in_digits(expand(unicodedata.normalize("NFKC", str(text or "")).casefold()))
     s = re.sub(r"[“”\"«»「」『』]", " ", s)
     s = re.sub(rf"\s+(?=[{_HAN}])|(?<=[{_HAN}])\s+", "", s)  # no spaces next to Chinese characters
     return " ".join(s.split()).strip(" .!?。！？…")

@@ -339,9 +339,28 @@ _QUIT = re.compile(
 _QUIT_OBJECT = re.compile(r"\b(?:deje|dejamos|he dejado|hemos dejado|ha dejado)\s+(?:el|la|los|las)\s+(?P<val>.+)")
 
 
+# "se canceló mi viaje a Oslo", "cancelé el viaje a Lima", "mi viaje a Oslo se canceló": a trip called off
+# (matched on the folded text: no accents)
+_TRIP_ES = r"(?:mi|nuestro|el)\s+(?:viaje|vuelo|visita|vacaciones)\s+(?:a|al|para)\s+(?P<val>.+?)"
+_CALLED_OFF = (
+    re.compile(
+        rf"^(?:se\s+(?:cancelo|suspendio|aplazo|pospuso)|cancele|cancelamos|suspendi|aplace|pospuse)\s+{_TRIP_ES}$"
+    ),
+    re.compile(rf"^{_TRIP_ES}\s+(?:se\s+cancelo|se\s+suspendio|se\s+aplazo|esta\s+cancelado|fue\s+cancelado)$"),
+)
+
+# "… a Oslo de la semana que viene": when the trip was to be, not where
+_WHEN_OF = re.compile(
+    r"\s+(?:de|del|para)\s+(?:(?:la|el)\s+)?(?:semana|mes|ano|verano|invierno|fin de semana|proxim[oa])\b.*$"
+)
+
+
 def _read(clause: str, inherited: str) -> list[Claim]:
     c = _fold(clause)
     anywhere = bool(re.search(r"\bya no\b", c))
+    m = _CALLED_OFF[0].match(c) or _CALLED_OFF[1].match(c)
+    if m and (vals := _values(_WHEN_OF.sub("", m.group("val")), False, reorder=False)):
+        return [Claim("we" if "nuestro" in c or c.endswith("mos") else "self", "travel", vals[0], False)]
     m = _THE.match(c)
     if m:
         return [Claim("", "the:" + m.group("attr"), v) for v in _values(m.group("val"), False, reorder=False)]

@@ -213,6 +213,13 @@ def _negated(neg: str | None, clause: str) -> bool:
     return bool(neg) or bool(_NO_LONGER.search(clause))
 
 
+# "ทริปไปออสโลอาทิตย์หน้ายกเลิกแล้ว", "ฉันยกเลิกทริปไปเชียงใหม่": a trip called off
+_CALLED_OFF = (
+    re.compile(r"ยกเลิก(?:ทริป|การเดินทาง|ทัวร์|การไป)(?:ไป)?(?:เที่ยว)?(?P<val>.+)$"),
+    re.compile(r"(?:ทริป|การเดินทาง|ทัวร์|เที่ยวบิน)(?:ไป)?(?:เที่ยว)?(?P<val>.+?)(?:ถูก|โดน)?ยกเลิก"),
+)
+
+
 def claims_th(clause: str, inherited: str) -> list[Claim]:
     """The claims of one Thai clause, or ``[]``."""
     clause = clause.replace("\u0e4d\u0e32", "\u0e33")  # NFKC (lexicon.prep) splits sara am: ทำ -> ทํา
@@ -220,6 +227,9 @@ def claims_th(clause: str, inherited: str) -> list[Claim]:
     if m:
         attr = re.sub(r"^การ", "", m.group("attr"))
         return [Claim("", "the:" + attr, v) for v in _values(m.group("val"))]
+    m = _CALLED_OFF[0].search(clause) or _CALLED_OFF[1].search(clause)
+    if m and (vals := _values(_TIME.sub("", m.group("val")))):
+        return [Claim(_subject(_TIME.sub("", clause[: m.start()]), inherited), "travel", vals[0], False)]
     m = _AGE.search(clause)
     if m:
         return [Claim(_subject(clause[: m.start()], inherited), "age", m.group("num"), "ไม่" not in clause[: m.start()])]

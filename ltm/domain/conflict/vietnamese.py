@@ -235,7 +235,7 @@ _RULES = (
     _vi(r"có|nuôi", r"\s+(?P<num>\d+|hai|ba|bốn|năm|sáu)\s+(?:con|chiếc|cái|người|đứa|bé)?\s*(?P<val>.+)", "count"),
     _vi(r"có|nuôi", r"\s+(?!thể|lẽ|vẻ|khi|lúc|phải|ai|gì|đủ|nhiều|ít)(?P<val>.+)", "has", multi=True),
     _vi(r"đi du lịch|du lịch|đi|bay|sẽ đến|định đến|bay sang|bay tới|bay đến",
-        r"\s+(?:đến|tới|sang|ở)?\s*(?!làm|học|ngủ|bộ|chơi|ăn|uống|xem|mua|chợ|họp|ca|đâu|về|dạo|tập|câu|ra|vào)"
+        r"\s+(?:đến|tới|sang|ở|đi)?\s*(?!làm|học|ngủ|bộ|chơi|ăn|uống|xem|mua|chợ|họp|ca|đâu|về|dạo|tập|câu|ra|vào)"
         r"(?P<val>.+)", "travel"),
     _vi(r"ở", r"\s+(?:tại\s+)?(?P<val>.+)", "location_here"),
     _vi(r"là", r"\s+(?:một\s+|người\s+)?(?P<val>.+)", "is_a"),
@@ -270,6 +270,15 @@ _QUIT_PREFIX = re.compile(
 )
 
 
+# "chuyến đi Oslo tuần sau bị hủy rồi", "tôi hủy chuyến đi Oslo": a trip called off (the word that
+# calls it off before or after it; "chuyến đi Đà Nẵng rất vui" is no such thing)
+_TRIP = r"chuyến\s+(?:đi|bay|du lịch|công tác)\s+(?:đến\s+|tới\s+|sang\s+)?(?P<val>.+?)"
+_CALLED_OFF = (
+    re.compile(rf"(?<!\w)(?:đã\s+)?(?:hủy|huỷ|hoãn)\s+{_TRIP}$"),
+    re.compile(rf"{_TRIP}\s+(?:(?:bị|đã bị|đã|được)\s+)?(?:hủy|huỷ|hoãn)(?:\s+rồi)?$"),
+)
+
+
 def _read(clause: str, inherited: str) -> list[Claim]:
     c = clause
     anywhere = bool(re.search(r"(?<!\w)(?:nữa|không còn)(?!\w)", c))
@@ -277,6 +286,9 @@ def _read(clause: str, inherited: str) -> list[Claim]:
     if m:
         neg = bool(re.search(r"(?<!\w)(?:không phải|chưa)(?!\w)", c[: m.start()]))
         return [Claim(_subject(c[: m.start()]) or inherited, "age", m.group("val"), not neg)]
+    m = _CALLED_OFF[0].search(c) or _CALLED_OFF[1].search(c)
+    if m and (vals := _values(m.group("val"), False, reorder=False)):
+        return [Claim(_subject(c[: m.start()]) or inherited or "self", "travel", vals[0], False)]
     m = _THE.match(c)
     if m:
         vals = _values(m.group("val"), False, reorder=False, trail=False)

@@ -1,0 +1,31 @@
+"""A contradiction is parked for a person in the real LangBot 4.11.2: an age said in words
+("thirty-one") against the age stored in digits. Control: another statement about the speaker,
+with nothing to contradict, is stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from e2e.stack import Stack
+from tests.e2e.test_langbot_e2e import call_tool, remember
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake_model_only")]
+
+
+def test_an_age_said_in_words_is_parked_against_the_age_in_digits(stack: Stack) -> None:
+    with stack.connect() as chat:
+        age = remember(chat, "I am 30 years old")
+        parked = call_tool(chat, "remember", {"content": "I am thirty-one years old now"})
+        nurse = remember(chat, "I work as a nurse")
+        listing = chat.command("!memory candidates")
+        memories = chat.command("!memory list")
+    assert isinstance(parked, dict) and parked.get("ok") is False, parked
+    assert f"contradicts the active memory {age['id']}" in str(parked.get("error")), parked
+    lines = listing.splitlines()
+    head = [i for i, line in enumerate(lines) if "thirty-one" in line]
+    assert head and "[conflict]" in lines[head[0]], listing
+    block = "\n".join(lines[head[0] : head[0] + 4])
+    assert "\u2194" in block and age["id"] in block and "(age)" in block, listing  # against the stored age
+    assert "thirty-one" not in memories, memories  # not an active memory until a person accepts it
+    # control: a statement with nothing to contradict is stored at once
+    assert nurse["content"] == "I work as a nurse" and "nurse" in memories and "nurse" not in listing, listing
