@@ -186,6 +186,8 @@ def test_login_pairs_are_redacted_and_lengths_are_not(text: str, redacted: str) 
         ("user score 1200 / 1500", "user score 1200 / 1500"),
         ("contact: jo@mail.com / phone 555", "contact: jo@mail.com / phone 555"),
         ("บัญชี: ออมทรัพย์ / กระแสรายวัน", "บัญชี: ออมทรัพย์ / กระแสรายวัน"),  # the sentence's own script
+        ("บัญชี: somchai@mail.com / ออมทรัพย์", "บัญชี: somchai@mail.com / ออมทรัพย์"),  # even after an address
+        ("router login: admin / none", "router login: admin / none"),  # no password: a word, not a value
         ("the account is shared by ann / bob", "the account is shared by ann / bob"),
     ],
 )
