@@ -101,7 +101,7 @@ _ZH_SCHEDULE = re.compile(
 )
 # "我爸爸喜欢钓鱼" is about the father, not the speaker (subject_of reads any prefix with 我 as "self")
 _ZH_KIN = re.compile(
-    r"^(?:我|我的)(?P<who>爸爸|妈妈|爸|妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|老公|老婆|丈夫|妻子|太太|先生|儿子|女儿|孩子|"
+    r"^(?:我|我的)(?P<who>爸爸|妈妈|爸|妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|老公|老婆|丈夫|妻子|太太|先生|儿子|女儿|孩子|"
     r"男朋友|女朋友|男友|女友|朋友|同事|老板|爷爷|奶奶|外公|外婆|家人|室友|邻居)"
 )
 # brothers and sisters are one thing to have ("我有一个姐姐" / "我有一个弟弟" both hold), children another
@@ -111,8 +111,12 @@ _ZH_KIN_VALUE = {
 }
 
 
+# a time said before who ("最近我哥住在杭州"): not part of who
+_ZH_TIME_LEAD = re.compile(r"^(?:最近|这阵子|这段时间|这几年|现在|目前|如今|今年|去年|上个月|这个月)")
+
+
 def _subject(prefix: str) -> str:
-    m = _ZH_KIN.match(prefix.strip(" ,.:;，。：；!！"))
+    m = _ZH_KIN.match(_ZH_TIME_LEAD.sub("", prefix.strip(" ,.:;，。：；!！")))
     return m.group("who") if m else subject_of(prefix)
 
 

@@ -295,6 +295,11 @@ READER = Reader(
         r"just so you know|to be clear|for the record|note|remember|remember that|please note|please remember|"
         r"heads up|quick update|news|good news|bad news|yes|no(?=[,:!-])|sorry|i meant|i mean|to correct|not anymore)"
         r"[,:!-]?\s+)+"
+        # a time said before the speaker ("these days i live in …", "since the summer we have been …")
+        r"|^(?:these days|nowadays|currently|lately|recently|at the moment|right now|at present|for now|"
+        r"as of (?:now|today|this \w+|last \w+)|since (?:the |last |this |early |late )?\w+(?: \d{4})?|"
+        r"for the (?:past|last) (?:\w+ )?\w+|after (?:the|my|our) \w+|(?:this|last) (?:week|month|year|spring|summer|"
+        r"autumn|fall|winter)|(?:in|since) \d{4}|a (?:week|month|year) ago)[,]?\s+(?=(?:i|we)\b)"
     ),
     split=(
         r"\s*;\s*|,\s+but\s+|\s+but\s+|,\s+so\s+|\s+so\s+(?=i\b|we\b)|,\s+and\s+(?=(?:i|we|my|our|now|then)\b)|"

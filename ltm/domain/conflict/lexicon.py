@@ -283,7 +283,7 @@ _EN_ADVERBS = {
     "finally", "officially", "even", "kind", "sort", "of", "then", "so", "well", "ok", "okay", "oh", "and", "but",
     "correction", "update", "btw", "yes", "no", "nowadays", "today", "lately", "anyway", "again", "since",
     "last", "this", "next", "year", "month", "week", "in", "fact", "seriously", "somehow", "eventually",
-    "do", "does", "did", "am", "is", "are", "was", "were", "will", "would", "have", "has", "had", "be",
+    "do", "does", "did", "am", "is", "are", "was", "were", "will", "would", "have", "has", "had", "be", "been",
 }
 # fmt: on
 _ZH_ADVERBS = re.compile(

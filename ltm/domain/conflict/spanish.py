@@ -472,6 +472,9 @@ READER = Reader(
     lead=(
         r"^(?:(?:bueno|pues|oye|vale|en realidad|de hecho|la verdad es que|la verdad|por cierto|correccion|"
         r"corrección|actualizacion|actualización|perdon|perdón|ojo|recuerda que|recuerda|sí)[,:!]?\s+)+"
+        # a time said first ("hoy en día trabajo en …", "desde el verano vivimos en …")
+        r"|^(?:hoy en d[ií]a|en este momento|actualmente|[uú]ltimamente|ahora mismo|este a[ñn]o|este mes|"
+        r"esta semana|desde (?:el |la |hace )?[a-zñáéíóú]+(?: pasad[oa])?)[,]?\s+"
     ),
     split=(
         r",?\s+pero\s+|\s+porque\s+|,\s+asi que\s+|,\s+así que\s+|\s+aunque\s+|"
