@@ -29,3 +29,19 @@ def test_an_age_said_in_words_is_parked_against_the_age_in_digits(stack: Stack) 
     assert "thirty-one" not in memories, memories  # not an active memory until a person accepts it
     # control: a statement with nothing to contradict is stored at once
     assert nurse["content"] == "I work as a nurse" and "nurse" in memories and "nurse" not in listing, listing
+
+
+def test_a_time_before_the_speaker_is_parked_and_a_brothers_home_is_stored(stack: Stack) -> None:
+    """ "These days I live in Bristol" after "I live in Leeds" is the speaker's move: parked against
+    it (before, the time was read as part of who, and both homes stayed active). "These days my
+    brother lives in Bristol" is the brother's: stored, the speaker's home untouched."""
+    with stack.connect() as chat:
+        home = remember(chat, "I live in Leeds")
+        moved = call_tool(chat, "remember", {"content": "These days I live in Bristol"})
+        brother = remember(chat, "These days my brother lives in Bristol")
+        memories = chat.command("!memory list")
+    assert isinstance(moved, dict) and moved.get("ok") is False, moved
+    assert f"contradicts the active memory {home['id']}" in str(moved.get("error")), moved
+    assert brother["content"] == "These days my brother lives in Bristol", brother
+    assert "my brother lives in Bristol" in memories and "I live in Leeds" in memories, memories
+    assert "These days I live in Bristol" not in memories, memories
