@@ -17,7 +17,9 @@ Statements the patterns cannot read fall back to a negation flip over their word
 words with an opposite negation contradict.
 
 Each language's patterns are a reader (:mod:`.readers`: Japanese, Thai, Chinese simplified and
-traditional, Vietnamese, Spanish, English, tried in that order).
+traditional, Vietnamese, Spanish, English, tried in that order). Life events told as events ("I left
+Netflix", 我退休了, 定年退職しました) are read beside them as the state they end or start
+(:mod:`.events`).
 
 What this does not do: understand time ("lived in Paris in 2019" is read as past, nothing finer),
 sarcasm, quantities beyond a few patterns, or paraphrases across languages. The benchmark

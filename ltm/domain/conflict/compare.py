@@ -9,6 +9,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from . import english
+from .events import event_claims
 from .lexicon import (
     COMPATIBLE,
     CONTRADICTING,
@@ -78,7 +79,7 @@ def parse_claims(text: str) -> tuple[Claim, ...]:
         if not clause:
             continue
         clause, ended = _ended(clause)
-        claims = _read(clause, subject)
+        claims = _read(clause, subject) + event_claims(clause)
         for c in claims:
             if c.value or c.attribute == "smoke":
                 out.append(replace(c, ended=True) if ended else c)
@@ -151,6 +152,10 @@ def _compare(n: Claim, o: Claim, aliases: frozenset[str]) -> Verdict:
             return Verdict(COMPATIBLE, n.attribute, n.value, o.value, "related attributes")
         return Verdict(UNRELATED, reason="different attributes")
     attr = n.attribute
+    if attr == "diet" and n.positive != o.positive and {n.value, o.value} == {"vegan", "vegetarian"}:
+        vegan = n if n.value == "vegan" else o
+        if vegan.positive:  # going vegan denies eating meat (not being vegetarian); not the other way round
+            return Verdict(CONTRADICTING, attr, n.value, o.value, "opposite polarity")
     if attr == "smoke" or same_value(n.value, o.value):
         if n.positive != o.positive:
             return Verdict(CONTRADICTING, attr, n.value, o.value, "opposite polarity")

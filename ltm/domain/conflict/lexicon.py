@@ -257,8 +257,15 @@ def broad_topic(value: str) -> str:
     return _BROAD.get(t, t)
 
 
+# The value of a state ended without naming it: retired, or a job lost ("employer: ANY, not so").
+ANY = "*"
+
+
 def same_value(a: str, b: str) -> bool:
-    """Equal after normalisation, or one is the other's head ("tea" / "green tea")."""
+    """Equal after normalisation, or one is the other's head ("tea" / "green tea"); :data:`ANY` is any
+    value."""
+    if ANY in (a, b) and a and b:
+        return True
     na, nb = norm_value(a), norm_value(b)
     if not na or not nb:
         return False
