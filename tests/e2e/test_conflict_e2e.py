@@ -45,3 +45,17 @@ def test_a_time_before_the_speaker_is_parked_and_a_brothers_home_is_stored(stack
     assert brother["content"] == "These days my brother lives in Bristol", brother
     assert "my brother lives in Bristol" in memories and "I live in Leeds" in memories, memories
     assert "These days I live in Bristol" not in memories, memories
+
+
+def test_leaving_a_job_is_parked_against_it_and_a_wifes_new_job_is_stored(stack: Stack) -> None:
+    """ "I left Netflix in March" after "I work at Netflix": parked against it (before, an event met
+    no state, and both stayed active). "My wife just got a job at Airbnb" is hers: stored."""
+    with stack.connect() as chat:
+        job = remember(chat, "I work at Netflix")
+        left = call_tool(chat, "remember", {"content": "I left Netflix in March"})
+        wife = remember(chat, "My wife just got a job at Airbnb")
+        memories = chat.command("!memory list")
+    assert isinstance(left, dict) and left.get("ok") is False, left
+    assert f"contradicts the active memory {job['id']}" in str(left.get("error")), left
+    assert wife["content"] == "My wife just got a job at Airbnb", wife
+    assert "I work at Netflix" in memories and "Airbnb" in memories and "left Netflix" not in memories, memories
