@@ -80,3 +80,10 @@ def test_going_vegan_denies_meat_and_not_the_other_way_round() -> None:
     assert relation("I'm vegetarian", "I'm vegan").label == CONTRADICTING  # one diet at a time, as before
     # eating meat denies being vegetarian; "I'm not vegan" says nothing of meat
     assert relation("I'm not vegan", "I eat meat").label != CONTRADICTING
+
+
+def test_an_event_with_no_one_named_is_the_speakers() -> None:
+    (claim,) = event_claims(prep("just retired"))
+    assert (claim.subject, claim.attribute, claim.value, claim.positive) == ("self", "employer", ANY, False)
+    (other,) = event_claims(prep("My father retired in June"))
+    assert other.subject == "my father"  # control: named, so theirs
