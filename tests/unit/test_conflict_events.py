@@ -35,6 +35,19 @@ from ltm.domain.conflict.lexicon import ANY, prep
         ("我去年退休了", "我在京东上班"),
         ("我跳槽去了美团", "我在京东上班"),
         ("我從台積電離職了", "我在台積電上班"),
+        ("I broke up with my boyfriend last week", "I have a boyfriend"),
+        ("My cat died in October", "I have a cat"),
+        ("Corté con mi novia", "Tengo novia"),
+        ("Mi gato murió en octubre", "Tengo un gato"),
+        ("tôi chia tay bạn gái rồi", "Tôi có bạn gái"),
+        ("con mèo của tôi chết rồi", "Tôi nuôi một con mèo"),
+        ("con meo cua toi chet roi", "Tôi nuôi một con mèo"),  # the owner typed without accents
+        ("彼女と別れました", "彼女がいます"),
+        ("うちの猫が死にました", "猫を飼っています"),
+        ("ฉันเลิกกับแฟนแล้ว", "ฉันมีแฟน"),
+        ("แมวของฉันตายแล้ว", "ฉันเลี้ยงแมว"),
+        ("我和女朋友分手了", "我有女朋友"),
+        ("我的貓死了", "我養了一隻貓"),
     ],
 )
 def test_an_event_meets_the_state_it_ends_or_starts(event: str, state: str) -> None:
@@ -56,6 +69,14 @@ def test_an_event_meets_the_state_it_ends_or_starts(event: str, state: str) -> N
         ("พ่อฉันเกษียณแล้ว", "ฉันทำงานที่เอไอเอส"),
         ("我爸去年退休了", "我在京东上班"),
         ("我爸退休了", "我在台積電上班"),
+        ("My brother broke up with his girlfriend", "I have a girlfriend"),
+        ("My cat is sick", "I have a cat"),
+        ("Mi hermano cortó con su novia", "Tengo novia"),
+        ("anh trai tôi chia tay bạn gái rồi", "Tôi có bạn gái"),
+        ("兄は彼女と別れました", "彼女がいます"),
+        ("พี่ชายฉันเลิกกับแฟนแล้ว", "ฉันมีแฟน"),
+        ("我哥和女朋友分手了", "我有女朋友"),
+        ("我的貓生病了", "我養了一隻貓"),
     ],
 )
 def test_someone_elses_event_or_no_event_contradicts_nothing(event: str, state: str) -> None:

@@ -67,6 +67,7 @@ class _Event:
     positive: bool
     bare_value: bool = False  # the value as matched, without accents (as the Spanish reader keeps it)
     lead: re.Pattern[str] | None = None  # time words a value may start with ("先月トヨタ")
+    names: dict[str, str] | None = None  # the value as the language's reader keeps it ("gato" -> "cat")
 
 
 def _ev(
@@ -87,6 +88,23 @@ _ZH_WHO = lambda pre: _word_subject(pre, _ZH_SELF, _ZH_FILLER)  # noqa: E731
 _HABITS = frozenset(
     "タバコ たばこ 煙草 喫煙 お酒 酒 smoking drinking alcohol sugar 烟 香烟 酒 thuốc lá rượu บุหรี่ เหล้า".split()
 )
+
+# pets by the name the readers keep (English, except Chinese, which keeps its own)
+_PETS = {
+    "gato": "cat", "gata": "cat", "perro": "dog", "perra": "dog", "meo": "cat", "cho": "dog", "猫": "cat", "犬": "dog",
+    "แมว": "cat", "หมา": "dog", "สุนัข": "dog",
+}  # fmt: skip
+
+
+def _owner(selves: tuple[str, ...], we: tuple[str, ...] = ()) -> Callable[[str], str]:
+    """Whose pet: no owner or the speaker's own word is the speaker's."""
+
+    def who(pre: str) -> str:
+        bare = unaccented(pre)  # "tôi" typed with or without its accent
+        return "we" if bare in we else "self" if bare in selves else pre
+
+    return who
+
 
 # fmt: off
 _EVENTS: tuple[_Event, ...] = (
@@ -111,7 +129,15 @@ _EVENTS: tuple[_Event, ...] = (
         lambda pre: "self" if pre == "my" else "we", "has", None, False),
     _ev(r"^(?P<pre>.*?)\b(?:went|became|turned|have gone|am now|have become)\s+(?P<val>vegan|vegetarian)\b",
         _en_subject, "diet", None, True),
+    _ev(r"^(?P<pre>.*?)\b(?:broke up|split up|separated) with (?:my|our) (?P<val>girlfriend|boyfriend|partner|wife|"
+        r"husband|fiancee|fiance)\b", _en_subject, "has", None, False),
+    _ev(r"^my (?P<val>girlfriend|boyfriend|partner|wife|husband|fiancee|fiance) and (?P<pre>i) "
+        r"(?:broke up|split up|separated|split)\b", _en_subject, "has", None, False),
     # Spanish (the verb's person says whose: "me jubilé", not "se jubiló")
+    _ev(r"^(?P<pre>.*?)\b(?:corte|termine|rompi|me separe)\s+con\s+mi\s+"
+        r"(?P<val>novi[oa]|pareja|espos[oa]|marido|mujer)\b", _ES_WHO, "has", None, False, bare_value=True),
+    _ev(r"^(?P<pre>mi|nuestr[oa])\s+(?P<val>gat[oa]|perr[oa])\s+(?:se\s+)?(?:murio|fallecio)\b",
+        _owner(("mi",), ("nuestro", "nuestra")), "has", None, False, bare_value=True, names=_PETS),
     _ev(r"^(?P<pre>.*?)\b(?:me jubile|me he jubilado|estoy jubilad[oa]|me despidieron|me quede sin trabajo|"
         r"estoy en paro|deje mi trabajo|renuncie a mi trabajo)\b", _ES_WHO, "employer", ANY, False),
     _ev(r"^(?P<pre>.*?)\b(?:deje|renuncie a|sali de|me fui de)\s+(?!el\b|la\b|los\b|las\b|de\b|mi\b|un\b|una\b|a\b)"
@@ -123,14 +149,29 @@ _EVENTS: tuple[_Event, ...] = (
     _ev(r"^(?P<pre>.*?)nghi viec\s+(?:o|tai)\s+(?P<val>.+?)(?:\s+roi)?$", _VI_WHO, "employer", None, False),
     _ev(r"^(?P<pre>.*?)(?:nghi huu|ve huu|nghi viec|that nghiep|bi sa thai|bi duoi viec)(?:\s+roi)?$",
         _VI_WHO, "employer", ANY, False),
+    _ev(r"^(?P<pre>.*?)chia tay(?:\s+voi)?\s+(?P<val>ban gai|ban trai|nguoi yeu|vo|chong)(?:\s+roi)?$",
+        _VI_WHO, "has", None, False),
+    _ev(r"^(?:con\s+)?(?P<val>meo|cho)\s+(?:cua\s+)?(?P<pre>toi|minh|nha toi|chung toi)?\s*(?:da\s+)?(?:chet|mat)\b",
+        _owner(("", "toi", "minh", "nha toi"), ("chung toi",)), "has", None, False, bare_value=True, names=_PETS),
     # Japanese
+    _ev(r"^(?P<pre>.*?)(?P<val>彼女|彼氏|恋人|妻|夫|婚約者)と(?:別れ|離婚し)(?:ました|た)",
+        _JA_WHO, "has", None, False),
+    _ev(r"^(?P<pre>うちの|私の|僕の|わたしの)?(?P<val>猫|犬)(?:が|は)(?:死にました|死んだ|亡くなりました|亡くなった)",
+        _owner(("", "うちの", "私の", "僕の", "わたしの")), "has", None, False, names=_PETS),
     _ev(r"^(?P<pre>.*?)(?:定年退職|退職|リタイア|失業)(?:しました|した|しています)$", _JA_WHO, "employer", ANY, False),
     _ev(r"^(?P<pre>)(?P<val>[^\s、。はがを]+)を(?:辞めました|辞めた|退職しました|退職した)$",
         _JA_WHO, "employer", None, False, lead=_JA_FILLER),
     # Thai
     _ev(r"^(?P<pre>.*?)ลาออกจาก(?P<val>.+?)(?:แล้ว)?$", _TH_WHO, "employer", None, False),
     _ev(r"^(?P<pre>.*?)(?:เกษียณ(?:อายุ)?|ตกงาน|ถูกไล่ออก|ลาออก)(?:แล้ว)?$", _TH_WHO, "employer", ANY, False),
+    _ev(r"^(?P<pre>.*?)เลิกกับ(?P<val>แฟนสาว|แฟนหนุ่ม|แฟน|สามี|ภรรยา)", _TH_WHO, "has", None, False),
+    _ev(r"^(?P<val>แมว|หมา|สุนัข)(?:ของ)?(?P<pre>ฉัน|ผม|เรา)?\s*(?:ได้)?ตาย", _owner(("", "ฉัน", "ผม", "เรา")),
+        "has", None, False, names=_PETS),
     # Chinese (both scripts)
+    _ev(r"^(?P<pre>.*?)[和跟与與](?P<val>女朋友|男朋友|女友|男友|对象|對象|老婆|老公)分手了?",
+        _ZH_WHO, "has", None, False),
+    _ev(r"^(?P<pre>我的|我们的|我們的|我家的|我家)?(?P<val>猫|貓|狗)(?:去世|死|走)了",
+        _owner(("", "我的", "我家的", "我家"), ("我们的", "我們的")), "has", None, False),
     _ev(r"^(?P<pre>.*?)[从從](?P<val>.+?)(?:辞职|辭職|离职|離職)了?$", _ZH_WHO, "employer", None, False),
     _ev(r"^(?P<pre>.*?)(?:辞职|辭職|离职|離職|退休|失业|失業|被裁员|被裁員|被裁|被解雇|被解僱|被开除|被開除)了?$",
         _ZH_WHO, "employer", ANY, False),
@@ -153,7 +194,7 @@ def event_claims(clause: str) -> list[Claim]:
             if ev.lead is not None:
                 lead = ev.lead.match(raw)
                 pre, raw = (pre + raw[: lead.end()], raw[lead.end() :]) if lead else (pre, raw)
-            value = clean_value(raw)
+            value = (ev.names or {}).get(raw, "") or clean_value(raw)
             value = simplified(value) if any(is_han(c) for c in value) else value  # as the Chinese reader keeps it
         if not value or (ev.attribute == "employer" and value != ANY and (category_of(value) or value in _HABITS)):
             continue  # "タバコを辞めました", "I quit coffee": a habit, which the readers read
