@@ -78,6 +78,7 @@ class ChatData:
     paris_id: str
     lyon_id: str
     candidate_text: str
+    conflict_text: str
 
     @property
     def scope(self) -> dict[str, str]:
@@ -129,6 +130,10 @@ def make_chat_data(stack: Stack) -> ChatData:
         )
         assert isinstance(profile, dict) and "error" not in profile, profile
         chat.send("What do I drink in the morning?")  # an injection snapshot of this space
+        # a move told with a time before the speaker contradicts Lyon: parked for a person
+        conflict_text = "These days I live in Marseille"
+        parked = call_tool(chat, "remember", {"content": conflict_text})
+        assert isinstance(parked, dict) and parked.get("ok") is False, parked
         stack.set_plugin_config(MODULE_CONFIG)
         candidate_text = "Next spring I will visit Kyoto with my sister."  # a plan: the demo model keeps no plan
         chat.send(candidate_text)
@@ -141,6 +146,7 @@ def make_chat_data(stack: Stack) -> ChatData:
             paris_id=paris["id"],
             lyon_id=lyon["id"],
             candidate_text=candidate_text,
+            conflict_text=conflict_text,
         )
 
 
@@ -420,6 +426,11 @@ def test_operator_works_through_every_panel(stack: Stack, browser: Any, chat_dat
         stored = stack.page_api("/episodes", {"scope": {**data.scope, "kb_id": kb}, "status": "active"})["items"]
         assert any(e["content"] == data.candidate_text for e in stored), f"accepted {cid} is not a memory"
         d.shot("11-candidates-accepted")
+        # the parked move shows the stored memory it contradicts, beside its own words
+        conflict = d.f.locator("#panel-candidates article[data-candidate-id]", has_text=data.conflict_text)
+        conflict.wait_for()
+        assert "Lyon" in conflict.inner_text(), conflict.inner_text()
+        d.shot("11b-candidates-conflict")
 
         # -- Consolidation review: the superseded record is proposed; Run is refused while
         # consolidation runs are off (the default), and the refusal changes nothing.

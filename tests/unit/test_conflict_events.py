@@ -48,6 +48,11 @@ from ltm.domain.conflict.lexicon import ANY, prep
         ("แมวของฉันตายแล้ว", "ฉันเลี้ยงแมว"),
         ("我和女朋友分手了", "我有女朋友"),
         ("我的貓死了", "我養了一隻貓"),
+        ("I moved from Leeds to York", "I live in Leeds"),
+        ("Me mudé de Sevilla a Málaga", "Vivo en Sevilla"),
+        ("Nos mudamos de Lima a Cusco", "Vivimos en Lima"),
+        ("tôi chuyển từ Huế vào Đà Nẵng", "tôi sống ở Huế"),
+        ("ฉันย้ายจากขอนแก่นไปอุดรธานี", "ฉันอยู่ขอนแก่น"),
     ],
 )
 def test_an_event_meets_the_state_it_ends_or_starts(event: str, state: str) -> None:
@@ -77,6 +82,10 @@ def test_an_event_meets_the_state_it_ends_or_starts(event: str, state: str) -> N
         ("พี่ชายฉันเลิกกับแฟนแล้ว", "ฉันมีแฟน"),
         ("我哥和女朋友分手了", "我有女朋友"),
         ("我的貓生病了", "我養了一隻貓"),
+        ("My sister moved from Leeds to York", "I live in Leeds"),
+        ("Mi hermana se mudó de Sevilla a Málaga", "Vivo en Sevilla"),
+        ("chị tôi chuyển từ Huế vào Đà Nẵng", "tôi sống ở Huế"),
+        ("พี่สาวฉันย้ายจากขอนแก่นไปอุดรธานี", "ฉันอยู่ขอนแก่น"),
     ],
 )
 def test_someone_elses_event_or_no_event_contradicts_nothing(event: str, state: str) -> None:
@@ -108,3 +117,9 @@ def test_an_event_with_no_one_named_is_the_speakers() -> None:
     assert (claim.subject, claim.attribute, claim.value, claim.positive) == ("self", "employer", ANY, False)
     (other,) = event_claims(prep("My father retired in June"))
     assert other.subject == "my father"  # control: named, so theirs
+
+
+def test_a_move_names_where_one_lives_now() -> None:
+    (claim,) = event_claims(prep("京都から神戸に引っ越しました"))
+    assert (claim.attribute, claim.value, claim.positive) == ("location", "神戸", True)
+    assert relation("京都から神戸に引っ越しました", "神戸に住んでいます").label != CONTRADICTING  # control

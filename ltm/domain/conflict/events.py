@@ -1,5 +1,5 @@
 """Life events that end or change a state, in the seven languages: a job left, lost or started, a
-retirement, a wedding, a pet's death, going vegan. Pure.
+retirement, a move from one place to another, a break-up, a pet's death, a wedding, going vegan. Pure.
 
 The readers read states ("I work at Netflix", 我在京东上班); people tell what changed as events ("I left
 Netflix", 我退休了, 定年退職しました, "tôi nghỉ hưu rồi"). Each event here is read into the state it ends
@@ -133,7 +133,13 @@ _EVENTS: tuple[_Event, ...] = (
         r"husband|fiancee|fiance)\b", _en_subject, "has", None, False),
     _ev(r"^my (?P<val>girlfriend|boyfriend|partner|wife|husband|fiancee|fiance) and (?P<pre>i) "
         r"(?:broke up|split up|separated|split)\b", _en_subject, "has", None, False),
+    _ev(r"^(?P<pre>.*?)\b(?:moved|relocated|have moved|have relocated)\s+from\s+.+?\s+to\s+(?P<val>.+)$",
+        _en_subject, "location", None, True),
     # Spanish (the verb's person says whose: "me jubilé", not "se jubiló")
+    _ev(r"^(?P<pre>.*?)\b(?:me mude|me he mudado|me traslade)\s+de\s+.+?\s+a\s+(?P<val>.+)$",
+        _ES_WHO, "location", None, True, bare_value=True),
+    _ev(r"^(?P<pre>)(?:nos mudamos|nos hemos mudado|nos trasladamos)\s+de\s+.+?\s+a\s+(?P<val>.+)$",
+        lambda pre: "we", "location", None, True, bare_value=True),
     _ev(r"^(?P<pre>.*?)\b(?:corte|termine|rompi|me separe)\s+con\s+mi\s+"
         r"(?P<val>novi[oa]|pareja|espos[oa]|marido|mujer)\b", _ES_WHO, "has", None, False, bare_value=True),
     _ev(r"^(?P<pre>mi|nuestr[oa])\s+(?P<val>gat[oa]|perr[oa])\s+(?:se\s+)?(?:murio|fallecio)\b",
@@ -153,7 +159,11 @@ _EVENTS: tuple[_Event, ...] = (
         _VI_WHO, "has", None, False),
     _ev(r"^(?:con\s+)?(?P<val>meo|cho)\s+(?:cua\s+)?(?P<pre>toi|minh|nha toi|chung toi)?\s*(?:da\s+)?(?:chet|mat)\b",
         _owner(("", "toi", "minh", "nha toi"), ("chung toi",)), "has", None, False, bare_value=True, names=_PETS),
+    _ev(r"^(?P<pre>.*?)(?:da\s+)?chuyen\s+(?:nha\s+)?tu\s+.+?\s+(?:vao|ra|den|toi|sang|len|xuong|ve)\s+(?P<val>.+?)(?:\s+roi)?$",
+        _VI_WHO, "location", None, True),
     # Japanese
+    _ev(r"^(?P<pre>.*?)[^\s、。はがを]+から(?P<val>[^\s、。はがを]+?)(?:に|へ)引っ越し",
+        _JA_WHO, "location", None, True),
     _ev(r"^(?P<pre>.*?)(?P<val>彼女|彼氏|恋人|妻|夫|婚約者)と(?:別れ|離婚し)(?:ました|た)",
         _JA_WHO, "has", None, False),
     _ev(r"^(?P<pre>うちの|私の|僕の|わたしの)?(?P<val>猫|犬)(?:が|は)(?:死にました|死んだ|亡くなりました|亡くなった)",
@@ -167,6 +177,7 @@ _EVENTS: tuple[_Event, ...] = (
     _ev(r"^(?P<pre>.*?)เลิกกับ(?P<val>แฟนสาว|แฟนหนุ่ม|แฟน|สามี|ภรรยา)", _TH_WHO, "has", None, False),
     _ev(r"^(?P<val>แมว|หมา|สุนัข)(?:ของ)?(?P<pre>ฉัน|ผม|เรา)?\s*(?:ได้)?ตาย", _owner(("", "ฉัน", "ผม", "เรา")),
         "has", None, False, names=_PETS),
+    _ev(r"^(?P<pre>.*?)ย้าย(?:บ้าน)?จาก.+?(?:ไป|มา)(?:อยู่)?(?:ที่)?(?P<val>.+?)(?:แล้ว)?$", _TH_WHO, "location", None, True),
     # Chinese (both scripts)
     _ev(r"^(?P<pre>.*?)[和跟与與](?P<val>女朋友|男朋友|女友|男友|对象|對象|老婆|老公)分手了?",
         _ZH_WHO, "has", None, False),
@@ -184,6 +195,7 @@ _EVENTS: tuple[_Event, ...] = (
 # patterns. An event added without its word here fails its own test.
 _EVENT_WORDS = re.compile(
     r"job|work|left|quit|resign|retir|laid off|let go|fired|unemployed|married|engaged|divorced|died|passed|"
+    r"moved|relocated|mude|mudamos|mudado|traslad|chuyen|引っ越し|ย้าย|"
     r"put down|ran away|vegan|vegetarian|broke up|split|separated|jubil|despid|trabajo|paro|deje|renuncie|sali de|"
     r"me fui|empece|entre a|contrataron|corte|termine|rompi|murio|fallecio|nghi|ve huu|that nghiep|sa thai|"
     r"duoi viec|chia tay|chet|mat|退職|リタイア|失業|辞め|別れ|離婚|死|亡く|ลาออก|เกษียณ|ตกงาน|ไล่ออก|เลิกกับ|ตาย|"
