@@ -15,7 +15,7 @@ import re
 
 from .confusables import unaccented
 
-__all__ = ["ages_in_digits", "han_number"]
+__all__ = ["HAN_NUMERALS", "ages_in_digits", "han_number"]
 
 # ------------------------------------------------------------------------------------------ English
 _EN_SMALL = {
@@ -110,11 +110,13 @@ def _vi(text: str) -> str:
 # ------------------------------------------------------------------------------- Chinese, Japanese
 _HAN_DIGIT = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}  # fmt: skip
+_HAN_UNIT = {"十": 10, "百": 100, "千": 1000, "万": 10000, "萬": 10000}
+HAN_NUMERALS = frozenset(_HAN_DIGIT) | frozenset(_HAN_UNIT)  # the characters :func:`han_number` reads
 _HAN_AGE = re.compile(r"[〇零一二两兩三四五六七八九十百]{1,6}(?=[岁歲歳才])")
 
 
 def han_number(run: str) -> int:
-    """三十一 -> 31, 十五 -> 15, 一百零二 -> 102, 二三 -> 23 (digits one by one)."""
+    """三十一 -> 31, 十五 -> 15, 一百零二 -> 102, 三万五千 -> 35000, 二三 -> 23 (digits one by one)."""
     if all(c in _HAN_DIGIT for c in run):
         return int("".join(str(_HAN_DIGIT[c]) for c in run))
     total, cur = 0, 0
@@ -122,7 +124,7 @@ def han_number(run: str) -> int:
         if c in _HAN_DIGIT:
             cur = _HAN_DIGIT[c]
         else:
-            total += max(cur, 1) * (100 if c == "百" else 10)
+            total += max(cur, 1) * _HAN_UNIT[c]
             cur = 0
     return total + cur
 

@@ -42,6 +42,7 @@ from . import restate_words as tbl
 from .confusables import unaccented
 from .contractions import expand
 from .lexical import STOPWORDS, stem
+from .number_words import HAN_NUMERALS, han_number
 
 __all__ = [
     "COSINE_MIN",
@@ -106,9 +107,6 @@ _ES_SUFFIXES = (
 )  # fmt: skip
 _VI_LETTERS = re.compile("[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
 
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-              "八": 8, "九": 9}  # fmt: skip
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000, "萬": 10000}
 _ZH_NUM_RUN = re.compile("[零〇一二两兩三四五六七八九十百千万萬]+")
 
 _TIME_EN = frozenset(
@@ -222,16 +220,7 @@ def _stem(w: str, spanish: bool) -> str:
 
 # ------------------------------------------------------------------------------------------ guards
 def _zh_number(run: str) -> str:
-    if all(c in _ZH_DIGITS for c in run):
-        return "".join(str(_ZH_DIGITS[c]) for c in run)
-    total, cur = 0, 0
-    for c in run:
-        if c in _ZH_DIGITS:
-            cur = _ZH_DIGITS[c]
-        else:
-            total += max(cur, 1) * _ZH_UNITS[c]
-            cur = 0
-    return str(total + cur)
+    return str(han_number(run))
 
 
 def _numbers(norm: str) -> frozenset[str]:
@@ -613,10 +602,7 @@ def _units(norm: str, spanish: bool) -> tuple[str, ...]:
             out += [
                 c
                 for c in han
-                if c not in _HAN_PRONOUNS
-                and c not in _ZH_DIGITS
-                and c not in _ZH_UNITS
-                and (ja or c not in tbl.FILLER_HAN_CHARS)
+                if c not in _HAN_PRONOUNS and c not in HAN_NUMERALS and (ja or c not in tbl.FILLER_HAN_CHARS)
             ]
         elif hira:
             if w := _ja_word(hira):

@@ -55,7 +55,7 @@ def test_an_age_in_words_is_written_in_digits(text: str, digits: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("run", "value"), [("三十一", 31), ("十五", 15), ("二十", 20), ("一百零二", 102), ("二三", 23)]
+    ("run", "value"), [("三十一", 31), ("十五", 15), ("二十", 20), ("一百零二", 102), ("三万五千", 35000), ("二三", 23)]
 )
 def test_han_numbers(run: str, value: int) -> None:
     assert han_number(run) == value

@@ -86,7 +86,7 @@ _ZH_WHO = lambda pre: _word_subject(pre, _ZH_SELF, _ZH_FILLER)  # noqa: E731
 
 # things one gives up that are no employer (the readers read them as habits)
 _HABITS = frozenset(
-    "タバコ たばこ 煙草 喫煙 お酒 酒 smoking drinking alcohol sugar 烟 香烟 酒 thuốc lá rượu บุหรี่ เหล้า".split()
+    "タバコ たばこ 煙草 喫煙 お酒 酒 smoking drinking alcohol sugar 烟 香烟 thuốc lá rượu บุหรี่ เหล้า".split()
 )
 
 # pets by the name the readers keep (English, except Chinese, which keeps its own)
